@@ -1,0 +1,150 @@
+// fabricplace fabric import | generate | show | export
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/fabric/export.hpp"
+#include "fabricplace/fabric/json_io.hpp"
+#include "fabricplace/fabric/report.hpp"
+#include "fabricplace/fabric/slurm_tree.hpp"
+#include "fabricplace/fabric/sources.hpp"
+#include "fabricplace/fabric/spec.hpp"
+
+namespace fabricplace::cli {
+
+int report(const Error& e) {
+  std::cerr << "fabricplace: error: " << e.to_string() << "\n";
+  return e.code == ErrorCode::kUsage ? kExitUsage : kExitError;
+}
+
+namespace {
+
+using namespace fabricplace::fabric;
+
+// Options every command that reads a fabric shares.
+struct InputOpts {
+  std::vector<std::string> sources;
+  std::string from = "auto";
+  std::string link_speed = "4xHDR";
+
+  void add(CLI::App* cmd, const char* what) {
+    cmd->add_option("fabric", sources, what)->required();
+    cmd->add_option("--from", from,
+                    "input format: auto, ibnetdiscover, ibnetdiscover-p, json, slurm-topology, "
+                    "tiers-csv, spec")
+        ->capture_default_str();
+    cmd->add_option("--link-speed", link_speed,
+                    "link rate for sources without one (slurm-topology, tiers-csv)")
+        ->capture_default_str();
+  }
+  Result<Fabric> load() const {
+    SourceOptions o;
+    const auto f = parse_source_format(from);
+    if (!f) return fail(ErrorCode::kUsage, "--from " + from + ": unknown format");
+    o.format = *f;
+    const auto rate = parse_rate(link_speed);
+    if (!rate || !rate->known())
+      return fail(ErrorCode::kUsage, "--link-speed " + link_speed + ": expected a rate like 4xHDR");
+    o.link_rate = *rate;
+    return load_fabrics(sources, o);
+  }
+};
+
+int write_output(const std::string& path, const std::string& content) {
+  if (auto r = write_file_atomic(path, content); !r) return report(r.error());
+  return kExitOk;
+}
+
+void print_warnings(const Fabric& f) {
+  for (const auto& w : f.topology().warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+}
+
+}  // namespace
+
+void add_fabric_commands(CLI::App& app, RunFn& run) {
+  auto* fabric = app.add_subcommand("fabric", "build, inspect and export the fabric graph");
+  fabric->require_subcommand(1);
+
+  {  // import
+    auto in = std::make_shared<InputOpts>();
+    auto out = std::make_shared<std::string>("-");
+    auto* cmd = fabric->add_subcommand(
+        "import", "read ibnetdiscover dumps (several: one per rail plane, merged by GUID), "
+                  "topology.conf, tiers CSV or JSON; write canonical JSON");
+    in->add(cmd, "input files (or a spec)");
+    cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
+    cmd->callback([&run, in, out] {
+      run = [in, out] {
+        auto f = in->load();
+        if (!f) return report(f.error());
+        print_warnings(*f);
+        return write_output(*out, to_json(*f));
+      };
+    });
+  }
+  {  // generate
+    auto spec = std::make_shared<std::string>();
+    auto out = std::make_shared<std::string>("-");
+    auto* cmd = fabric->add_subcommand("generate", "build a synthetic fabric from a spec; write canonical JSON");
+    cmd->add_option("spec", *spec, "e.g. fat2:leaves=8,down=20,up=20 (see docs/synthetic-specs.md)")->required();
+    cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
+    cmd->footer("Spec keys and defaults:\n" + spec_help());
+    cmd->callback([&run, spec, out] {
+      run = [spec, out] {
+        auto f = generate(*spec);
+        if (!f) return report(f.error());
+        return write_output(*out, to_json(*f));
+      };
+    });
+  }
+  {  // show
+    auto in = std::make_shared<InputOpts>();
+    auto json = std::make_shared<bool>(false);
+    auto* cmd = fabric->add_subcommand("show", "classification: levels, pods, rails, oversubscription, degraded links, warnings");
+    in->add(cmd, "fabric: dump(s), JSON, topology.conf, tiers CSV or spec");
+    cmd->add_flag("--json", *json, "machine-readable output");
+    cmd->callback([&run, in, json] {
+      run = [in, json] {
+        auto f = in->load();
+        if (!f) return report(f.error());
+        std::cout << (*json ? show_json(*f) : show_text(*f));
+        return kExitOk;
+      };
+    });
+  }
+  {  // export
+    auto in = std::make_shared<InputOpts>();
+    auto format = std::make_shared<std::string>();
+    auto out = std::make_shared<std::string>("-");
+    auto* cmd = fabric->add_subcommand("export", "write the fabric as Slurm topology.conf, DOT, JSON, an ibsim net file or an ibnetdiscover dump");
+    in->add(cmd, "fabric: dump(s), JSON, topology.conf, tiers CSV or spec");
+    cmd->add_option("--format", *format, "slurm-topology | dot | json | ibsim-net | ibnetdiscover")
+        ->required()
+        ->check(CLI::IsMember({"slurm-topology", "dot", "json", "ibsim-net", "ibnetdiscover"}));
+    cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
+    cmd->callback([&run, in, format, out] {
+      run = [in, format, out] {
+        auto f = in->load();
+        if (!f) return report(f.error());
+        std::string text;
+        if (*format == "slurm-topology") {
+          const auto tree = slurm_tree(*f);
+          for (const auto& w : tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+          text = to_slurm_topology(*f, tree);
+        } else if (*format == "dot") {
+          text = to_dot(*f);
+        } else if (*format == "json") {
+          text = to_json(*f);
+        } else if (*format == "ibsim-net") {
+          text = to_ibsim_net(*f);
+        } else {
+          text = to_ibnetdiscover(*f);
+        }
+        return write_output(*out, text);
+      };
+    });
+  }
+}
+
+}  // namespace fabricplace::cli

@@ -1,0 +1,28 @@
+// Slurm hostlist expressions: "node[001-016,020]", "gpu[1-2]-ib[0-1]", "a,b,c[1-3]".
+//
+// expand() follows Slurm's syntax: comma-separated terms at the top level, each term a
+// prefix with zero or more bracketed range sets (cartesian product, left to right).
+// Zero padding is kept from the range bounds ("[08-11]" -> 08 09 10 11).
+// compress() writes the shortest common Slurm form: names that differ only in their last
+// run of digits (same prefix, suffix and digit width) share one bracket, in input order of
+// first appearance of each prefix; duplicates are dropped.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fabricplace/common/error.hpp"
+
+namespace fabricplace::hostlist {
+
+/// Expands a hostlist expression. Errors (kSyntax) name the offending column.
+Result<std::vector<std::string>> expand(std::string_view expr);
+
+/// Compresses host names into a hostlist expression.
+std::string compress(const std::vector<std::string>& names);
+
+/// Natural ordering: "node2" < "node10" (runs of digits compare by value, then width).
+bool natural_less(std::string_view a, std::string_view b);
+
+}  // namespace fabricplace::hostlist

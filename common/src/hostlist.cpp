@@ -1,0 +1,204 @@
+#include "fabricplace/common/hostlist.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::hostlist {
+namespace {
+
+// A hostlist expanding to more names than this is a typo, not a cluster.
+constexpr std::size_t kMaxNames = 1'000'000;
+
+struct Range {
+  std::uint64_t lo = 0, hi = 0;
+  std::size_t width = 0;  // zero-pad width, from the bound as written
+};
+
+Error syntax(std::string_view expr, std::size_t col, const std::string& what) {
+  return Error{ErrorCode::kSyntax,
+               "hostlist \"" + std::string(expr) + "\", column " + std::to_string(col + 1) +
+                   ": " + what,
+               {}, 0};
+}
+
+// Parses "1-3,07,10-12" (the inside of one bracket) starting at column `base`.
+Result<std::vector<Range>> parse_ranges(std::string_view expr, std::string_view body,
+                                        std::size_t base) {
+  std::vector<Range> out;
+  std::size_t pos = 0;
+  for (std::string_view part : str::split(body, ',')) {
+    const std::size_t col = base + pos;
+    pos += part.size() + 1;
+    if (part.empty()) return std::unexpected(syntax(expr, col, "empty range, expected N or N-M"));
+    const auto dash = part.find('-');
+    const std::string_view lo_s = part.substr(0, dash);
+    const std::string_view hi_s = dash == std::string_view::npos ? lo_s : part.substr(dash + 1);
+    const auto lo = str::parse_uint(lo_s, UINT32_MAX);
+    const auto hi = str::parse_uint(hi_s, UINT32_MAX);
+    if (!lo || !hi)
+      return std::unexpected(
+          syntax(expr, col, "bad range \"" + std::string(part) + "\", expected N or N-M"));
+    if (*hi < *lo)
+      return std::unexpected(
+          syntax(expr, col, "range \"" + std::string(part) + "\" runs backwards"));
+    out.push_back(Range{*lo, *hi, lo_s.size()});
+  }
+  return out;
+}
+
+std::string pad(std::uint64_t v, std::size_t width) {
+  std::string s = std::to_string(v);
+  if (s.size() < width) s.insert(0, width - s.size(), '0');
+  return s;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> expand(std::string_view expr) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  // Split the top level at commas outside brackets.
+  std::size_t term_start = 0;
+  int depth = 0;
+  for (std::size_t i = 0; i <= expr.size(); ++i) {
+    const char c = i < expr.size() ? expr[i] : ',';
+    if (c == '[') {
+      if (depth++ > 0) return std::unexpected(syntax(expr, i, "nested '['"));
+      continue;
+    }
+    if (c == ']') {
+      if (--depth < 0) return std::unexpected(syntax(expr, i, "']' without '['"));
+      continue;
+    }
+    if (c == ' ' || c == '\t') return std::unexpected(syntax(expr, i, "unexpected blank"));
+    if (c != ',' || depth > 0) continue;
+    const std::string_view term = expr.substr(term_start, i - term_start);
+    if (term.empty()) return std::unexpected(syntax(expr, term_start, "empty host name"));
+    // Expand one term: literal pieces and bracket sets, cartesian product left to right.
+    std::vector<std::string> names{""};
+    std::size_t j = 0;
+    while (j < term.size()) {
+      const auto open = term.find('[', j);
+      const std::string_view lit = term.substr(j, open == std::string_view::npos ? term.npos
+                                                                                 : open - j);
+      for (auto& n : names) n.append(lit);
+      if (open == std::string_view::npos) break;
+      const auto close = term.find(']', open);
+      if (close == std::string_view::npos)
+        return std::unexpected(syntax(expr, term_start + open, "'[' without ']'"));
+      auto ranges = parse_ranges(expr, term.substr(open + 1, close - open - 1),
+                                 term_start + open + 1);
+      if (!ranges) return std::unexpected(ranges.error());
+      std::uint64_t count = 0;
+      for (const auto& r : *ranges) count += r.hi - r.lo + 1;
+      if (count * names.size() > kMaxNames)
+        return std::unexpected(syntax(expr, term_start + open, "expands to too many names"));
+      std::vector<std::string> next;
+      next.reserve(names.size() * count);
+      for (const auto& n : names)
+        for (const auto& r : *ranges)
+          for (std::uint64_t v = r.lo; v <= r.hi; ++v) next.push_back(n + pad(v, r.width));
+      names = std::move(next);
+      j = close + 1;
+    }
+    for (auto& n : names)
+      if (seen.insert(n).second) out.push_back(std::move(n));
+    if (out.size() > kMaxNames)
+      return std::unexpected(syntax(expr, term_start, "expands to too many names"));
+    term_start = i + 1;
+  }
+  if (depth != 0) return std::unexpected(syntax(expr, expr.size(), "'[' without ']'"));
+  return out;
+}
+
+std::string compress(const std::vector<std::string>& names) {
+  struct Entry {
+    std::uint64_t value;
+    std::string digits;
+  };
+  // Group by prefix (the name without its trailing run of digits), in first-seen order.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<Entry>> groups;
+  std::vector<std::string> plain_seen;
+  std::set<std::string> seen;
+  for (const auto& name : names) {
+    if (!seen.insert(name).second) continue;
+    std::size_t d = name.size();
+    while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9') --d;
+    const std::size_t ndig = name.size() - d;
+    std::string prefix = name.substr(0, d);
+    // Names without trailing digits, or with too many to hold in 64 bits, stay literal.
+    if (ndig == 0 || ndig > 18) prefix = name + '\x01';
+    auto [it, inserted] = groups.try_emplace(prefix);
+    if (inserted) order.push_back(prefix);
+    if (ndig > 0 && ndig <= 18)
+      it->second.push_back(Entry{std::stoull(name.substr(d)), name.substr(d)});
+  }
+  std::string out;
+  for (const auto& prefix : order) {
+    if (!out.empty()) out += ',';
+    if (prefix.back() == '\x01') {
+      out.append(prefix, 0, prefix.size() - 1);
+      continue;
+    }
+    auto& entries = groups[prefix];
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return a.value != b.value ? a.value < b.value : a.digits.size() < b.digits.size();
+    });
+    if (entries.size() == 1) {
+      out += prefix + entries.front().digits;
+      continue;
+    }
+    // Greedy ranges: the range keeps the width of its first bound; the next entry joins when
+    // it is the successor and is spelled the way that width would spell it.
+    std::string body;
+    std::size_t i = 0;
+    while (i < entries.size()) {
+      std::size_t j = i;
+      const std::size_t width = entries[i].digits.size();
+      while (j + 1 < entries.size() && entries[j + 1].value == entries[j].value + 1 &&
+             pad(entries[j + 1].value, width) == entries[j + 1].digits)
+        ++j;
+      if (!body.empty()) body += ',';
+      body += entries[i].digits;
+      if (j > i) body += "-" + entries[j].digits;
+      i = j + 1;
+    }
+    out += prefix + "[" + body + "]";
+  }
+  return out;
+}
+
+bool natural_less(std::string_view a, std::string_view b) {
+  std::size_t i = 0, j = 0;
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (is_digit(a[i]) && is_digit(b[j])) {
+      std::size_t i2 = i, j2 = j;
+      while (i2 < a.size() && is_digit(a[i2])) ++i2;
+      while (j2 < b.size() && is_digit(b[j2])) ++j2;
+      // Compare by value: strip leading zeros, then length, then digits.
+      std::size_t za = i, zb = j;
+      while (za + 1 < i2 && a[za] == '0') ++za;
+      while (zb + 1 < j2 && b[zb] == '0') ++zb;
+      const auto va = a.substr(za, i2 - za), vb = b.substr(zb, j2 - zb);
+      if (va.size() != vb.size()) return va.size() < vb.size();
+      if (va != vb) return va < vb;
+      if ((i2 - i) != (j2 - j)) return (i2 - i) < (j2 - j);
+      i = i2;
+      j = j2;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  return (a.size() - i) < (b.size() - j);
+}
+
+}  // namespace fabricplace::hostlist

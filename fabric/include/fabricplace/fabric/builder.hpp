@@ -1,0 +1,68 @@
+// FabricBuilder: the one way to make a Fabric. Every source (ibnetdiscover dumps, canonical
+// JSON, Slurm topology.conf, tiers CSV, synthetic specs, libibnetdisc) feeds one.
+//
+// Nodes are identified by GUID. Adding a node twice with different attributes, or linking a
+// port that is already linked elsewhere, is an error; repeating an identical node or link is
+// not (ibnetdiscover lists every link from both ends, and merging rail planes meets the
+// same node again). build() sorts everything into the deterministic order described in
+// fabric.hpp, then classifies.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fabricplace/common/error.hpp"
+#include "fabricplace/fabric/fabric.hpp"
+
+namespace fabricplace::fabric {
+
+class FabricBuilder {
+ public:
+  explicit FabricBuilder(std::string origin = {});
+
+  /// Adds a node. An existing GUID is accepted when the record is identical (merge), or
+  /// when one of the two records is a placeholder (description empty, no ports known):
+  /// the fuller record wins. Otherwise kDuplicate.
+  Result<void> add_node(const NodeRecord& node);
+  /// Declares a port and its attributes (port GUID, LID). A port that is never linked is a
+  /// down port. Re-declaring with different attributes is kDuplicate.
+  Result<void> add_port(Guid node, const PortRecord& port);
+  /// Links (a, pa) with (b, pb). Both nodes must exist; missing ports are created with the
+  /// switch's port GUID or a zero GUID. kReference when either port is already linked to a
+  /// different peer or the rates differ.
+  Result<void> add_link(Guid a, std::uint8_t pa, Guid b, std::uint8_t pb, LinkRate rate);
+  /// Merges a built fabric into this one (union by GUID; conflicts as above).
+  Result<void> merge(const Fabric& other);
+
+  [[nodiscard]] bool has_node(Guid guid) const { return nodes_.contains(guid); }
+  [[nodiscard]] const NodeRecord* find_node(Guid guid) const;
+
+  void set_origin(std::string origin) { origin_ = std::move(origin); }
+
+  /// Sorts, validates and classifies. The builder is left empty.
+  Result<Fabric> build();
+
+ private:
+  struct PortEntry {
+    PortRecord rec;
+    Guid peer = 0;
+    std::uint8_t peer_port = 0;
+    LinkRate rate;
+    bool linked = false;
+  };
+  struct NodeEntry {
+    NodeRecord rec;
+    std::unordered_map<std::uint8_t, PortEntry> ports;
+  };
+  PortEntry& port_entry(NodeEntry& node, std::uint8_t number);
+
+  std::string origin_;
+  std::unordered_map<Guid, NodeEntry> nodes_;
+};
+
+/// Runs classification on a fabric under construction (used by FabricBuilder::build).
+void classify(const Fabric& fabric, Topology& topo);
+
+}  // namespace fabricplace::fabric

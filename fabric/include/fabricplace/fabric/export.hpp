@@ -1,0 +1,32 @@
+// Writers. All are byte-stable (same fabric -> same bytes). Canonical JSON is in
+// json_io.hpp and Slurm topology.conf in slurm_tree.hpp.
+#pragma once
+
+#include <string>
+
+#include "fabricplace/fabric/fabric.hpp"
+
+namespace fabricplace::fabric {
+
+/// Graphviz DOT: switches by level (leaves at the bottom), hosts as ellipses, parallel links
+/// folded into one edge labelled "N x 4xHDR", degraded links red.
+std::string to_dot(const Fabric& fabric);
+
+/// An ibsim net file. Every node carries its exact GUID (switchguid=/caguid= before each
+/// record) and every port line its active rate in ibnetdiscover's comment form, which
+/// ibsim (>= 0.10) turns into the port's enabled width and speed, so degraded links stay
+/// degraded. Node ids are switch names and "host_dev" for HCAs; ibsim derives CA port GUIDs
+/// as node GUID + port number. The header gives the exact `ibsim -N -S -P` limits.
+/// NDR needs ibsim >= 0.12; XDR is not supported by ibsim.
+std::string to_ibsim_net(const Fabric& fabric);
+
+/// The fabric in plain `ibnetdiscover` output format (what read_ibnetdiscover reads).
+std::string to_ibnetdiscover(const Fabric& fabric);
+
+/// Exact ibsim limits for a fabric: nodes, switches, ports (switch ports + port 0, CA ports).
+struct IbsimSizes {
+  std::size_t nodes = 0, switches = 0, ports = 0;
+};
+IbsimSizes ibsim_sizes(const Fabric& fabric);
+
+}  // namespace fabricplace::fabric

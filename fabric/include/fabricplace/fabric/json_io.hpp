@@ -1,0 +1,23 @@
+// Canonical JSON (schema "fabricplace-fabric", version 1; docs/fabric-json.md).
+//
+// The writer is byte-stable: the same fabric always gives the same bytes (nodes by GUID,
+// one node or link per line), and reading what it wrote gives back the same Fabric, so
+// JSON -> Fabric -> JSON is byte-identical.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "fabricplace/common/error.hpp"
+#include "fabricplace/fabric/builder.hpp"
+
+namespace fabricplace::fabric {
+
+inline constexpr int kJsonVersion = 1;
+
+std::string to_json(const Fabric& fabric);
+/// Reads canonical JSON into `builder` (and sets its origin). Errors name the JSON path
+/// ("nodes[3].guid") and, for syntax errors, the line.
+Result<void> read_json(std::string_view text, const std::string& file, FabricBuilder& builder);
+
+}  // namespace fabricplace::fabric

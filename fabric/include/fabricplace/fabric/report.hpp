@@ -1,0 +1,18 @@
+// What `fabricplace fabric show` prints: the classification of a fabric, for humans (text)
+// and for tools (JSON, documented in docs/fabric-json.md#show).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabricplace/fabric/fabric.hpp"
+
+namespace fabricplace::fabric {
+
+/// Hosts whose traffic crosses a link: the hosts below its lower end.
+std::vector<HostId> hosts_behind(const Fabric& fabric, LinkId link);
+
+std::string show_text(const Fabric& fabric);
+std::string show_json(const Fabric& fabric);
+
+}  // namespace fabricplace::fabric

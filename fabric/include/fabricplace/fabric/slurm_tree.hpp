@@ -1,0 +1,43 @@
+// The one-parent switch tree that Slurm's topology/tree plugin works on, derived from a
+// Fabric, and its topology.conf form.
+//
+// Slurm keeps one parent per switch (_find_child_switches in topology_tree.c overwrites it
+// for every listing), so parallel switches become one Slurm switch, as NVIDIA topograph does:
+// at each level above the leaves, switches that share a child are merged (the spines of a
+// pod, the cores of all planes). Leaf, spine and core levels stay distinct and every host
+// sits under its real leaf. On rail-optimised fabrics, where a host hangs under one leaf
+// per rail (Slurm 22.05 would warn and keep one), each rail group becomes one virtual leaf
+// holding its hosts.
+//
+// Order matters: Slurm breaks ties by the order of switches in topology.conf, so leaves come
+// in the fabric's deterministic order (ascending GUID of their first member), then each
+// upper level in the order of its first member. The slurm-tree placement policy runs on
+// exactly this structure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabricplace/fabric/fabric.hpp"
+
+namespace fabricplace::fabric {
+
+struct SlurmSwitch {
+  std::string name;                     ///< unique, Slurm-safe
+  std::uint8_t level = 1;               ///< 1 = leaf
+  std::vector<NodeId> members;          ///< fabric switches merged into this one
+  std::vector<std::uint32_t> children;  ///< child Slurm switches (upper levels)
+  std::vector<HostId> hosts;            ///< hosts (leaves only), natural order
+  std::uint32_t parent = kNone;
+};
+
+struct SlurmTree {
+  std::vector<SlurmSwitch> switches;  ///< in topology.conf order
+  bool virtual_leaves = false;        ///< rail-optimised: one leaf per rail group
+  std::vector<std::string> warnings;  ///< e.g. hosts left out (no leaf)
+};
+
+SlurmTree slurm_tree(const Fabric& fabric);
+std::string to_slurm_topology(const Fabric& fabric, const SlurmTree& tree);
+
+}  // namespace fabricplace::fabric

@@ -1,0 +1,262 @@
+#include "fabricplace/fabric/builder.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::fabric {
+namespace {
+
+std::string describe(Guid guid, std::uint8_t port) {
+  return str::guid_hex(guid) + "[" + std::to_string(port) + "]";
+}
+
+// Field-wise merge: a zero/empty field takes the other's value; two different non-zero
+// values conflict. Returns the name of the first conflicting field, or nullptr.
+template <class T>
+const char* merge_field(T& into, const T& from, const char* name) {
+  if (from == T{} || into == from) return nullptr;
+  if (into == T{}) {
+    into = from;
+    return nullptr;
+  }
+  return name;
+}
+
+const char* merge_node(NodeRecord& into, const NodeRecord& from) {
+  if (into.type != from.type) return "type";
+  const char* bad = nullptr;
+  auto m = [&](auto& a, const auto& b, const char* name) {
+    if (!bad) bad = merge_field(a, b, name);
+  };
+  m(into.description, from.description, "description");
+  m(into.num_ports, from.num_ports, "port count");
+  m(into.vendor_id, from.vendor_id, "vendor id");
+  m(into.device_id, from.device_id, "device id");
+  m(into.system_image_guid, from.system_image_guid, "system image GUID");
+  m(into.lid, from.lid, "LID");
+  m(into.lmc, from.lmc, "LMC");
+  into.enhanced_port0 = into.enhanced_port0 || from.enhanced_port0;
+  return bad;
+}
+
+const char* merge_port(PortRecord& into, const PortRecord& from) {
+  const char* bad = merge_field(into.guid, from.guid, "port GUID");
+  if (!bad) bad = merge_field(into.lid, from.lid, "LID");
+  if (!bad) bad = merge_field(into.lmc, from.lmc, "LMC");
+  return bad;
+}
+
+}  // namespace
+
+std::string_view to_string(NodeType type) {
+  switch (type) {
+    case NodeType::kSwitch: return "switch";
+    case NodeType::kCa: return "ca";
+    case NodeType::kRouter: return "router";
+  }
+  return "?";
+}
+
+std::pair<std::string_view, std::string_view> split_ca_description(std::string_view desc) {
+  desc = str::trim(desc);
+  const auto sp = desc.find_first_of(" \t");
+  if (sp == std::string_view::npos) return {desc, {}};
+  return {desc.substr(0, sp), str::trim(desc.substr(sp + 1))};
+}
+
+FabricBuilder::FabricBuilder(std::string origin) : origin_(std::move(origin)) {}
+
+const NodeRecord* FabricBuilder::find_node(Guid guid) const {
+  const auto it = nodes_.find(guid);
+  return it == nodes_.end() ? nullptr : &it->second.rec;
+}
+
+Result<void> FabricBuilder::add_node(const NodeRecord& node) {
+  auto [it, inserted] = nodes_.try_emplace(node.guid);
+  if (inserted) {
+    it->second.rec = node;
+    return {};
+  }
+  NodeRecord merged = it->second.rec;
+  if (const char* field = merge_node(merged, node))
+    return fail(ErrorCode::kDuplicate, "duplicate GUID " + str::guid_hex(node.guid) + " (\"" +
+                                           node.description + "\"): " + field +
+                                           " differs from the earlier node \"" +
+                                           it->second.rec.description + "\"");
+  it->second.rec = std::move(merged);
+  return {};
+}
+
+FabricBuilder::PortEntry& FabricBuilder::port_entry(NodeEntry& node, std::uint8_t number) {
+  auto& entry = node.ports[number];
+  entry.rec.number = number;
+  return entry;
+}
+
+Result<void> FabricBuilder::add_port(Guid node, const PortRecord& port) {
+  const auto it = nodes_.find(node);
+  if (it == nodes_.end())
+    return fail(ErrorCode::kReference, "port " + describe(node, port.number) +
+                                           " belongs to no known node");
+  auto& entry = port_entry(it->second, port.number);
+  if (const char* field = merge_port(entry.rec, port))
+    return fail(ErrorCode::kDuplicate,
+                "port " + describe(node, port.number) + " declared twice: " + field + " differs");
+  return {};
+}
+
+Result<void> FabricBuilder::add_link(Guid a, std::uint8_t pa, Guid b, std::uint8_t pb,
+                                     LinkRate rate) {
+  const auto ia = nodes_.find(a);
+  const auto ib = nodes_.find(b);
+  if (ia == nodes_.end() || ib == nodes_.end())
+    return fail(ErrorCode::kReference, "link " + describe(a, pa) + " - " + describe(b, pb) +
+                                           ": node " + str::guid_hex(ia == nodes_.end() ? a : b) +
+                                           " is not defined");
+  if (a == b && pa == pb)
+    return fail(ErrorCode::kReference, "port " + describe(a, pa) + " is linked to itself");
+  auto& ea = port_entry(ia->second, pa);
+  auto& eb = port_entry(ib->second, pb);
+  auto check = [&](const PortEntry& e, Guid self, std::uint8_t sp, Guid peer,
+                   std::uint8_t pp) -> Result<void> {
+    if (!e.linked) return {};
+    if (e.peer != peer || e.peer_port != pp)
+      return fail(ErrorCode::kReference, "port " + describe(self, sp) + " is linked to " +
+                                             describe(e.peer, e.peer_port) + " and to " +
+                                             describe(peer, pp));
+    if (e.rate != rate)
+      return fail(ErrorCode::kReference, "link " + describe(self, sp) + " - " +
+                                             describe(peer, pp) + " reported as " +
+                                             e.rate.to_string() + " and as " + rate.to_string());
+    return {};
+  };
+  if (auto r = check(ea, a, pa, b, pb); !r) return r;
+  if (auto r = check(eb, b, pb, a, pa); !r) return r;
+  ea.linked = eb.linked = true;
+  ea.peer = b;
+  ea.peer_port = pb;
+  eb.peer = a;
+  eb.peer_port = pa;
+  ea.rate = eb.rate = rate;
+  return {};
+}
+
+Result<void> FabricBuilder::merge(const Fabric& other) {
+  for (const auto& n : other.nodes())
+    if (auto r = add_node(n); !r) return r;
+  for (const auto& p : other.ports())
+    if (auto r = add_port(other.node(p.node).guid, p.rec); !r) return r;
+  for (const auto& l : other.links()) {
+    const auto& pa = other.port(l.a);
+    const auto& pb = other.port(l.b);
+    if (auto r = add_link(other.node(pa.node).guid, pa.rec.number, other.node(pb.node).guid,
+                          pb.rec.number, l.rate);
+        !r)
+      return r;
+  }
+  return {};
+}
+
+Result<Fabric> FabricBuilder::build() {
+  Fabric f;
+  f.origin_ = std::move(origin_);
+
+  // 1. Nodes by GUID.
+  std::vector<NodeEntry*> order;
+  order.reserve(nodes_.size());
+  for (auto& [guid, entry] : nodes_) order.push_back(&entry);
+  std::sort(order.begin(), order.end(),
+            [](const NodeEntry* x, const NodeEntry* y) { return x->rec.guid < y->rec.guid; });
+  f.nodes_.reserve(order.size());
+  f.by_guid_.reserve(order.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    f.nodes_.push_back(order[i]->rec);
+    f.by_guid_.emplace(order[i]->rec.guid, NodeId{i});
+    auto& n = f.nodes_.back();
+    if (n.type == NodeType::kSwitch) f.switches_.push_back(NodeId{i});
+    if (n.type == NodeType::kCa) f.cas_.push_back(NodeId{i});
+    // A switch never reports fewer ports than it uses.
+    for (const auto& [num, pe] : order[i]->ports)
+      if (n.num_ports != 0 && num > n.num_ports)
+        return fail(ErrorCode::kReference, "node " + str::guid_hex(n.guid) + " (\"" +
+                                               n.description + "\") has " +
+                                               std::to_string(n.num_ports) + " ports but uses port " +
+                                               std::to_string(num));
+  }
+
+  // 2. Ports (CSR by node, then by number).
+  f.port_begin_.reserve(order.size() + 1);
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    f.port_begin_.push_back(static_cast<std::uint32_t>(f.ports_.size()));
+    std::vector<const PortEntry*> ps;
+    for (const auto& [num, pe] : order[i]->ports) ps.push_back(&pe);
+    std::sort(ps.begin(), ps.end(), [](const PortEntry* x, const PortEntry* y) {
+      return x->rec.number < y->rec.number;
+    });
+    for (const PortEntry* pe : ps) {
+      Port p{NodeId{i}, pe->rec, kNoLink};
+      if (p.rec.guid == 0 && f.nodes_[i].type == NodeType::kSwitch) p.rec.guid = f.nodes_[i].guid;
+      f.ports_.push_back(p);
+    }
+  }
+  f.port_begin_.push_back(static_cast<std::uint32_t>(f.ports_.size()));
+
+  // 3. Links, from their lower (GUID, port) end.
+  auto find_port = [&](Guid guid, std::uint8_t number) -> PortId {
+    const NodeId n = f.by_guid_.at(guid);
+    for (std::uint32_t p = f.port_begin_[idx(n)]; p < f.port_begin_[idx(n) + 1]; ++p)
+      if (f.ports_[p].rec.number == number) return PortId{p};
+    return PortId{kNone};
+  };
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    for (std::uint32_t p = f.port_begin_[i]; p < f.port_begin_[i + 1]; ++p) {
+      const PortEntry& pe = order[i]->ports.at(f.ports_[p].rec.number);
+      if (!pe.linked) continue;
+      const Guid self = f.nodes_[i].guid;
+      if (std::pair(self, f.ports_[p].rec.number) > std::pair(pe.peer, pe.peer_port)) continue;
+      const PortId other = find_port(pe.peer, pe.peer_port);
+      const LinkId lid{static_cast<std::uint32_t>(f.links_.size())};
+      f.links_.push_back(Link{PortId{p}, other, NodeId{i}, f.ports_[idx(other)].node, pe.rate});
+      f.ports_[p].link = lid;
+      f.ports_[idx(other)].link = lid;
+    }
+  }
+  nodes_.clear();
+
+  // 4. Hosts: CAs grouped by hostname, natural order; each host's CAs by device name.
+  std::map<std::string, std::vector<NodeId>> groups;
+  for (NodeId ca : f.cas_) {
+    const auto& desc = f.nodes_[idx(ca)].description;
+    std::string host(split_ca_description(desc).first);
+    if (host.empty()) host = "ca-" + str::guid_hex(f.nodes_[idx(ca)].guid).substr(2);
+    groups[host].push_back(ca);
+  }
+  std::vector<std::string> names;
+  names.reserve(groups.size());
+  for (const auto& [name, cas] : groups) names.push_back(name);
+  std::sort(names.begin(), names.end(), hostlist::natural_less);
+  f.node_host_.assign(f.nodes_.size(), kNoHost);
+  for (const auto& name : names) {
+    Host h{name, std::move(groups[name])};
+    std::sort(h.hcas.begin(), h.hcas.end(), [&](NodeId x, NodeId y) {
+      const auto dx = split_ca_description(f.nodes_[idx(x)].description).second;
+      const auto dy = split_ca_description(f.nodes_[idx(y)].description).second;
+      if (dx != dy) return hostlist::natural_less(dx, dy);
+      return x < y;
+    });
+    const HostId hid{static_cast<std::uint32_t>(f.hosts_.size())};
+    for (NodeId ca : h.hcas) f.node_host_[idx(ca)] = hid;
+    f.by_host_.emplace(h.name, hid);
+    f.hosts_.push_back(std::move(h));
+  }
+
+  // 5. Classification.
+  classify(f, f.topo_);
+  for (NodeId s : f.switches_) f.by_switch_name_.emplace(f.topo_.switch_name[idx(s)], s);
+  return f;
+}
+
+}  // namespace fabricplace::fabric

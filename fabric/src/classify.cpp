@@ -1,0 +1,356 @@
+// Classification: levels, names, leaves, pods, rails, oversubscription, degraded links and
+// connected parts. Definitions are in docs/fabric-model.md; each step below says which.
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/builder.hpp"
+
+namespace fabricplace::fabric {
+namespace {
+
+struct UnionFind {
+  std::vector<std::uint32_t> parent;
+  explicit UnionFind(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0u); }
+  std::uint32_t find(std::uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void unite(std::uint32_t a, std::uint32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);  // root = smallest index
+  }
+};
+
+bool slurm_safe(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.';
+}
+
+// "MF0;leaf01:MQM8700/U1" -> "leaf01"; other descriptions are sanitised whole.
+std::string name_from_description(std::string_view desc) {
+  std::string_view core = desc;
+  if (const auto semi = core.find(';'); semi != std::string_view::npos) {
+    core.remove_prefix(semi + 1);
+    if (const auto colon = core.find(':'); colon != std::string_view::npos)
+      core = core.substr(0, colon);
+  }
+  std::string out;
+  for (char c : str::trim(core)) {
+    if (slurm_safe(c))
+      out += c;
+    else if (!out.empty() && out.back() != '_')
+      out += '_';
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+void name_switches(const Fabric& f, Topology& t) {
+  std::unordered_map<std::string, int> count;
+  for (NodeId s : f.switches()) {
+    auto& name = t.switch_name[idx(s)];
+    name = name_from_description(f.node(s).description);
+    if (name.empty()) name = "sw-" + str::guid_hex(f.node(s).guid).substr(2);
+    ++count[name];
+  }
+  std::set<std::string> used;
+  for (NodeId s : f.switches()) {
+    auto& name = t.switch_name[idx(s)];
+    if (count[name] > 1) {
+      const std::string full = str::guid_hex(f.node(s).guid).substr(2);
+      name += "-" + full.substr(full.size() - 6);
+    }
+    if (!used.insert(name).second) {
+      name += "-" + str::guid_hex(f.node(s).guid).substr(2);
+      used.insert(name);
+    }
+  }
+}
+
+// Switch-to-switch and switch-to-CA neighbours via links, per port.
+template <class Fn>
+void for_each_peer(const Fabric& f, NodeId n, Fn&& fn) {
+  const PortId first = f.first_port(n);
+  const auto ports = f.ports_of(n);
+  for (std::uint32_t k = 0; k < ports.size(); ++k) {
+    const PortId pid{idx(first) + k};
+    if (ports[k].link == kNoLink) continue;
+    fn(f.peer_node(pid), f.link(ports[k].link));
+  }
+}
+
+}  // namespace
+
+void classify(const Fabric& f, Topology& t) {
+  const std::size_t n = f.num_nodes();
+  t = Topology{};
+  t.level.assign(n, 0);
+  t.switch_name.assign(n, {});
+  t.ca_leaf.assign(n, kNoNode);
+  t.node_pod.assign(n, kNone);
+  t.node_rail.assign(n, kNone);
+  t.host_pod.assign(f.num_hosts(), kNone);
+  t.host_leaves.assign(f.num_hosts(), {});
+  auto is_switch = [&](NodeId x) { return f.node(x).type == NodeType::kSwitch; };
+  auto is_ca = [&](NodeId x) { return f.node(x).type == NodeType::kCa; };
+
+  name_switches(f, t);
+
+  // 1. Levels: multi-source BFS from every CA through switches only.
+  std::deque<NodeId> queue;
+  for (NodeId ca : f.cas())
+    for_each_peer(f, ca, [&](NodeId peer, const Link&) {
+      if (is_switch(peer) && t.level[idx(peer)] == 0) {
+        t.level[idx(peer)] = 1;
+        queue.push_back(peer);
+      }
+    });
+  while (!queue.empty()) {
+    const NodeId s = queue.front();
+    queue.pop_front();
+    for_each_peer(f, s, [&](NodeId peer, const Link&) {
+      if (is_switch(peer) && t.level[idx(peer)] == 0) {
+        t.level[idx(peer)] = static_cast<std::uint8_t>(std::min(255, t.level[idx(s)] + 1));
+        queue.push_back(peer);
+      }
+    });
+  }
+  for (NodeId s : f.switches()) {
+    t.max_level = std::max(t.max_level, t.level[idx(s)]);
+    if (t.level[idx(s)] == 1) t.leaves.push_back(s);
+    if (t.level[idx(s)] == 0)
+      t.warnings.push_back("switch " + t.switch_name[idx(s)] + " (" + str::guid_hex(f.node(s).guid) +
+                           ") has no path to any HCA");
+  }
+
+  // 2. Leaves of CAs and hosts.
+  std::map<std::string, int> desc_count;
+  for (NodeId ca : f.cas()) {
+    ++desc_count[f.node(ca).description];
+    bool linked = false;
+    for_each_peer(f, ca, [&](NodeId peer, const Link&) {
+      linked = true;
+      if (is_switch(peer) && t.ca_leaf[idx(ca)] == kNoNode) t.ca_leaf[idx(ca)] = peer;
+      const HostId h = f.host_of(ca);
+      if (is_switch(peer)) t.host_leaves[idx(h)].push_back(peer);
+    });
+    if (!linked) t.warnings.push_back("HCA \"" + f.node(ca).description + "\" has no active link");
+  }
+  for (const auto& [desc, c] : desc_count)
+    if (c > 1)
+      t.warnings.push_back(std::to_string(c) + " HCAs share the node description \"" + desc +
+                           "\": host grouping is ambiguous");
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+    auto& v = t.host_leaves[h];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    if (v.size() > 1) t.rail_optimised = true;
+    if (v.empty()) t.warnings.push_back("host " + f.host(HostId{h}).name + " reaches no leaf switch");
+  }
+
+  // 3. Pods. Rail-optimised: leaves joined by the hosts that span them (rail groups).
+  //    Otherwise: connected parts of the leaf+spine layer (levels 1 and 2).
+  UnionFind uf(n);
+  if (t.rail_optimised) {
+    for (const auto& v : t.host_leaves)
+      for (std::size_t k = 1; k < v.size(); ++k) uf.unite(idx(v[0]), idx(v[k]));
+  } else {
+    for (const Link& l : f.links()) {
+      const auto la = t.level[idx(l.node_a)], lb = t.level[idx(l.node_b)];
+      if (la >= 1 && la <= 2 && lb >= 1 && lb <= 2) uf.unite(idx(l.node_a), idx(l.node_b));
+    }
+  }
+  std::unordered_map<std::uint32_t, std::uint32_t> root_pod;
+  for (NodeId leaf : t.leaves) {
+    const auto root = uf.find(idx(leaf));
+    auto [it, inserted] = root_pod.try_emplace(root, static_cast<std::uint32_t>(t.pods.size()));
+    if (inserted) t.pods.emplace_back();
+    t.pods[it->second].leaves.push_back(leaf);
+    t.node_pod[idx(leaf)] = it->second;
+  }
+  // Upper levels take the pod their children share (children = neighbours one level down).
+  std::vector<std::vector<NodeId>> by_level(t.max_level + 1);
+  for (NodeId s : f.switches()) by_level[t.level[idx(s)]].push_back(s);
+  auto inherit = [&](std::vector<std::uint32_t>& tag) {
+    for (std::size_t lv = 2; lv < by_level.size(); ++lv)
+      for (NodeId s : by_level[lv]) {
+        std::uint32_t common = kNone;
+        bool mixed = false, any = false;
+        for_each_peer(f, s, [&](NodeId peer, const Link&) {
+          if (!is_switch(peer) || std::size_t{t.level[idx(peer)]} + 1 != lv) return;
+          const auto v = tag[idx(peer)];
+          if (!any) {
+            common = v;
+            any = true;
+          } else if (v != common) {
+            mixed = true;
+          }
+        });
+        tag[idx(s)] = (any && !mixed) ? common : kNone;
+      }
+  };
+  inherit(t.node_pod);
+  for (NodeId s : f.switches())
+    if (t.level[idx(s)] >= 2 && t.node_pod[idx(s)] != kNone)
+      t.pods[t.node_pod[idx(s)]].spines.push_back(s);
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+    const auto& v = t.host_leaves[h];
+    if (v.empty()) continue;
+    const auto pod = t.node_pod[idx(v.front())];
+    bool same = std::all_of(v.begin(), v.end(), [&](NodeId l) { return t.node_pod[idx(l)] == pod; });
+    if (!same) {
+      t.warnings.push_back("host " + f.host(HostId{h}).name + " spans several pods");
+      continue;
+    }
+    t.host_pod[h] = pod;
+    t.pods[pod].hosts.push_back(HostId{h});
+  }
+
+  // 4. Rails (rail-optimised only): rail k = device k in natural order of device names.
+  if (t.rail_optimised) {
+    std::set<std::string, decltype(&hostlist::natural_less)> devices(hostlist::natural_less);
+    for (NodeId ca : f.cas()) devices.insert(std::string(split_ca_description(f.node(ca).description).second));
+    std::map<std::string, std::uint32_t> rail_of_device;
+    for (const auto& d : devices) {
+      rail_of_device.emplace(d, static_cast<std::uint32_t>(t.rails.size()));
+      t.rails.push_back(Topology::Rail{d, {}});
+    }
+    for (NodeId leaf : t.leaves) {
+      std::map<std::uint32_t, int> votes;
+      for_each_peer(f, leaf, [&](NodeId peer, const Link&) {
+        if (is_ca(peer))
+          ++votes[rail_of_device.at(std::string(split_ca_description(f.node(peer).description).second))];
+      });
+      if (votes.empty()) continue;
+      auto best = std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;  // ties: the lower rail (map order)
+      });
+      if (votes.size() > 1)
+        t.warnings.push_back("leaf " + t.switch_name[idx(leaf)] + " mixes HCAs of " +
+                             std::to_string(votes.size()) + " rails; taken as rail " +
+                             t.rails[best->first].device);
+      t.node_rail[idx(leaf)] = best->first;
+      t.rails[best->first].leaves.push_back(leaf);
+    }
+    inherit(t.node_rail);
+  }
+
+  // 5. Oversubscription per leaf: host-facing bandwidth / uplink bandwidth.
+  for (NodeId leaf : t.leaves) {
+    Topology::LeafStats st{leaf};
+    std::set<std::uint32_t> hosts;
+    for_each_peer(f, leaf, [&](NodeId peer, const Link& l) {
+      if (!is_switch(peer)) {
+        ++st.down_links;
+        st.down_gbps += l.rate.gbps();
+        if (is_ca(peer)) hosts.insert(idx(f.host_of(peer)));
+      } else if (t.level[idx(peer)] > 1) {
+        ++st.up_links;
+        st.up_gbps += l.rate.gbps();
+      }
+    });
+    st.hosts = static_cast<std::uint32_t>(hosts.size());
+    st.oversubscription = st.up_gbps > 0 ? st.down_gbps / st.up_gbps
+                                         : std::numeric_limits<double>::infinity();
+    t.leaf_stats.push_back(st);
+  }
+
+  // 6. Degraded links: active width or speed below the tier's nominal (most common) value.
+  std::map<std::pair<int, int>, std::pair<std::map<LinkWidth, int>, std::map<LinkSpeed, int>>> tally;
+  auto tier_of = [&](const Link& l) {
+    const int a = t.level[idx(l.node_a)], b = t.level[idx(l.node_b)];
+    return std::pair(std::min(a, b), std::max(a, b));
+  };
+  for (const Link& l : f.links()) {
+    auto& [widths, speeds] = tally[tier_of(l)];
+    if (l.rate.width != LinkWidth::kUnknown) ++widths[l.rate.width];
+    if (l.rate.speed != LinkSpeed::kUnknown) ++speeds[l.rate.speed];
+  }
+  auto mode = [](const auto& m) {
+    using K = typename std::decay_t<decltype(m)>::key_type;
+    K best{};
+    int best_n = -1;
+    for (const auto& [k, c] : m)  // ascending keys: ">=" prefers the higher on ties
+      if (c >= best_n) {
+        best = k;
+        best_n = c;
+      }
+    return best;
+  };
+  std::map<std::pair<int, int>, std::size_t> tier_index;
+  for (const auto& [key, tl] : tally) {
+    tier_index[key] = t.tiers.size();
+    t.tiers.push_back(Topology::Tier{static_cast<std::uint8_t>(key.first),
+                                     static_cast<std::uint8_t>(key.second),
+                                     LinkRate{mode(tl.first), mode(tl.second)}, 0, 0});
+  }
+  for (std::uint32_t li = 0; li < f.num_links(); ++li) {
+    const Link& l = f.link(LinkId{li});
+    auto& tier = t.tiers[tier_index[tier_of(l)]];
+    ++tier.links;
+    std::string reason;
+    if (!l.rate.known()) {
+      reason = "rate unknown (" + l.rate.to_string() + ")";
+    } else {
+      if (l.rate.width < tier.nominal.width)
+        reason = "width " + std::string(to_string(l.rate.width)) + " < " +
+                 std::string(to_string(tier.nominal.width));
+      if (l.rate.speed < tier.nominal.speed)
+        reason += (reason.empty() ? "" : ", ") + std::string("speed ") +
+                  std::string(to_string(l.rate.speed)) + " < " +
+                  std::string(to_string(tier.nominal.speed));
+    }
+    if (reason.empty()) continue;
+    ++tier.degraded;
+    t.degraded_links.push_back(Topology::Degraded{LinkId{li}, tier.nominal, reason});
+  }
+
+  // 7. Connected parts, and hosts whose HCAs reach an unusual set of them.
+  UnionFind cc(n);
+  for (const Link& l : f.links()) cc.unite(idx(l.node_a), idx(l.node_b));
+  t.node_component.assign(n, kNone);
+  std::unordered_map<std::uint32_t, std::uint32_t> comp_id;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    auto [it, inserted] = comp_id.try_emplace(cc.find(i), t.num_components);
+    if (inserted) ++t.num_components;
+    t.node_component[i] = it->second;
+  }
+  std::map<std::vector<std::uint32_t>, std::pair<int, std::uint32_t>> sets;  // set -> (count, first host)
+  std::vector<std::vector<std::uint32_t>> host_sets(f.num_hosts());
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+    auto& s = host_sets[h];
+    for (NodeId ca : f.host(HostId{h}).hcas) s.push_back(t.node_component[idx(ca)]);
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+    auto [it, inserted] = sets.try_emplace(s, std::pair(0, h));
+    ++it->second.first;
+  }
+  const std::vector<std::uint32_t>* usual = nullptr;
+  std::pair<int, std::uint32_t> usual_key{-1, 0};
+  for (const auto& [s, cnt] : sets)
+    if (cnt.first > usual_key.first ||
+        (cnt.first == usual_key.first && cnt.second < usual_key.second)) {
+      usual = &s;
+      usual_key = cnt;
+    }
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
+    if (usual && host_sets[h] != *usual) t.split_hosts.push_back(HostId{h});
+  if (!t.split_hosts.empty()) {
+    std::vector<std::string> names;
+    for (HostId h : t.split_hosts) names.push_back(f.host(h).name);
+    t.warnings.push_back(std::to_string(names.size()) +
+                         " host(s) reach a different set of fabric parts than most hosts: " +
+                         hostlist::compress(names));
+  }
+}
+
+}  // namespace fabricplace::fabric

@@ -1,0 +1,244 @@
+#include "fabricplace/fabric/export.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::fabric {
+namespace {
+
+std::string hex16(Guid g) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, g);
+  return buf;
+}
+std::string hexplain(Guid g) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%" PRIx64, g);
+  return buf;
+}
+
+std::uint8_t port_count(const Fabric& f, NodeId n) {
+  std::uint8_t count = f.node(n).num_ports;
+  for (const Port& p : f.ports_of(n)) count = std::max(count, p.rec.number);
+  return count;
+}
+
+// LID that ibnetdiscover prints for the far end of a port: the switch's LID for a switch,
+// the port's base LID otherwise.
+std::uint16_t far_lid(const Fabric& f, PortId pid) {
+  const PortId peer = f.peer_port(pid);
+  const Port& pp = f.port(peer);
+  const NodeRecord& pn = f.node(pp.node);
+  return pn.type == NodeType::kSwitch ? pn.lid : pp.rec.lid;
+}
+
+char id_letter(NodeType t) { return t == NodeType::kSwitch ? 'S' : t == NodeType::kCa ? 'H' : 'R'; }
+
+}  // namespace
+
+IbsimSizes ibsim_sizes(const Fabric& f) {
+  IbsimSizes s;
+  s.nodes = f.num_nodes();
+  for (std::uint32_t i = 0; i < f.num_nodes(); ++i) {
+    const NodeId n{i};
+    const bool sw = f.node(n).type == NodeType::kSwitch;
+    s.switches += sw;
+    s.ports += port_count(f, n) + (sw ? 1u : 0u);
+  }
+  return s;
+}
+
+std::string to_ibsim_net(const Fabric& f) {
+  const Topology& t = f.topology();
+  // Node ids: switch names; "host_dev" for CAs (made unique with the GUID if needed).
+  std::vector<std::string> id(f.num_nodes());
+  std::set<std::string> used;
+  for (std::uint32_t i = 0; i < f.num_nodes(); ++i) {
+    const NodeId n{i};
+    std::string s;
+    if (f.node(n).type == NodeType::kSwitch) {
+      s = t.switch_name[i];
+    } else {
+      for (char c : str::trim(f.node(n).description))
+        s += (c == ' ' || c == '\t' || c == '"' || c == '[' || c == ']' || c == '=') ? '_' : c;
+      if (s.empty()) s = "ca-" + hex16(f.node(n).guid);
+    }
+    if (!used.insert(s).second) {
+      s += "-" + hex16(f.node(n).guid);
+      used.insert(s);
+    }
+    id[i] = s;
+  }
+  auto clean = [](const std::string& d) {  // ibsim scans port lines for '=' options
+    std::string s;
+    for (char c : d) s += (c == '=' || c == '"') ? '_' : c;
+    return s;
+  };
+  const IbsimSizes sz = ibsim_sizes(f);
+  std::string out;
+  out += "# ibsim net file written by fabricplace from: " + f.origin() + "\n";
+  out += "# start with: ibsim -N " + std::to_string(sz.nodes) + " -S " +
+         std::to_string(sz.switches) + " -P " + std::to_string(sz.ports) + " <this file>\n";
+  out += "# Port rates come from the '# ... lid N <rate>' comments (ibsim >= 0.10; NDR needs 0.12).\n";
+
+  // The first HCA first, so that ibsim's default SIM_HOST is a compute node.
+  std::vector<NodeId> order;
+  if (f.num_hosts() > 0) order.push_back(f.host(HostId{0}).hcas.front());
+  for (std::uint32_t i = 0; i < f.num_nodes(); ++i)
+    if (order.empty() || NodeId{i} != order.front()) order.push_back(NodeId{i});
+
+  for (NodeId n : order) {
+    const NodeRecord& r = f.node(n);
+    out += "\nvendid=" + str::hex(r.vendor_id) + "\n";
+    out += "devid=" + str::hex(r.device_id) + "\n";
+    if (r.system_image_guid != 0 && r.system_image_guid != r.guid)
+      out += "sysimgguid=" + str::guid_hex(r.system_image_guid) + "\n";
+    const char* guid_key = r.type == NodeType::kSwitch ? "switchguid=" : r.type == NodeType::kCa ? "caguid=" : "rtguid=";
+    out += guid_key + str::guid_hex(r.guid) + "\n";
+    const char* kind = r.type == NodeType::kSwitch ? "Switch" : r.type == NodeType::kCa ? "Ca" : "Rt";
+    out += std::string(kind) + " " + std::to_string(port_count(f, n)) + " \"" + id[idx(n)] +
+           "\" # \"" + clean(r.description) + "\"";
+    if (r.type == NodeType::kSwitch)
+      out += std::string(r.enhanced_port0 ? " enhanced" : " base") + " port 0 lid " +
+             std::to_string(r.lid) + " lmc " + std::to_string(r.lmc);
+    out += "\n";
+    const PortId first = f.first_port(n);
+    const auto ports = f.ports_of(n);
+    for (std::uint32_t k = 0; k < ports.size(); ++k) {
+      if (ports[k].link == kNoLink) continue;
+      const PortId pid{idx(first) + k};
+      const PortId peer = f.peer_port(pid);
+      const NodeId pn = f.port(peer).node;
+      out += "[" + std::to_string(ports[k].rec.number) + "]\t\"" + id[idx(pn)] + "\"[" +
+             std::to_string(f.port(peer).rec.number) + "]\t\t# \"" +
+             clean(f.node(pn).description) + "\" lid " + std::to_string(far_lid(f, pid)) + " " +
+             f.link(ports[k].link).rate.to_string() + "\n";
+    }
+  }
+  return out;
+}
+
+std::string to_ibnetdiscover(const Fabric& f) {
+  std::string out;
+  out.reserve(f.num_links() * 2 * 100 + f.num_nodes() * 160);
+  out += "#\n# Topology file: written by fabricplace from: " + f.origin() + "\n#\n";
+  auto emit = [&](NodeType type) {
+    for (std::uint32_t i = 0; i < f.num_nodes(); ++i) {
+      const NodeId n{i};
+      const NodeRecord& r = f.node(n);
+      if (r.type != type) continue;
+      out += "\nvendid=" + str::hex(r.vendor_id) + "\ndevid=" + str::hex(r.device_id) + "\n";
+      if (r.system_image_guid) out += "sysimgguid=" + str::hex(r.system_image_guid) + "\n";
+      const auto ports = f.ports_of(n);
+      if (type == NodeType::kSwitch) {
+        const Guid pg = ports.empty() ? r.guid : ports.front().rec.guid;
+        out += "switchguid=" + str::hex(r.guid) + "(" + hexplain(pg) + ")\n";
+        out += "Switch\t" + std::to_string(port_count(f, n)) + " \"S-" + hex16(r.guid) + "\"\t\t# \"" +
+               r.description + "\" " + (r.enhanced_port0 ? "enhanced" : "base") + " port 0 lid " +
+               std::to_string(r.lid) + " lmc " + std::to_string(r.lmc) + "\n";
+      } else {
+        out += std::string(type == NodeType::kCa ? "caguid=" : "rtguid=") + str::hex(r.guid) + "\n";
+        out += std::string(type == NodeType::kCa ? "Ca" : "Rt") + "\t" +
+               std::to_string(port_count(f, n)) + " \"" + id_letter(type) + "-" + hex16(r.guid) +
+               "\"\t\t# \"" + r.description + "\"\n";
+      }
+      const PortId first = f.first_port(n);
+      for (std::uint32_t k = 0; k < ports.size(); ++k) {
+        if (ports[k].link == kNoLink) continue;
+        const PortId pid{idx(first) + k};
+        const Port& peer = f.port(f.peer_port(pid));
+        const NodeRecord& pr = f.node(peer.node);
+        const std::string rate = f.link(ports[k].link).rate.to_string();
+        std::string far = "\"" + std::string(1, id_letter(pr.type)) + "-" + hex16(pr.guid) + "\"[" +
+                          std::to_string(peer.rec.number) + "]";
+        if (type == NodeType::kSwitch) {
+          out += "[" + std::to_string(ports[k].rec.number) + "]\t" + far;
+          if (pr.type != NodeType::kSwitch) out += "(" + hexplain(peer.rec.guid) + ") ";
+          out += "\t\t# \"" + pr.description + "\" lid " + std::to_string(far_lid(f, pid)) + " " + rate + "\n";
+        } else {
+          out += "[" + std::to_string(ports[k].rec.number) + "](" + hexplain(ports[k].rec.guid) + ") \t" + far;
+          if (pr.type != NodeType::kSwitch) out += " (" + hexplain(peer.rec.guid) + ") ";
+          out += "\t\t# lid " + std::to_string(ports[k].rec.lid) + " lmc " +
+                 std::to_string(ports[k].rec.lmc) + " \"" + pr.description + "\" lid " +
+                 std::to_string(far_lid(f, pid)) + " " + rate + "\n";
+        }
+      }
+    }
+  };
+  emit(NodeType::kSwitch);
+  emit(NodeType::kCa);
+  emit(NodeType::kRouter);
+  return out;
+}
+
+std::string to_dot(const Fabric& f) {
+  const Topology& t = f.topology();
+  static const char* kColour[] = {"#dddddd", "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6"};
+  std::string out;
+  out += "// fabric written by fabricplace from: " + f.origin() + "\n";
+  out += "graph fabric {\n  graph [rankdir=BT, splines=false, nodesep=0.15, ranksep=1.2];\n";
+  out += "  node [shape=box, style=filled, fontname=\"Helvetica\", fontsize=10];\n";
+  out += "  edge [color=\"#888888\"];\n";
+  auto q = [](const std::string& s) { return str::json_quote(s); };
+  std::vector<std::string> label(f.num_nodes());
+  for (NodeId s : f.switches()) label[idx(s)] = t.switch_name[idx(s)];
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
+    for (NodeId ca : f.host(HostId{h}).hcas) label[idx(ca)] = f.host(HostId{h}).name;
+  for (std::uint32_t i = 0; i < f.num_nodes(); ++i)
+    if (label[i].empty()) label[i] = "rt-" + hex16(f.node(NodeId{i}).guid);
+  // Switches, one rank per level.
+  std::map<int, std::vector<NodeId>> by_level;
+  for (NodeId s : f.switches()) by_level[t.level[idx(s)]].push_back(s);
+  std::map<NodeId, std::size_t> leaf_index;
+  for (std::size_t i = 0; i < t.leaves.size(); ++i) leaf_index[t.leaves[i]] = i;
+  for (const auto& [lv, sws] : by_level) {
+    out += "  { rank=same;\n";
+    for (NodeId s : sws) {
+      std::string extra;
+      if (auto it = leaf_index.find(s); it != leaf_index.end()) {
+        char buf[48];
+        const double o = t.leaf_stats[it->second].oversubscription;
+        if (o == o && o < 1e300) std::snprintf(buf, sizeof buf, "\\n%.2f:1", o);
+        else std::snprintf(buf, sizeof buf, "\\nno uplink");
+        extra = buf;
+      }
+      out += "    " + q(label[idx(s)]) + " [fillcolor=\"" + kColour[std::min<int>(lv, 5)] +
+             "\", label=\"" + label[idx(s)] + extra + "\"];\n";
+    }
+    out += "  }\n";
+  }
+  out += "  { rank=same;\n";
+  for (const Host& h : f.hosts()) out += "    " + q(h.name) + " [shape=ellipse, fillcolor=\"#ffffff\"];\n";
+  out += "  }\n";
+  // Edges folded per (endpoint pair, rate, degraded).
+  std::set<std::uint32_t> degraded;
+  for (const auto& d : t.degraded_links) degraded.insert(idx(d.link));
+  std::map<std::tuple<std::string, std::string, std::string, bool>, int> edges;
+  std::vector<std::tuple<std::string, std::string, std::string, bool>> order;
+  for (std::uint32_t l = 0; l < f.num_links(); ++l) {
+    const Link& k = f.link(LinkId{l});
+    auto a = label[idx(k.node_a)], b = label[idx(k.node_b)];
+    const bool a_up = f.node(k.node_a).type == NodeType::kSwitch &&
+                      (f.node(k.node_b).type != NodeType::kSwitch || t.level[idx(k.node_a)] > t.level[idx(k.node_b)]);
+    if (a_up) std::swap(a, b);  // lower end first
+    auto key = std::tuple(a, b, k.rate.to_string(), degraded.contains(l));
+    if (edges[key]++ == 0) order.push_back(key);
+  }
+  for (const auto& key : order) {
+    const auto& [a, b, rate, bad] = key;
+    const int n = edges[key];
+    out += "  " + q(a) + " -- " + q(b) + " [label=\"" + (n > 1 ? std::to_string(n) + " x " : "") + rate + "\"";
+    if (bad) out += ", color=\"#e31a1c\", fontcolor=\"#e31a1c\", penwidth=2";
+    out += "];\n";
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace fabricplace::fabric

@@ -1,0 +1,258 @@
+#include "fabricplace/fabric/json_io.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::fabric {
+namespace {
+
+using nlohmann::json;
+
+bool default_port(const NodeRecord& n, const PortRecord& p) {
+  return n.type == NodeType::kSwitch && p.guid == n.guid && p.lid == n.lid && p.lmc == n.lmc;
+}
+
+}  // namespace
+
+std::string to_json(const Fabric& f) {
+  std::string out;
+  out.reserve(f.num_nodes() * 200 + f.num_links() * 64 + 256);
+  out += "{\n";
+  out += "  \"format\": \"fabricplace-fabric\",\n";
+  out += "  \"version\": " + std::to_string(kJsonVersion) + ",\n";
+  out += "  \"origin\": " + str::json_quote(f.origin()) + ",\n";
+  out += "  \"nodes\": [\n";
+  for (std::uint32_t i = 0; i < f.num_nodes(); ++i) {
+    const NodeRecord& n = f.node(NodeId{i});
+    out += "    {\"guid\": \"" + str::guid_hex(n.guid) + "\", \"type\": \"";
+    out += to_string(n.type);
+    out += "\", \"desc\": " + str::json_quote(n.description);
+    out += ", \"nports\": " + std::to_string(n.num_ports);
+    out += ", \"vendid\": \"" + str::hex(n.vendor_id) + "\", \"devid\": \"" + str::hex(n.device_id);
+    out += "\", \"sysimgguid\": \"" + str::guid_hex(n.system_image_guid) + "\"";
+    if (n.type == NodeType::kSwitch) {
+      out += ", \"lid\": " + std::to_string(n.lid) + ", \"lmc\": " + std::to_string(n.lmc);
+      out += std::string(", \"enhanced_port0\": ") + (n.enhanced_port0 ? "true" : "false");
+    }
+    out += ", \"ports\": [";
+    bool first = true;
+    for (const Port& p : f.ports_of(NodeId{i})) {
+      if (!first) out += ", ";
+      first = false;
+      if (default_port(n, p.rec)) {
+        out += std::to_string(p.rec.number);
+        continue;
+      }
+      out += "{\"port\": " + std::to_string(p.rec.number) + ", \"guid\": \"" +
+             str::guid_hex(p.rec.guid) + "\", \"lid\": " + std::to_string(p.rec.lid) +
+             ", \"lmc\": " + std::to_string(p.rec.lmc) + "}";
+    }
+    out += "]}";
+    out += i + 1 < f.num_nodes() ? ",\n" : "\n";
+  }
+  out += "  ],\n";
+  out += "  \"links\": [\n";
+  for (std::uint32_t i = 0; i < f.num_links(); ++i) {
+    const Link& l = f.link(LinkId{i});
+    out += "    [\"" + str::guid_hex(f.node(l.node_a).guid) + "\", " +
+           std::to_string(f.port(l.a).rec.number) + ", \"" + str::guid_hex(f.node(l.node_b).guid) +
+           "\", " + std::to_string(f.port(l.b).rec.number) + ", \"" + l.rate.to_string() + "\"]";
+    out += i + 1 < f.num_links() ? ",\n" : "\n";
+  }
+  out += "  ]\n";
+  out += "}\n";
+  return out;
+}
+
+namespace {
+
+struct Reader {
+  const std::string& file;
+
+  std::unexpected<Error> bad(const std::string& path, const std::string& what) const {
+    return fail(ErrorCode::kSyntax, path + ": " + what, file);
+  }
+  Result<const json*> member(const json& obj, const std::string& path, const char* key,
+                             bool required = true) const {
+    const auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (!required) return nullptr;
+      return bad(path, std::string("missing \"") + key + "\"");
+    }
+    return &*it;
+  }
+  Result<std::uint64_t> hex(const json& v, const std::string& path) const {
+    if (!v.is_string()) return bad(path, "expected a hexadecimal string like \"0x2c9\"");
+    const auto s = v.get_ref<const std::string&>();
+    if (!s.starts_with("0x")) return bad(path, "expected a 0x-prefixed hexadecimal string");
+    const auto h = str::parse_hex(s);
+    if (!h) return bad(path, "\"" + s + "\" is not a 64-bit hexadecimal number");
+    return *h;
+  }
+  Result<std::uint64_t> uint(const json& v, const std::string& path, std::uint64_t max) const {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max)
+      return bad(path, "expected an integer from 0 to " + std::to_string(max));
+    return v.get<std::uint64_t>();
+  }
+};
+
+#define FP_TRY(var, expr)                                  \
+  auto var##_r = (expr);                                   \
+  if (!var##_r) return std::unexpected(var##_r.error());   \
+  auto var = *var##_r
+
+}  // namespace
+
+Result<void> read_json(std::string_view text, const std::string& file, FabricBuilder& builder) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    // e.byte is 1-based; turn it into a line number.
+    const auto upto = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + upto, '\n'));
+    std::string what = e.what();
+    if (const auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
+    return fail(ErrorCode::kSyntax, "invalid JSON: " + what, file, line);
+  }
+  Reader rd{file};
+  if (!doc.is_object()) return rd.bad("(top level)", "expected an object");
+  FP_TRY(format, rd.member(doc, "(top level)", "format"));
+  if (!format->is_string() || format->get<std::string>() != "fabricplace-fabric")
+    return rd.bad("format", "expected \"fabricplace-fabric\"");
+  FP_TRY(version, rd.member(doc, "(top level)", "version"));
+  if (!version->is_number_integer() || version->get<int>() != kJsonVersion)
+    return rd.bad("version", "this build reads version " + std::to_string(kJsonVersion) +
+                                 ", got " + version->dump());
+  FP_TRY(origin, rd.member(doc, "(top level)", "origin", false));
+  if (origin) {
+    if (!origin->is_string()) return rd.bad("origin", "expected a string");
+    builder.set_origin(origin->get<std::string>());
+  }
+  FP_TRY(nodes, rd.member(doc, "(top level)", "nodes"));
+  if (!nodes->is_array()) return rd.bad("nodes", "expected an array");
+  for (std::size_t i = 0; i < nodes->size(); ++i) {
+    const json& jn = (*nodes)[i];
+    const std::string path = "nodes[" + std::to_string(i) + "]";
+    if (!jn.is_object()) return rd.bad(path, "expected an object");
+    for (const auto& [key, val] : jn.items()) {
+      static const char* kKeys[] = {"guid", "type", "desc", "nports", "vendid", "devid",
+                                    "sysimgguid", "lid", "lmc", "enhanced_port0", "ports"};
+      if (std::none_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }))
+        return rd.bad(path, "unknown key \"" + key + "\"");
+    }
+    NodeRecord n;
+    FP_TRY(guid, rd.member(jn, path, "guid"));
+    FP_TRY(g, rd.hex(*guid, path + ".guid"));
+    n.guid = g;
+    FP_TRY(type, rd.member(jn, path, "type"));
+    const std::string t = type->is_string() ? type->get<std::string>() : "";
+    if (t == "switch")
+      n.type = NodeType::kSwitch;
+    else if (t == "ca")
+      n.type = NodeType::kCa;
+    else if (t == "router")
+      n.type = NodeType::kRouter;
+    else
+      return rd.bad(path + ".type", "expected \"switch\", \"ca\" or \"router\"");
+    FP_TRY(desc, rd.member(jn, path, "desc"));
+    if (!desc->is_string()) return rd.bad(path + ".desc", "expected a string");
+    n.description = desc->get<std::string>();
+    FP_TRY(nports, rd.member(jn, path, "nports"));
+    FP_TRY(np, rd.uint(*nports, path + ".nports", 254));
+    n.num_ports = static_cast<std::uint8_t>(np);
+    FP_TRY(vend, rd.member(jn, path, "vendid"));
+    FP_TRY(vv, rd.hex(*vend, path + ".vendid"));
+    n.vendor_id = static_cast<std::uint32_t>(vv);
+    FP_TRY(dev, rd.member(jn, path, "devid"));
+    FP_TRY(dv, rd.hex(*dev, path + ".devid"));
+    n.device_id = static_cast<std::uint32_t>(dv);
+    FP_TRY(sys, rd.member(jn, path, "sysimgguid"));
+    FP_TRY(sv, rd.hex(*sys, path + ".sysimgguid"));
+    n.system_image_guid = sv;
+    if (n.type == NodeType::kSwitch) {
+      FP_TRY(lid, rd.member(jn, path, "lid"));
+      FP_TRY(lv, rd.uint(*lid, path + ".lid", 65535));
+      n.lid = static_cast<std::uint16_t>(lv);
+      FP_TRY(lmc, rd.member(jn, path, "lmc"));
+      FP_TRY(mv, rd.uint(*lmc, path + ".lmc", 7));
+      n.lmc = static_cast<std::uint8_t>(mv);
+      FP_TRY(enh, rd.member(jn, path, "enhanced_port0"));
+      if (!enh->is_boolean()) return rd.bad(path + ".enhanced_port0", "expected true or false");
+      n.enhanced_port0 = enh->get<bool>();
+    }
+    if (builder.has_node(n.guid))
+      return fail(ErrorCode::kDuplicate, path + ": duplicate GUID " + str::guid_hex(n.guid), file);
+    if (auto r = builder.add_node(n); !r) return fail(r.error().code, path + ": " + r.error().message, file);
+    FP_TRY(ports, rd.member(jn, path, "ports"));
+    if (!ports->is_array()) return rd.bad(path + ".ports", "expected an array");
+    for (std::size_t k = 0; k < ports->size(); ++k) {
+      const json& jp = (*ports)[k];
+      const std::string pp = path + ".ports[" + std::to_string(k) + "]";
+      PortRecord p;
+      if (jp.is_number()) {
+        FP_TRY(num, rd.uint(jp, pp, 254));
+        if (n.type != NodeType::kSwitch)
+          return rd.bad(pp, "a bare port number is only allowed on switches; expected {\"port\": N, \"guid\": ...}");
+        p.number = static_cast<std::uint8_t>(num);
+        p.guid = n.guid;
+        p.lid = n.lid;
+        p.lmc = n.lmc;
+      } else if (jp.is_object()) {
+        FP_TRY(num, rd.member(jp, pp, "port"));
+        FP_TRY(nv, rd.uint(*num, pp + ".port", 254));
+        p.number = static_cast<std::uint8_t>(nv);
+        FP_TRY(pg, rd.member(jp, pp, "guid"));
+        FP_TRY(pgv, rd.hex(*pg, pp + ".guid"));
+        p.guid = pgv;
+        FP_TRY(plid, rd.member(jp, pp, "lid"));
+        FP_TRY(plv, rd.uint(*plid, pp + ".lid", 65535));
+        p.lid = static_cast<std::uint16_t>(plv);
+        FP_TRY(plmc, rd.member(jp, pp, "lmc"));
+        FP_TRY(pmv, rd.uint(*plmc, pp + ".lmc", 7));
+        p.lmc = static_cast<std::uint8_t>(pmv);
+      } else {
+        return rd.bad(pp, "expected a port number or an object");
+      }
+      if (p.number == 0) return rd.bad(pp, "port numbers start at 1");
+      if (auto r = builder.add_port(n.guid, p); !r)
+        return fail(r.error().code, pp + ": " + r.error().message, file);
+    }
+  }
+  FP_TRY(links, rd.member(doc, "(top level)", "links"));
+  if (!links->is_array()) return rd.bad("links", "expected an array");
+  for (std::size_t i = 0; i < links->size(); ++i) {
+    const json& jl = (*links)[i];
+    const std::string path = "links[" + std::to_string(i) + "]";
+    if (!jl.is_array() || jl.size() != 5)
+      return rd.bad(path, "expected [\"0x<guid>\", port, \"0x<guid>\", port, \"<rate>\"]");
+    FP_TRY(ga, rd.hex(jl[0], path + "[0]"));
+    FP_TRY(pa, rd.uint(jl[1], path + "[1]", 254));
+    FP_TRY(gb, rd.hex(jl[2], path + "[2]"));
+    FP_TRY(pb, rd.uint(jl[3], path + "[3]", 254));
+    const auto rate = jl[4].is_string() ? parse_rate(jl[4].get<std::string>()) : std::nullopt;
+    if (!rate) return rd.bad(path + "[4]", "expected a link rate like \"4xHDR\"");
+    auto have_port = [&](Guid g, std::uint64_t port) {
+      return builder.has_node(g) && port >= 1;
+    };
+    if (!have_port(ga, pa) || !have_port(gb, pb))
+      return fail(ErrorCode::kReference,
+                  path + ": links " + str::guid_hex(ga) + "[" + std::to_string(pa) + "] and " +
+                      str::guid_hex(gb) + "[" + std::to_string(pb) + "], but " +
+                      (builder.has_node(ga) && builder.has_node(gb) ? "port 0 has no link"
+                                                                    : "that node is not in \"nodes\""),
+                  file);
+    if (auto r = builder.add_link(ga, static_cast<std::uint8_t>(pa), gb,
+                                  static_cast<std::uint8_t>(pb), *rate);
+        !r)
+      return fail(r.error().code, path + ": " + r.error().message, file);
+  }
+  for (const auto& [key, val] : doc.items())
+    if (key != "format" && key != "version" && key != "origin" && key != "nodes" && key != "links")
+      return rd.bad("(top level)", "unknown key \"" + key + "\"");
+  return {};
+}
+
+}  // namespace fabricplace::fabric

@@ -1,0 +1,105 @@
+#include "fabricplace/fabric/link_rate.hpp"
+
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace fabricplace::fabric {
+namespace {
+
+struct SpeedInfo {
+  LinkSpeed speed;
+  std::string_view name;
+  double lane_gbps;
+};
+// Ordered longest name first where prefixes collide ("FDR10" before "FDR").
+constexpr std::array<SpeedInfo, 9> kSpeeds{{
+    {LinkSpeed::kFDR10, "FDR10", 10.0},
+    {LinkSpeed::kSDR, "SDR", 2.5},
+    {LinkSpeed::kDDR, "DDR", 5.0},
+    {LinkSpeed::kQDR, "QDR", 10.0},
+    {LinkSpeed::kFDR, "FDR", 14.0},
+    {LinkSpeed::kEDR, "EDR", 25.0},
+    {LinkSpeed::kHDR, "HDR", 50.0},
+    {LinkSpeed::kNDR, "NDR", 100.0},
+    {LinkSpeed::kXDR, "XDR", 200.0},
+}};
+
+bool iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::toupper(static_cast<unsigned char>(a[i])) !=
+        std::toupper(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+}  // namespace
+
+double lane_gbps(LinkSpeed speed) {
+  for (const auto& s : kSpeeds)
+    if (s.speed == speed) return s.lane_gbps;
+  return 0.0;
+}
+
+double LinkRate::gbps() const {
+  return static_cast<double>(std::to_underlying(width)) * lane_gbps(speed);
+}
+
+std::string_view to_string(LinkWidth width) {
+  switch (width) {
+    case LinkWidth::k1x: return "1x";
+    case LinkWidth::k2x: return "2x";
+    case LinkWidth::k4x: return "4x";
+    case LinkWidth::k8x: return "8x";
+    case LinkWidth::k12x: return "12x";
+    case LinkWidth::kUnknown: break;
+  }
+  return "??";
+}
+
+std::string_view to_string(LinkSpeed speed) {
+  for (const auto& s : kSpeeds)
+    if (s.speed == speed) return s.name;
+  return "???";
+}
+
+std::string LinkRate::to_string() const {
+  return std::string(fabric::to_string(width)) + std::string(fabric::to_string(speed));
+}
+
+std::optional<LinkWidth> parse_width(std::string_view s) {
+  if (s == "??") return LinkWidth::kUnknown;
+  if (!s.empty() && (s.back() == 'x' || s.back() == 'X')) s.remove_suffix(1);
+  if (s == "1") return LinkWidth::k1x;
+  if (s == "2") return LinkWidth::k2x;
+  if (s == "4") return LinkWidth::k4x;
+  if (s == "8") return LinkWidth::k8x;
+  if (s == "12") return LinkWidth::k12x;
+  return std::nullopt;
+}
+
+std::optional<LinkSpeed> parse_speed(std::string_view s) {
+  if (s == "???") return LinkSpeed::kUnknown;
+  for (const auto& info : kSpeeds)
+    if (iequal(s, info.name)) return info.speed;
+  return std::nullopt;
+}
+
+std::optional<LinkRate> parse_rate(std::string_view s) {
+  // Width: "??" or digits followed by 'x'.
+  std::size_t w_end;
+  if (s.starts_with("??")) {
+    w_end = 2;
+  } else {
+    const auto x = s.find_first_of("xX");
+    if (x == std::string_view::npos) return std::nullopt;
+    w_end = x + 1;
+  }
+  const auto width = parse_width(s.substr(0, w_end));
+  const auto speed = parse_speed(s.substr(w_end));
+  if (!width || !speed) return std::nullopt;
+  return LinkRate{*width, *speed};
+}
+
+}  // namespace fabricplace::fabric

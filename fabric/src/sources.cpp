@@ -1,0 +1,94 @@
+#include "fabricplace/fabric/sources.hpp"
+
+#include <filesystem>
+
+#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/json_io.hpp"
+#include "fabricplace/fabric/spec.hpp"
+
+namespace fabricplace::fabric {
+
+std::string_view to_string(SourceFormat format) {
+  switch (format) {
+    case SourceFormat::kAuto: return "auto";
+    case SourceFormat::kIbnetdiscover: return "ibnetdiscover";
+    case SourceFormat::kIbnetdiscoverPorts: return "ibnetdiscover-p";
+    case SourceFormat::kJson: return "json";
+    case SourceFormat::kSlurmTopology: return "slurm-topology";
+    case SourceFormat::kTiersCsv: return "tiers-csv";
+    case SourceFormat::kSpec: return "spec";
+  }
+  return "?";
+}
+
+std::optional<SourceFormat> parse_source_format(std::string_view name) {
+  for (auto f : {SourceFormat::kAuto, SourceFormat::kIbnetdiscover, SourceFormat::kIbnetdiscoverPorts,
+                 SourceFormat::kJson, SourceFormat::kSlurmTopology, SourceFormat::kTiersCsv,
+                 SourceFormat::kSpec})
+    if (to_string(f) == name) return f;
+  return std::nullopt;
+}
+
+SourceFormat sniff_format(std::string_view text) {
+  for (auto line : str::lines(text)) {
+    line = str::trim(line);
+    if (line.empty() || line.front() == '#') continue;
+    if (line.front() == '{') return SourceFormat::kJson;
+    if ((line.starts_with("SW ") || line.starts_with("CA ") || line.starts_with("RT ")))
+      return SourceFormat::kIbnetdiscoverPorts;
+    if (str::starts_with_icase(line, "SwitchName=")) return SourceFormat::kSlurmTopology;
+    if (str::starts_with_icase(line, "host,")) return SourceFormat::kTiersCsv;
+    return SourceFormat::kIbnetdiscover;
+  }
+  return SourceFormat::kIbnetdiscover;
+}
+
+Result<Fabric> load_fabric(const std::string& source, const SourceOptions& options) {
+  std::error_code ec;
+  const bool is_file = source == "-" || std::filesystem::exists(source, ec);
+  if (options.format == SourceFormat::kSpec ||
+      (options.format == SourceFormat::kAuto && !is_file && looks_like_spec(source)))
+    return generate(source);
+  auto text = read_file(source);
+  if (!text) return std::unexpected(text.error());
+  const SourceFormat format =
+      options.format == SourceFormat::kAuto ? sniff_format(*text) : options.format;
+  FabricBuilder b(std::string(to_string(format)) + " " + source);
+  Result<void> r;
+  switch (format) {
+    case SourceFormat::kIbnetdiscover: r = read_ibnetdiscover(*text, source, b); break;
+    case SourceFormat::kIbnetdiscoverPorts: r = read_ibnetdiscover_ports(*text, source, b); break;
+    case SourceFormat::kJson: r = read_json(*text, source, b); break;
+    case SourceFormat::kSlurmTopology: r = read_slurm_topology(*text, source, options, b); break;
+    case SourceFormat::kTiersCsv: r = read_tiers_csv(*text, source, options, b); break;
+    case SourceFormat::kAuto:
+    case SourceFormat::kSpec: break;
+  }
+  if (!r) return std::unexpected(r.error());
+  auto built = b.build();
+  if (!built) {
+    Error e = built.error();
+    if (e.file.empty()) e.file = source;
+    return std::unexpected(e);
+  }
+  return built;
+}
+
+Result<Fabric> load_fabrics(const std::vector<std::string>& sources, const SourceOptions& options) {
+  if (sources.empty()) return fail(ErrorCode::kUsage, "no fabric source given");
+  if (sources.size() == 1) return load_fabric(sources.front(), options);
+  std::string origin = "merge of";
+  FabricBuilder merged;
+  for (const auto& s : sources) {
+    auto f = load_fabric(s, options);
+    if (!f) return std::unexpected(f.error());
+    if (auto r = merged.merge(*f); !r)
+      return fail(r.error().code, "while merging it by GUID: " + r.error().message, s);
+    origin += " " + f->origin() + (&s == &sources.back() ? "" : ";");
+  }
+  merged.set_origin(origin);
+  return merged.build();
+}
+
+}  // namespace fabricplace::fabric

@@ -1,0 +1,239 @@
+// Sources that name switches and hosts but carry no InfiniBand identity: Slurm
+// topology.conf and tiers CSV. Both build a tree of one link per (parent, child) pair at the
+// configured rate; switches get GUIDs in order of first appearance, so the fabric keeps the
+// file's switch order (Slurm breaks ties by it). Each host gets one HCA "<host> hca<K>" per
+// leaf it is listed under.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/sources.hpp"
+
+namespace fabricplace::fabric {
+namespace {
+
+constexpr Guid kTreeSwitchBase = 0x0002c90000000000ULL;  // synthetic, never on a real fabric
+constexpr Guid kTreeCaBase = 0x0002ca0000000000ULL;
+
+// Builds the tree once every edge is known.
+class TreeBuilder {
+ public:
+  TreeBuilder(std::string origin, LinkRate rate) : b_(std::move(origin)), rate_(rate) {}
+
+  Guid switch_guid(const std::string& name) {
+    auto [it, inserted] = switches_.try_emplace(name, kTreeSwitchBase + switches_.size() + 1);
+    if (inserted) order_.push_back(name);
+    return it->second;
+  }
+  void parent_of(const std::string& child, const std::string& parent) {
+    edges_.emplace_back(switch_guid(child), switch_guid(parent));
+  }
+  void host_under(const std::string& host, const std::string& leaf) {
+    hosts_[host].push_back(switch_guid(leaf));
+  }
+  bool has_switch(const std::string& name) const { return switches_.contains(name); }
+
+  Result<Fabric> build() {
+    std::map<Guid, std::uint8_t> next_port;
+    for (const auto& name : order_) {
+      NodeRecord n;
+      n.guid = switches_.at(name);
+      n.type = NodeType::kSwitch;
+      n.description = name;
+      n.system_image_guid = n.guid;
+      if (auto r = b_.add_node(n); !r) return std::unexpected(r.error());
+    }
+    auto take = [&](Guid g) -> Result<std::uint8_t> {
+      auto& p = next_port[g];
+      if (p == 254) return fail(ErrorCode::kUnsupported, "switch " + str::guid_hex(g) + " would need more than 254 ports");
+      return ++p;
+    };
+    std::sort(edges_.begin(), edges_.end());
+    edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+    // Hosts in natural order, their HCAs numbered per leaf.
+    std::vector<std::string> names;
+    for (const auto& [h, leaves] : hosts_) names.push_back(h);
+    std::sort(names.begin(), names.end(), hostlist::natural_less);
+    Guid next_ca = kTreeCaBase;
+    for (const auto& h : names) {
+      auto leaves = hosts_.at(h);
+      for (std::size_t k = 0; k < leaves.size(); ++k) {
+        NodeRecord ca;
+        ca.guid = next_ca;
+        next_ca += 2;
+        ca.type = NodeType::kCa;
+        ca.description = h + " hca" + std::to_string(k);
+        ca.num_ports = 1;
+        ca.system_image_guid = ca.guid;
+        if (auto r = b_.add_node(ca); !r) return std::unexpected(r.error());
+        if (auto r = b_.add_port(ca.guid, PortRecord{1, ca.guid + 1, 0, 0}); !r) return std::unexpected(r.error());
+        auto p = take(leaves[k]);
+        if (!p) return std::unexpected(p.error());
+        if (auto r = b_.add_link(leaves[k], *p, ca.guid, 1, rate_); !r) return std::unexpected(r.error());
+      }
+    }
+    for (const auto& [child, parent] : edges_) {
+      auto pc = take(child);
+      if (!pc) return std::unexpected(pc.error());
+      auto pp = take(parent);
+      if (!pp) return std::unexpected(pp.error());
+      if (auto r = b_.add_link(child, *pc, parent, *pp, rate_); !r) return std::unexpected(r.error());
+    }
+    return b_.build();
+  }
+
+  FabricBuilder& builder() { return b_; }
+
+ private:
+  FabricBuilder b_;
+  LinkRate rate_;
+  std::unordered_map<std::string, Guid> switches_;
+  std::vector<std::string> order_;
+  std::vector<std::pair<Guid, Guid>> edges_;
+  std::map<std::string, std::vector<Guid>> hosts_;
+};
+
+Result<void> copy_into(Result<Fabric> built, FabricBuilder& builder) {
+  if (!built) return std::unexpected(built.error());
+  return builder.merge(*built);
+}
+
+bool valid_name(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return c != ' ' && c != '\t' && c != ',' && c != '[' && c != ']' && c != '=' && c != '"';
+  });
+}
+
+}  // namespace
+
+Result<void> read_slurm_topology(std::string_view text, const std::string& file,
+                                 const SourceOptions& options, FabricBuilder& builder) {
+  TreeBuilder tb("slurm-topology " + file, options.link_rate);
+  struct Ref {
+    std::string parent, child;
+    int line;
+  };
+  std::vector<Ref> switch_refs;
+  std::map<std::string, int> defined;
+  std::map<std::string, std::pair<std::string, int>> host_leaf;
+  const auto lines = str::lines(text);
+  for (std::size_t li = 0; li < lines.size(); ++li) {
+    const int lineno = static_cast<int>(li) + 1;
+    std::string_view line = lines[li];
+    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = str::trim(line);
+    if (line.empty()) continue;
+    std::string name, nodes, switches;
+    for (auto tok : str::split(line, ' ')) {
+      tok = str::trim(tok);
+      if (tok.empty()) continue;
+      const auto eq = tok.find('=');
+      if (eq == std::string_view::npos)
+        return fail(ErrorCode::kSyntax, "expected Key=Value, got \"" + std::string(tok) + "\"", file, lineno);
+      const auto key = tok.substr(0, eq);
+      const std::string value(tok.substr(eq + 1));
+      if (str::starts_with_icase(key, "SwitchName") && key.size() == 10) name = value;
+      else if (str::starts_with_icase(key, "Nodes") && key.size() == 5) nodes = value;
+      else if (str::starts_with_icase(key, "Switches") && key.size() == 8) switches = value;
+      else if (str::starts_with_icase(key, "LinkSpeed") && key.size() == 9) continue;
+      else
+        return fail(ErrorCode::kSyntax,
+                    "unknown key \"" + std::string(key) + "\", expected SwitchName, Nodes, Switches or LinkSpeed",
+                    file, lineno);
+    }
+    if (name.empty())
+      return fail(ErrorCode::kSyntax, "line has no SwitchName=", file, lineno);
+    if (!valid_name(name))
+      return fail(ErrorCode::kSyntax, "bad switch name \"" + name + "\"", file, lineno);
+    if (auto [it, inserted] = defined.emplace(name, lineno); !inserted)
+      return fail(ErrorCode::kDuplicate, "switch " + name + " already defined at line " + std::to_string(it->second), file, lineno);
+    if (nodes.empty() && switches.empty())
+      return fail(ErrorCode::kSyntax, "switch " + name + " has neither Nodes= nor Switches=", file, lineno);
+    tb.switch_guid(name);
+    if (!nodes.empty()) {
+      auto hosts = hostlist::expand(nodes);
+      if (!hosts) return fail(ErrorCode::kSyntax, "Nodes=: " + hosts.error().message, file, lineno);
+      for (const auto& h : *hosts) {
+        auto [it, inserted] = host_leaf.try_emplace(h, name, lineno);
+        if (!inserted && it->second.first == name)
+          return fail(ErrorCode::kDuplicate, "host " + h + " listed twice under " + name, file, lineno);
+        tb.host_under(h, name);
+      }
+    }
+    if (!switches.empty()) {
+      auto kids = hostlist::expand(switches);
+      if (!kids) return fail(ErrorCode::kSyntax, "Switches=: " + kids.error().message, file, lineno);
+      for (const auto& k : *kids) switch_refs.push_back(Ref{name, k, lineno});
+    }
+  }
+  if (defined.empty()) return fail(ErrorCode::kSyntax, "no SwitchName= lines: not a Slurm topology.conf", file);
+  std::map<std::string, std::string> parent_of;
+  for (const auto& r : switch_refs) {
+    if (!defined.contains(r.child))
+      return fail(ErrorCode::kReference, "switch " + r.parent + " lists child switch " + r.child + ", which is never defined", file, r.line);
+    if (r.child == r.parent)
+      return fail(ErrorCode::kReference, "switch " + r.parent + " lists itself as a child", file, r.line);
+    tb.parent_of(r.child, r.parent);
+  }
+  return copy_into(tb.build(), builder);
+}
+
+Result<void> read_tiers_csv(std::string_view text, const std::string& file,
+                            const SourceOptions& options, FabricBuilder& builder) {
+  TreeBuilder tb("tiers-csv " + file, options.link_rate);
+  const auto lines = str::lines(text);
+  std::size_t columns = 0;
+  std::map<std::string, std::pair<int, int>> tier_of;  // name -> (tier, line)
+  std::map<std::string, int> host_line;
+  static const char* kTier[] = {"host", "leaf", "spine", "core"};
+  for (std::size_t li = 0; li < lines.size(); ++li) {
+    const int lineno = static_cast<int>(li) + 1;
+    const auto line = str::trim(lines[li]);
+    if (line.empty() || line.front() == '#') continue;
+    auto cells = str::split(line, ',');
+    for (auto& c : cells) c = str::trim(c);
+    if (columns == 0) {
+      const bool ok = (cells.size() == 3 || cells.size() == 4) &&
+                      std::equal(cells.begin(), cells.end(), kTier, [](std::string_view a, const char* b) {
+                        return str::starts_with_icase(a, b) && a.size() == std::string_view(b).size();
+                      });
+      if (!ok)
+        return fail(ErrorCode::kSyntax,
+                    "expected the header line \"host,leaf,spine\" or \"host,leaf,spine,core\", got \"" +
+                        std::string(line) + "\"",
+                    file, lineno);
+      columns = cells.size();
+      continue;
+    }
+    if (cells.size() != columns)
+      return fail(ErrorCode::kSyntax,
+                  "expected " + std::to_string(columns) + " comma-separated columns, got " +
+                      std::to_string(cells.size()),
+                  file, lineno);
+    for (std::size_t k = 0; k < columns; ++k) {
+      const std::string name(cells[k]);
+      if (!valid_name(name))
+        return fail(ErrorCode::kSyntax,
+                    std::string("column ") + kTier[k] + ": expected a name without blanks, commas, brackets or quotes, got \"" + name + "\"",
+                    file, lineno);
+      auto [it, inserted] = tier_of.try_emplace(name, static_cast<int>(k), lineno);
+      if (!inserted && it->second.first != static_cast<int>(k))
+        return fail(ErrorCode::kReference,
+                    "\"" + name + "\" is a " + kTier[k] + " here but a " + kTier[it->second.first] +
+                        " at line " + std::to_string(it->second.second),
+                    file, lineno);
+    }
+    const std::string host(cells[0]);
+    if (auto [it, inserted] = host_line.emplace(host, lineno); !inserted)
+      return fail(ErrorCode::kDuplicate, "host " + host + " already listed at line " + std::to_string(it->second), file, lineno);
+    tb.host_under(host, std::string(cells[1]));
+    for (std::size_t k = 2; k < columns; ++k) tb.parent_of(std::string(cells[k - 1]), std::string(cells[k]));
+  }
+  if (columns == 0) return fail(ErrorCode::kSyntax, "empty file: expected a \"host,leaf,spine[,core]\" header", file);
+  if (host_line.empty()) return fail(ErrorCode::kSyntax, "no host rows after the header", file);
+  return copy_into(tb.build(), builder);
+}
+
+}  // namespace fabricplace::fabric

@@ -1,0 +1,24 @@
+// plugstack.conf arguments of the SPANK plugin, parsed without Slurm so they can be tested:
+//   optional fabricplace.so fabric=/etc/slurm/fabric.json policy=fabric mode=constrain
+//            gpus_per_node=8 log=/var/log/fabricplace.log
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabricplace/common/error.hpp"
+
+namespace fabricplace::plugin {
+
+struct PluginConfig {
+  std::string fabric_path;          ///< canonical JSON written by `fabricplace fabric import`
+  std::string policy = "fabric";    ///< placement policy name
+  std::string mode = "constrain";   ///< default --fabric-mode: constrain | exact | off
+  int gpus_per_node = 8;
+  std::string log_path;             ///< empty: Slurm's log only
+};
+
+/// Parses key=value arguments. Errors name the argument and what was expected.
+Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args);
+
+}  // namespace fabricplace::plugin

@@ -1,0 +1,44 @@
+// Helpers shared by the tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/fabric/fabric.hpp"
+#include "fabricplace/fabric/sources.hpp"
+
+namespace fabricplace::test {
+
+inline std::string data(const std::string& rel) { return std::string(FABRICPLACE_TEST_DATA) + "/" + rel; }
+inline std::string fabric_file(const std::string& rel) { return data("fabrics/" + rel); }
+
+/// Every fabric a test builds passes Fabric::check() (hwloc's habit).
+inline void expect_valid(const fabric::Fabric& f) {
+  const auto problems = f.check();
+  EXPECT_TRUE(problems.empty()) << "first invariant violation: " << (problems.empty() ? "" : problems.front())
+                                << " (" << problems.size() << " in all)";
+}
+
+/// Loads a fabric source; a failure fails the test with the error text.
+inline fabric::Fabric load(const std::string& source, const fabric::SourceOptions& o = {}) {
+  auto f = fabric::load_fabric(source, o);
+  if (!f) {
+    ADD_FAILURE() << "loading " << source << ": " << f.error().to_string();
+    std::abort();
+  }
+  expect_valid(*f);
+  return std::move(*f);
+}
+
+inline std::string slurp(const std::string& path) {
+  auto r = read_file(path);
+  if (!r) {
+    ADD_FAILURE() << r.error().to_string();
+    return {};
+  }
+  return *r;
+}
+
+}  // namespace fabricplace::test
