@@ -65,10 +65,13 @@ Result<std::vector<std::string>> expand(std::string_view expr) {
   // Split the top level at commas outside brackets.
   std::size_t term_start = 0;
   int depth = 0;
+  std::size_t open_at = 0;
   for (std::size_t i = 0; i <= expr.size(); ++i) {
     const char c = i < expr.size() ? expr[i] : ',';
+    if (i == expr.size() && depth > 0) return std::unexpected(syntax(expr, open_at, "'[' without ']'"));
     if (c == '[') {
       if (depth++ > 0) return std::unexpected(syntax(expr, i, "nested '['"));
+      open_at = i;
       continue;
     }
     if (c == ']') {
@@ -112,7 +115,6 @@ Result<std::vector<std::string>> expand(std::string_view expr) {
       return std::unexpected(syntax(expr, term_start, "expands to too many names"));
     term_start = i + 1;
   }
-  if (depth != 0) return std::unexpected(syntax(expr, expr.size(), "'[' without ']'"));
   return out;
 }
 

@@ -14,11 +14,15 @@ extern "C" {
 
 #include "config.hpp"
 
+// The module is built with hidden visibility; what Slurm looks up is declared visible here
+// (and the version script plugin/fabricplace.lds exports nothing else).
+#define FP_EXPORT __attribute__((visibility("default")))
 extern "C" {
-extern const char plugin_name[];
-extern const char plugin_type[];
-extern const unsigned int plugin_version;
-extern const unsigned int spank_plugin_version;
+FP_EXPORT extern const char plugin_name[];
+FP_EXPORT extern const char plugin_type[];
+FP_EXPORT extern const unsigned int plugin_version;
+FP_EXPORT extern const unsigned int spank_plugin_version;
+FP_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av);
 }
 
 SPANK_PLUGIN(fabricplace, 1)
