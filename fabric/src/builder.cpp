@@ -13,6 +13,13 @@ std::string describe(Guid guid, std::uint8_t port) {
   return str::guid_hex(guid) + "[" + std::to_string(port) + "]";
 }
 
+template <class Map>
+std::string describe(const Map& nodes, Guid guid, std::uint8_t port) {
+  const auto it = nodes.find(guid);
+  if (it == nodes.end() || it->second.rec.description.empty()) return describe(guid, port);
+  return "\"" + it->second.rec.description + "\"" + describe(guid, port).substr(18);
+}
+
 // Field-wise merge: a zero/empty field takes the other's value; two different non-zero
 // values conflict. Returns the name of the first conflicting field, or nullptr.
 template <class T>
@@ -124,9 +131,9 @@ Result<void> FabricBuilder::add_link(Guid a, std::uint8_t pa, Guid b, std::uint8
                    std::uint8_t pp) -> Result<void> {
     if (!e.linked) return {};
     if (e.peer != peer || e.peer_port != pp)
-      return fail(ErrorCode::kReference, "port " + describe(self, sp) + " is linked to " +
-                                             describe(e.peer, e.peer_port) + " and to " +
-                                             describe(peer, pp));
+      return fail(ErrorCode::kReference, "port " + describe(nodes_, self, sp) + " is linked to " +
+                                             describe(nodes_, e.peer, e.peer_port) + " and to " +
+                                             describe(nodes_, peer, pp));
     if (e.rate != rate)
       return fail(ErrorCode::kReference, "link " + describe(self, sp) + " - " +
                                              describe(peer, pp) + " reported as " +

@@ -220,7 +220,8 @@ Result<void> gen_fat2(const Params& p, Gen& g) {
     if (S == 0 || *U % S) return spec_error("fat2: spines=" + std::to_string(S) + " must divide up=" + std::to_string(*U));
   } else {
     S = (*L * *U + g.radix - 1) / g.radix;
-    while (*U % S) ++S;
+    while (S < *U && *U % S) ++S;
+    if (*U % S) S = *U;  // one link per leaf-spine pair; the port check below decides
   }
   const std::uint32_t per = *U / S;
   if (*L * per > g.radix)
@@ -270,7 +271,7 @@ Result<void> gen_fat3(const Params& p, Gen& g) {
     cpp = *c / Sp;
   } else {
     cpp = (*P * sp_up + g.radix - 1) / g.radix;
-    while (sp_up % cpp) ++cpp;
+    while (cpp < sp_up && sp_up % cpp) ++cpp;
   }
   if (sp_up % cpp)
     return spec_error("fat3: spine_up=" + std::to_string(sp_up) + " is not divisible by " +

@@ -1,1 +1,48 @@
+#include "fabricplace/fabric/link_rate.hpp"
+
 #include <gtest/gtest.h>
+
+using namespace fabricplace::fabric;
+
+TEST(LinkRate, ParsesIbnetdiscoverSpellings) {
+  EXPECT_EQ(parse_rate("4xHDR"), (LinkRate{LinkWidth::k4x, LinkSpeed::kHDR}));
+  EXPECT_EQ(parse_rate("1xEDR"), (LinkRate{LinkWidth::k1x, LinkSpeed::kEDR}));
+  EXPECT_EQ(parse_rate("12xQDR"), (LinkRate{LinkWidth::k12x, LinkSpeed::kQDR}));
+  EXPECT_EQ(parse_rate("2xNDR"), (LinkRate{LinkWidth::k2x, LinkSpeed::kNDR}));
+  EXPECT_EQ(parse_rate("4xFDR10"), (LinkRate{LinkWidth::k4x, LinkSpeed::kFDR10}));
+  EXPECT_EQ(parse_rate("8xXDR"), (LinkRate{LinkWidth::k8x, LinkSpeed::kXDR}));
+  EXPECT_EQ(parse_rate("?????"), (LinkRate{}));  // "??" + "???": what ibnetdiscover prints for unknown
+  EXPECT_EQ(parse_rate("4x???"), (LinkRate{LinkWidth::k4x, LinkSpeed::kUnknown}));
+}
+
+TEST(LinkRate, RejectsNonsense) {
+  for (const char* bad : {"7xHDR", "4xFOO", "HDR", "4x", "", "x4HDR", "4 xHDR", "16xHDR"})
+    EXPECT_FALSE(parse_rate(bad)) << bad;
+}
+
+TEST(LinkRate, NominalGbps) {
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kHDR}).gbps(), 200.0);
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kNDR}).gbps(), 400.0);
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kEDR}).gbps(), 100.0);
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kFDR}).gbps(), 56.0);
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kQDR}).gbps(), 40.0);
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k1x, LinkSpeed::kHDR}).gbps(), 50.0);
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kXDR}).gbps(), 800.0);
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::kUnknown, LinkSpeed::kHDR}).gbps(), 0.0);
+}
+
+TEST(LinkRate, PrintsAsIbnetdiscoverDoes) {
+  EXPECT_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kHDR}).to_string(), "4xHDR");
+  EXPECT_EQ((LinkRate{}).to_string(), "?????");
+  for (auto w : {LinkWidth::k1x, LinkWidth::k2x, LinkWidth::k4x, LinkWidth::k8x, LinkWidth::k12x})
+    for (auto s : {LinkSpeed::kSDR, LinkSpeed::kDDR, LinkSpeed::kQDR, LinkSpeed::kFDR10, LinkSpeed::kFDR,
+                   LinkSpeed::kEDR, LinkSpeed::kHDR, LinkSpeed::kNDR, LinkSpeed::kXDR})
+      EXPECT_EQ(parse_rate(LinkRate{w, s}.to_string()), (LinkRate{w, s}));
+}
+
+TEST(LinkRate, SpeedsOrderByLaneRate) {
+  EXPECT_LT(LinkSpeed::kQDR, LinkSpeed::kFDR10);
+  EXPECT_LT(LinkSpeed::kFDR10, LinkSpeed::kFDR);
+  EXPECT_LT(LinkSpeed::kEDR, LinkSpeed::kHDR);
+  EXPECT_LT(lane_gbps(LinkSpeed::kFDR), lane_gbps(LinkSpeed::kEDR));
+}
