@@ -1,1 +1,159 @@
+// Classification details: oversubscription, degraded links by tier, split hosts, rails,
+// levels beyond 3, warnings.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "fabricplace/fabric/report.hpp"
+#include "fabricplace/fabric/spec.hpp"
+#include "test_support.hpp"
+
+using namespace fabricplace;
+using namespace fabricplace::fabric;
+
+namespace {
+Fabric gen(const std::string& spec) {
+  auto f = generate(spec);
+  if (!f) {
+    ADD_FAILURE() << f.error().to_string();
+    std::abort();
+  }
+  test::expect_valid(*f);
+  return std::move(*f);
+}
+}  // namespace
+
+TEST(Classify, OversubscriptionIsHostBandwidthOverUplinkBandwidth) {
+  const Fabric f = test::load(test::fabric_file("over_L20.ibnetdiscover.txt"));
+  ASSERT_EQ(f.topology().leaf_stats.size(), 20u);
+  for (const auto& st : f.topology().leaf_stats) {
+    EXPECT_EQ(st.hosts, 32u);
+    EXPECT_EQ(st.down_links, 32u);
+    EXPECT_EQ(st.up_links, 8u);
+    EXPECT_DOUBLE_EQ(st.down_gbps, 32 * 200.0);
+    EXPECT_DOUBLE_EQ(st.oversubscription, 4.0);
+  }
+}
+
+TEST(Classify, DegradedUplinksRaiseOversubscriptionAndAreFlaggedPerTier) {
+  // leaf01's first uplink trains at 1x, a spine-core link at EDR.
+  const Fabric f = gen("fat3:pods=2,leaves=2,down=4,up=4,spines=2,degrade=p01-leaf01:5:w=1,degrade=p01-spine01:5:s=EDR");
+  const auto& t = f.topology();
+  ASSERT_EQ(t.degraded_links.size(), 2u);
+  std::map<std::string, std::string> reasons;
+  for (const auto& d : t.degraded_links) {
+    const Link& l = f.link(d.link);
+    const NodeId lo = t.level[idx(l.node_a)] < t.level[idx(l.node_b)] ? l.node_a : l.node_b;
+    reasons[t.switch_name[idx(lo)]] = d.reason;
+  }
+  EXPECT_EQ(reasons["p01-leaf01"], "width 1x < 4x");
+  EXPECT_EQ(reasons["p01-spine01"], "speed EDR < HDR");
+  // leaf01: 4 hosts x 200 down, uplinks 50 + 3 x 200 = 650 up.
+  EXPECT_NEAR(t.leaf_stats[0].oversubscription, 800.0 / 650.0, 1e-12);
+  // Hosts behind the degraded uplink: leaf01's four hosts; behind the spine-core link:
+  // all of pod 1.
+  for (const auto& d : t.degraded_links) {
+    const auto hosts = hosts_behind(f, d.link);
+    EXPECT_EQ(hosts.size(), d.reason.starts_with("width") ? 4u : 8u) << d.reason;
+  }
+  ASSERT_EQ(t.tiers.size(), 3u);
+  EXPECT_EQ(t.tiers[1].lower, 1);
+  EXPECT_EQ(t.tiers[1].degraded, 1u);
+  EXPECT_EQ(t.tiers[2].nominal.to_string(), "4xHDR");
+}
+
+TEST(Classify, NominalIsTheTiersMostCommonRateNotTheFastest) {
+  // Every host link at EDR except one at HDR: the EDR links are nominal, nothing degraded
+  // below it; the HDR one is above nominal, not degraded.
+  std::string spec = "fat2:leaves=1,down=4,up=4,speed=EDR,degrade=leaf01:1:s=HDR";
+  const Fabric f = gen(spec);
+  EXPECT_TRUE(f.topology().degraded_links.empty());
+  EXPECT_EQ(f.topology().tiers[0].nominal.to_string(), "4xEDR");
+}
+
+TEST(Classify, CutUplinksLeaveHostsSplitFromTheFabric) {
+  // leaf02 loses all its uplinks: its hosts form their own connected part.
+  const Fabric f = gen("fat2:leaves=3,down=2,up=2,spines=1,cut=leaf02:3,cut=leaf02:4");
+  const auto& t = f.topology();
+  EXPECT_EQ(t.num_components, 2u);
+  std::vector<std::string> split;
+  for (HostId h : t.split_hosts) split.push_back(f.host(h).name);
+  EXPECT_EQ(split, (std::vector<std::string>{"node003", "node004"}));
+  EXPECT_EQ(t.leaf_stats[1].up_links, 0u);
+  EXPECT_TRUE(std::isinf(t.leaf_stats[1].oversubscription));
+  ASSERT_FALSE(t.warnings.empty());
+  EXPECT_EQ(t.warnings.back(), "2 host(s) reach a different set of fabric parts than most hosts: node[003-004]");
+  // Two pods: the cut-off leaf is a part of its own.
+  EXPECT_EQ(t.pods.size(), 2u);
+}
+
+TEST(Classify, RailPlanesAreSeparatePartsButNoHostIsSplit) {
+  const Fabric f = gen("rail:sus=2,hosts=4,rails=4,up=4,planes=1");
+  EXPECT_EQ(f.topology().num_components, 4u);
+  EXPECT_TRUE(f.topology().split_hosts.empty());
+  EXPECT_TRUE(f.topology().warnings.empty());
+  // Each plane's spines carry their rail.
+  for (NodeId s : f.switches()) {
+    if (f.topology().level[idx(s)] == 2) {
+      EXPECT_NE(f.topology().node_rail[idx(s)], kNone);
+    }
+  }
+}
+
+TEST(Classify, IsolatedHcaAndUnreachableSwitchWarn) {
+  // A host whose only link is cut has no leaf; a switch with no path to any HCA is level 0.
+  FabricBuilder b("hand-made");
+  NodeRecord sw{0x10, NodeType::kSwitch, "MF0;leafA:X/U1", 4};
+  NodeRecord lonely{0x11, NodeType::kSwitch, "MF0;island:X/U1", 4};
+  NodeRecord ca1{0x20, NodeType::kCa, "h1 mlx5_0", 1};
+  NodeRecord ca2{0x22, NodeType::kCa, "h2 mlx5_0", 1};
+  for (const auto& n : {sw, lonely, ca1, ca2}) ASSERT_TRUE(b.add_node(n));
+  ASSERT_TRUE(b.add_link(0x10, 1, 0x20, 1, {LinkWidth::k4x, LinkSpeed::kHDR}));
+  ASSERT_TRUE(b.add_port(0x22, PortRecord{1, 0x23, 0, 0}));
+  auto f = b.build();
+  ASSERT_TRUE(f);
+  test::expect_valid(*f);
+  const auto& w = f->topology().warnings;
+  auto has = [&](const std::string& s) { return std::find(w.begin(), w.end(), s) != w.end(); };
+  EXPECT_TRUE(has("switch island (0x0000000000000011) has no path to any HCA"));
+  EXPECT_TRUE(has("HCA \"h2 mlx5_0\" has no active link"));
+  EXPECT_TRUE(has("host h2 reaches no leaf switch"));
+  EXPECT_EQ(f->topology().level[idx(*f->find_switch("island"))], 0);
+}
+
+TEST(Classify, FourLevelTreesGetLevelFour) {
+  // tiers CSV cannot say 4 levels; build one by hand: host - leaf - spine - core - super.
+  FabricBuilder b;
+  const LinkRate r{LinkWidth::k4x, LinkSpeed::kHDR};
+  Guid g = 0x100;
+  std::vector<Guid> chain;
+  for (const char* d : {"MF0;l:X", "MF0;s:X", "MF0;c:X", "MF0;top:X"}) {
+    ASSERT_TRUE(b.add_node(NodeRecord{g, NodeType::kSwitch, d, 8}));
+    chain.push_back(g++);
+  }
+  ASSERT_TRUE(b.add_node(NodeRecord{0x900, NodeType::kCa, "h mlx5_0", 1}));
+  ASSERT_TRUE(b.add_link(0x900, 1, chain[0], 1, r));
+  for (std::size_t i = 0; i + 1 < chain.size(); ++i) ASSERT_TRUE(b.add_link(chain[i], 2, chain[i + 1], 1, r));
+  auto f = b.build();
+  ASSERT_TRUE(f);
+  test::expect_valid(*f);
+  EXPECT_EQ(f->topology().max_level, 4);
+  EXPECT_EQ(f->topology().level[idx(*f->find_switch("top"))], 4);
+}
+
+TEST(Classify, SwitchNamesAreUniqueAndSlurmSafe) {
+  FabricBuilder b;
+  ASSERT_TRUE(b.add_node(NodeRecord{0xabc001, NodeType::kSwitch, "MF0;leaf 1:X/U1", 4}));
+  ASSERT_TRUE(b.add_node(NodeRecord{0xabc002, NodeType::kSwitch, "MF0;leaf 1:X/U1", 4}));
+  ASSERT_TRUE(b.add_node(NodeRecord{0xabc003, NodeType::kSwitch, "Quantum Mellanox Technologies", 4}));
+  ASSERT_TRUE(b.add_node(NodeRecord{0xabc004, NodeType::kSwitch, "", 4}));
+  auto f = b.build();
+  ASSERT_TRUE(f);
+  test::expect_valid(*f);
+  const auto& n = f->topology().switch_name;
+  EXPECT_EQ(n[0], "leaf_1-abc001");
+  EXPECT_EQ(n[1], "leaf_1-abc002");
+  EXPECT_EQ(n[2], "Quantum_Mellanox_Technologies");
+  EXPECT_EQ(n[3], "sw-0000000000abc004");
+}

@@ -1,1 +1,36 @@
+#include "config.hpp"
+
 #include <gtest/gtest.h>
+
+using fabricplace::plugin::parse_plugin_args;
+
+TEST(PluginConfig, Defaults) {
+  auto c = parse_plugin_args({});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->policy, "fabric");
+  EXPECT_EQ(c->mode, "constrain");
+  EXPECT_EQ(c->gpus_per_node, 8);
+  EXPECT_TRUE(c->fabric_path.empty());
+}
+
+TEST(PluginConfig, ReadsEveryKey) {
+  auto c = parse_plugin_args({"fabric=/etc/slurm/fabric.json", "policy=slurm-tree", "mode=exact",
+                              "gpus_per_node=4", "log=/tmp/fp.log"});
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->fabric_path, "/etc/slurm/fabric.json");
+  EXPECT_EQ(c->policy, "slurm-tree");
+  EXPECT_EQ(c->mode, "exact");
+  EXPECT_EQ(c->gpus_per_node, 4);
+  EXPECT_EQ(c->log_path, "/tmp/fp.log");
+}
+
+TEST(PluginConfig, RejectsBadArguments) {
+  EXPECT_EQ(parse_plugin_args({"fabric"}).error().message, "plugstack.conf argument \"fabric\": expected key=value");
+  EXPECT_EQ(parse_plugin_args({"mode=fast"}).error().message, "mode=fast: expected constrain, exact or off");
+  EXPECT_EQ(parse_plugin_args({"policy=best"}).error().message,
+            "policy=best: expected fabric, slurm-tree or first-fit");
+  EXPECT_EQ(parse_plugin_args({"gpus_per_node=0"}).error().message,
+            "gpus_per_node=0: expected an integer from 1 to 1024");
+  EXPECT_EQ(parse_plugin_args({"colour=red"}).error().message,
+            "unknown plugstack.conf argument \"colour\", expected fabric=, policy=, mode=, gpus_per_node= or log=");
+}
