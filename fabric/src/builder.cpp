@@ -262,6 +262,8 @@ Result<Fabric> FabricBuilder::build() {
 
   // 5. Classification.
   classify(f, f.topo_);
+  f.topo_.warnings.insert(f.topo_.warnings.begin(), warnings_.begin(), warnings_.end());
+  warnings_.clear();
   for (NodeId s : f.switches_) f.by_switch_name_.emplace(f.topo_.switch_name[idx(s)], s);
   return f;
 }

@@ -245,11 +245,35 @@ struct Pending {  // vendid=/devid=/sysimgguid=/...guid= lines before a node rec
 
 }  // namespace
 
+namespace {
+// A syntax error on the last line of a file that stops mid-line is most likely a cut-off
+// dump: say so.
+Result<void> hint_truncation(Result<void> r, std::string_view text) {
+  if (r || r.error().code != ErrorCode::kSyntax || text.empty() || text.back() == '\n') return r;
+  const int last = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+  if (r.error().line != last) return r;
+  Error e = r.error();
+  e.message += " (the file ends in the middle of this line: truncated dump?)";
+  return std::unexpected(std::move(e));
+}
+Result<void> read_plain(std::string_view text, const std::string& file, FabricBuilder& builder);
+Result<void> read_ports(std::string_view text, const std::string& file, FabricBuilder& builder);
+}  // namespace
+
 Result<void> read_ibnetdiscover(std::string_view text, const std::string& file,
                                 FabricBuilder& builder) {
   if (sniff_format(text) == SourceFormat::kIbnetdiscoverPorts)
-    return read_ibnetdiscover_ports(text, file, builder);
+    return hint_truncation(read_ports(text, file, builder), text);
+  return hint_truncation(read_plain(text, file, builder), text);
+}
 
+Result<void> read_ibnetdiscover_ports(std::string_view text, const std::string& file,
+                                      FabricBuilder& builder) {
+  return hint_truncation(read_ports(text, file, builder), text);
+}
+
+namespace {
+Result<void> read_plain(std::string_view text, const std::string& file, FabricBuilder& builder) {
   DumpRecords rec;
   std::unordered_map<Guid, int> node_line;
   std::unordered_map<Guid, std::vector<std::uint8_t>> seen_ports;
@@ -462,8 +486,7 @@ Result<void> read_ibnetdiscover(std::string_view text, const std::string& file,
   return detail::resolve_dump(rec, file, builder);
 }
 
-Result<void> read_ibnetdiscover_ports(std::string_view text, const std::string& file,
-                                      FabricBuilder& builder) {
+Result<void> read_ports(std::string_view text, const std::string& file, FabricBuilder& builder) {
   // Each line: "SW  lid port 0xguid 4x HDR - CA lid port 0xguid ( 'desc' - 'peer desc' )"
   // or, for a port without a peer: "SW  lid port 0xguid 4x SDR <padding> 'desc'".
   // CA node GUIDs are not printed; a CA is identified by its port GUID minus (port - 1),
@@ -598,5 +621,7 @@ Result<void> read_ibnetdiscover_ports(std::string_view text, const std::string& 
   // A node only ever seen as a peer was never listed itself: the report is truncated.
   return detail::resolve_dump(rec, file, builder);
 }
+
+}  // namespace
 
 }  // namespace fabricplace::fabric

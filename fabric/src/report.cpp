@@ -38,6 +38,14 @@ std::string switch_names(const Fabric& f, const std::vector<NodeId>& sws) {
   return hostlist::compress(names);
 }
 
+// The ends of a link, lower level first ("leaf01[21] - spine01[1]").
+std::pair<std::pair<NodeId, PortId>, std::pair<NodeId, PortId>> ends_low_first(const Fabric& f, const Link& l) {
+  const auto& t = f.topology();
+  auto level = [&](NodeId n) { return f.node(n).type == NodeType::kSwitch ? int{t.level[idx(n)]} : 0; };
+  if (level(l.node_b) < level(l.node_a)) return {{l.node_b, l.b}, {l.node_a, l.a}};
+  return {{l.node_a, l.a}, {l.node_b, l.b}};
+}
+
 std::string end_name(const Fabric& f, NodeId n, PortId p) {
   const std::string base = f.node(n).type == NodeType::kSwitch ? f.topology().switch_name[idx(n)]
                                                                 : f.node(n).description;
@@ -128,7 +136,8 @@ std::string show_text(const Fabric& f) {
     line("  degraded links: " + std::to_string(t.degraded_links.size()));
     for (const auto& d : t.degraded_links) {
       const Link& l = f.link(d.link);
-      line("    " + end_name(f, l.node_a, l.a) + " - " + end_name(f, l.node_b, l.b) + ": " +
+      const auto [lo, hi] = ends_low_first(f, l);
+      line("    " + end_name(f, lo.first, lo.second) + " - " + end_name(f, hi.first, hi.second) + ": " +
            l.rate.to_string() + " (" + d.reason + "); hosts behind: " + names_of(f, hosts_behind(f, d.link)));
     }
   }
@@ -200,7 +209,8 @@ std::string show_json(const Fabric& f) {
   j["degraded_links"] = ordered_json::array();
   for (const auto& d : t.degraded_links) {
     const Link& l = f.link(d.link);
-    j["degraded_links"].push_back({{"a", end_name(f, l.node_a, l.a)}, {"b", end_name(f, l.node_b, l.b)},
+    const auto [lo, hi] = ends_low_first(f, l);
+    j["degraded_links"].push_back({{"a", end_name(f, lo.first, lo.second)}, {"b", end_name(f, hi.first, hi.second)},
                                    {"rate", l.rate.to_string()}, {"nominal", d.nominal.to_string()},
                                    {"reason", d.reason}, {"hosts_behind", names_of(f, hosts_behind(f, d.link))}});
   }

@@ -42,7 +42,7 @@ const std::map<std::string, std::vector<KeyInfo>>& kinds() {
         {"down", "host ports per leaf", "20"},
         {"up", "uplinks per leaf", "20"},
         {"spines", "spine switches per pod (default: up, one link per leaf-spine pair)", ""},
-        {"spine_up", "uplinks per spine to the cores (default: radix - spine down ports)", ""},
+        {"spine_up", "uplinks per spine to the cores (default: its leaf-facing port count, non-blocking)", ""},
         {"cores", "core switches in all, split into one plane per spine index (default: fewest per plane that hold spine_up)", ""},
         {"radix", "switch port count", "40"},
         {"speed", "link speed SDR|DDR|QDR|FDR|EDR|HDR|NDR|XDR", "HDR"},
@@ -259,7 +259,8 @@ Result<void> gen_fat3(const Params& p, Gen& g) {
   if (sp_down >= g.radix)
     return spec_error("fat3: each spine needs " + std::to_string(sp_down) +
                       " down ports, leaving none of radix " + std::to_string(g.radix) + " for cores");
-  const std::uint32_t sp_up = p.given("spine_up").value_or(g.radix - sp_down);
+  // Default: non-blocking, as many core uplinks as leaf-facing ports.
+  const std::uint32_t sp_up = p.given("spine_up").value_or(sp_down);
   if (sp_up == 0 || sp_down + sp_up > g.radix)
     return spec_error("fat3: spine_up=" + std::to_string(sp_up) + " with " + std::to_string(sp_down) +
                       " down ports exceeds radix " + std::to_string(g.radix));

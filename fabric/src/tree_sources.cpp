@@ -95,8 +95,11 @@ class TreeBuilder {
   std::map<std::string, std::vector<Guid>> hosts_;
 };
 
-Result<void> copy_into(Result<Fabric> built, FabricBuilder& builder) {
+Result<void> copy_into(Result<Fabric> built, FabricBuilder& builder, const char* kind) {
   if (!built) return std::unexpected(built.error());
+  builder.add_warning(std::string(kind) +
+                      " carries no link counts: one link per switch pair is assumed, so "
+                      "oversubscription reflects host counts only");
   return builder.merge(*built);
 }
 
@@ -177,7 +180,7 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       return fail(ErrorCode::kReference, "switch " + r.parent + " lists itself as a child", file, r.line);
     tb.parent_of(r.child, r.parent);
   }
-  return copy_into(tb.build(), builder);
+  return copy_into(tb.build(), builder, "topology.conf");
 }
 
 Result<void> read_tiers_csv(std::string_view text, const std::string& file,
@@ -233,7 +236,7 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
   }
   if (columns == 0) return fail(ErrorCode::kSyntax, "empty file: expected a \"host,leaf,spine[,core]\" header", file);
   if (host_line.empty()) return fail(ErrorCode::kSyntax, "no host rows after the header", file);
-  return copy_into(tb.build(), builder);
+  return copy_into(tb.build(), builder, "a tiers CSV");
 }
 
 }  // namespace fabricplace::fabric

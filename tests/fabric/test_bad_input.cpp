@@ -73,7 +73,8 @@ INSTANTIATE_TEST_SUITE_P(
     Table, DumpErrors,
     ::testing::Values(
         Bad{"truncated_line", kSwitch.substr(0, kSwitch.find("[2]") + 30),
-            "dump.txt:7: expected ')' after the peer port GUID; got \"[2]\t\"H-1070fd0300200002\"[1](10\""},
+            "dump.txt:7: expected ')' after the peer port GUID; got \"[2]\t\"H-1070fd0300200002\"[1](10\" "
+            "(the file ends in the middle of this line: truncated dump?)"},
         Bad{"truncated_file", kSwitch + kCa1,
             "dump.txt:7: port 2 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) links to node 0x1070fd0300200002, "
             "which the file never defines (truncated dump?)"},

@@ -40,6 +40,8 @@ class FabricBuilder {
   [[nodiscard]] const NodeRecord* find_node(Guid guid) const;
 
   void set_origin(std::string origin) { origin_ = std::move(origin); }
+  /// A caveat of the source, reported with the classification warnings.
+  void add_warning(std::string warning) { warnings_.push_back(std::move(warning)); }
 
   /// Sorts, validates and classifies. The builder is left empty.
   Result<Fabric> build();
@@ -59,6 +61,7 @@ class FabricBuilder {
   PortEntry& port_entry(NodeEntry& node, std::uint8_t number);
 
   std::string origin_;
+  std::vector<std::string> warnings_;
   std::unordered_map<Guid, NodeEntry> nodes_;
 };
 

@@ -1,0 +1,1 @@
+fabric show --link-speed 5xHDR tiers.csv

@@ -1,0 +1,1 @@
+fabric export fabrics/fat2_L8.ibnetdiscover.txt

@@ -1,0 +1,1 @@
+fabric show no-such-file.txt

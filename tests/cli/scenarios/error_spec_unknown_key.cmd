@@ -1,0 +1,1 @@
+fabric generate fat2:leaves=8,colour=blue

@@ -1,0 +1,1 @@
+fabric import bad/truncated.ibnetdiscover.txt

@@ -1,0 +1,1 @@
+fabric show bad/unknown-record.txt

@@ -1,0 +1,1 @@
+fabric export fabrics/fat3_small.ibnetdiscover.txt --format slurm-topology

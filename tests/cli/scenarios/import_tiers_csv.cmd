@@ -1,0 +1,1 @@
+fabric show --link-speed 4xNDR tiers.csv

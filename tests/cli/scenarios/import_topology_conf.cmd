@@ -1,0 +1,1 @@
+fabric show --link-speed 2xNDR topology.conf

@@ -1,0 +1,1 @@
+fabric show fabrics/fat2_L8.ibnetdiscover.txt

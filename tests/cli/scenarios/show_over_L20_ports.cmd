@@ -1,0 +1,1 @@
+fabric show fabrics/over_L20.ibnetdiscover-p.txt
