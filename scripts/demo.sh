@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The main job on the bundled example fabric: install, build, then import a real
+# ibnetdiscover dump, show its classification, export Slurm topology.conf and DOT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake --preset release
+cmake --build --preset release
+fp=build/release/cli/fabricplace
+out=build/demo
+mkdir -p "$out"
+run() { echo; echo "\$ $*"; "$@"; }
+run $fp fabric import etc/examples/cluster.ibnetdiscover.txt -o $out/fabric.json
+run $fp fabric show $out/fabric.json
+run $fp fabric export $out/fabric.json --format slurm-topology -o $out/topology.conf
+run cat $out/topology.conf
+run $fp fabric export $out/fabric.json --format dot -o $out/fabric.dot
+echo
+echo "Wrote $out/fabric.json (canonical JSON), $out/topology.conf (Slurm topology/tree), $out/fabric.dot (Graphviz)."

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs everything fabricplace needs to build and test on Debian 12 (as root, or with sudo).
+set -euo pipefail
+packages=(
+  # toolchain
+  g++ make cmake pkg-config binutils
+  # libraries
+  libcli11-dev nlohmann-json3-dev libboost-dev
+  libhwloc-dev                                   # FABRICPLACE_WITH_HWLOC
+  libibnetdisc-dev libibmad-dev libibumad-dev     # FABRICPLACE_WITH_IBNETDISC
+  libslurm-dev                                   # FABRICPLACE_WITH_SLURM (spank.h)
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: run as root (or install sudo)" >&2; exit 1; }
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${packages[@]}"

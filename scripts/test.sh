@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The full test suite: install, build (all optional dependencies ON, warnings as errors),
+# run every test; then build and test the core alone (IBNETDISC, HWLOC, SLURM all OFF) to
+# prove the layering keeps them out.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake --preset ci
+cmake --build --preset ci
+ctest --preset ci
+cmake --preset minimal
+cmake --build --preset minimal
+ctest --preset minimal
