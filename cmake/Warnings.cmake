@@ -4,7 +4,7 @@ target_compile_options(
   fabricplace_warnings
   INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
             -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual
-            -Wnull-dereference -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough)
+            -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough)
 option(FABRICPLACE_WARNINGS_AS_ERRORS "Treat warnings as errors" OFF)
 if(FABRICPLACE_WARNINGS_AS_ERRORS)
   target_compile_options(fabricplace_warnings INTERFACE -Werror)

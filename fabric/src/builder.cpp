@@ -56,6 +56,43 @@ const char* merge_port(PortRecord& into, const PortRecord& from) {
   return bad;
 }
 
+// Keys of `groups` in hostlist::natural_less order. Most host names are a prefix and a
+// number ("node0042"); those compare by a precomputed (value, width) when their prefixes
+// match, which is what natural_less would decide, without rescanning the strings.
+template <class Map>
+std::vector<std::string> natural_sorted_keys(const Map& groups) {
+  struct Key {
+    const std::string* name;
+    std::string_view prefix;
+    std::uint64_t value = 0;
+    std::size_t width = 0;
+    bool simple = false;
+  };
+  std::vector<Key> keys;
+  keys.reserve(groups.size());
+  for (const auto& [name, unused] : groups) {
+    Key k{&name, name};
+    const auto d = name.find_first_of("0123456789");
+    if (d != std::string::npos && name.size() - d <= 18 &&
+        name.find_first_not_of("0123456789", d) == std::string::npos) {
+      k.prefix = std::string_view(name).substr(0, d);
+      k.value = std::stoull(name.substr(d));
+      k.width = name.size() - d;
+      k.simple = true;
+    }
+    keys.push_back(k);
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.simple && b.simple && a.prefix == b.prefix)
+      return a.value != b.value ? a.value < b.value : a.width < b.width;
+    return hostlist::natural_less(*a.name, *b.name);
+  });
+  std::vector<std::string> out;
+  out.reserve(keys.size());
+  for (const Key& k : keys) out.push_back(*k.name);
+  return out;
+}
+
 }  // namespace
 
 std::string_view to_string(NodeType type) {
@@ -98,8 +135,10 @@ Result<void> FabricBuilder::add_node(const NodeRecord& node) {
 }
 
 FabricBuilder::PortEntry& FabricBuilder::port_entry(NodeEntry& node, std::uint8_t number) {
+  if (node.ports.size() <= number) node.ports.resize(number + 1u);
   auto& entry = node.ports[number];
   entry.rec.number = number;
+  entry.present = true;
   return entry;
 }
 
@@ -185,9 +224,10 @@ Result<Fabric> FabricBuilder::build() {
     auto& n = f.nodes_.back();
     if (n.type == NodeType::kSwitch) f.switches_.push_back(NodeId{i});
     if (n.type == NodeType::kCa) f.cas_.push_back(NodeId{i});
-    // A switch never reports fewer ports than it uses.
-    for (const auto& [num, pe] : order[i]->ports)
-      if (n.num_ports != 0 && num > n.num_ports)
+    // A node never reports fewer ports than it uses.
+    const auto& ports = order[i]->ports;
+    for (std::size_t num = std::size_t{n.num_ports} + 1; n.num_ports != 0 && num < ports.size(); ++num)
+      if (ports[num].present)
         return fail(ErrorCode::kReference, "node " + str::guid_hex(n.guid) + " (\"" +
                                                n.description + "\") has " +
                                                std::to_string(n.num_ports) + " ports but uses port " +
@@ -198,13 +238,9 @@ Result<Fabric> FabricBuilder::build() {
   f.port_begin_.reserve(order.size() + 1);
   for (std::uint32_t i = 0; i < order.size(); ++i) {
     f.port_begin_.push_back(static_cast<std::uint32_t>(f.ports_.size()));
-    std::vector<const PortEntry*> ps;
-    for (const auto& [num, pe] : order[i]->ports) ps.push_back(&pe);
-    std::sort(ps.begin(), ps.end(), [](const PortEntry* x, const PortEntry* y) {
-      return x->rec.number < y->rec.number;
-    });
-    for (const PortEntry* pe : ps) {
-      Port p{NodeId{i}, pe->rec, kNoLink};
+    for (const PortEntry& pe : order[i]->ports) {  // ascending port number
+      if (!pe.present) continue;
+      Port p{NodeId{i}, pe.rec, kNoLink};
       if (p.rec.guid == 0 && f.nodes_[i].type == NodeType::kSwitch) p.rec.guid = f.nodes_[i].guid;
       f.ports_.push_back(p);
     }
@@ -214,13 +250,13 @@ Result<Fabric> FabricBuilder::build() {
   // 3. Links, from their lower (GUID, port) end.
   auto find_port = [&](Guid guid, std::uint8_t number) -> PortId {
     const NodeId n = f.by_guid_.at(guid);
-    for (std::uint32_t p = f.port_begin_[idx(n)]; p < f.port_begin_[idx(n) + 1]; ++p)
-      if (f.ports_[p].rec.number == number) return PortId{p};
-    return PortId{kNone};
+    const auto b = f.ports_.begin() + f.port_begin_[idx(n)], e = f.ports_.begin() + f.port_begin_[idx(n) + 1];
+    const auto it = std::lower_bound(b, e, number, [](const Port& p, std::uint8_t v) { return p.rec.number < v; });
+    return PortId{static_cast<std::uint32_t>(it - f.ports_.begin())};
   };
   for (std::uint32_t i = 0; i < order.size(); ++i) {
     for (std::uint32_t p = f.port_begin_[i]; p < f.port_begin_[i + 1]; ++p) {
-      const PortEntry& pe = order[i]->ports.at(f.ports_[p].rec.number);
+      const PortEntry& pe = order[i]->ports[f.ports_[p].rec.number];
       if (!pe.linked) continue;
       const Guid self = f.nodes_[i].guid;
       if (std::pair(self, f.ports_[p].rec.number) > std::pair(pe.peer, pe.peer_port)) continue;
@@ -234,20 +270,17 @@ Result<Fabric> FabricBuilder::build() {
   nodes_.clear();
 
   // 4. Hosts: CAs grouped by hostname, natural order; each host's CAs by device name.
-  std::map<std::string, std::vector<NodeId>> groups;
+  std::unordered_map<std::string, std::vector<NodeId>> groups;
   for (NodeId ca : f.cas_) {
     const auto& desc = f.nodes_[idx(ca)].description;
     std::string host(split_ca_description(desc).first);
     if (host.empty()) host = "ca-" + str::guid_hex(f.nodes_[idx(ca)].guid).substr(2);
     groups[host].push_back(ca);
   }
-  std::vector<std::string> names;
-  names.reserve(groups.size());
-  for (const auto& [name, cas] : groups) names.push_back(name);
-  std::sort(names.begin(), names.end(), hostlist::natural_less);
+  std::vector<std::string> names = natural_sorted_keys(groups);
   f.node_host_.assign(f.nodes_.size(), kNoHost);
   for (const auto& name : names) {
-    Host h{name, std::move(groups[name])};
+    Host h{name, std::move(groups.at(name))};
     std::sort(h.hcas.begin(), h.hcas.end(), [&](NodeId x, NodeId y) {
       const auto dx = split_ca_description(f.nodes_[idx(x)].description).second;
       const auto dy = split_ca_description(f.nodes_[idx(y)].description).second;

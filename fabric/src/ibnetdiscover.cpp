@@ -47,23 +47,24 @@ Result<void> resolve_dump(const DumpRecords& records, const std::string& file,
   for (const DumpPort* p : by_line) {
     if (!p->has_peer) continue;
     const DumpNode& self = *nodes.at(p->node);
-    const std::string where = "port " + std::to_string(p->rec.number) + " of " + node_label(self);
+    // Spelled out only when there is something to report.
+    const auto where = [&] { return "port " + std::to_string(p->rec.number) + " of " + node_label(self); };
     const auto pn = nodes.find(p->peer);
     if (pn == nodes.end())
       return fail(ErrorCode::kReference,
-                  where + " links to node " + str::guid_hex(p->peer) +
+                  where() + " links to node " + str::guid_hex(p->peer) +
                       ", which the file never defines (truncated dump?)",
                   file, p->line);
     if (pn->second->rec.type != p->peer_type)
       return fail(ErrorCode::kReference,
-                  where + " names its peer " + node_label(*pn->second) + " as a " +
+                  where() + " names its peer " + node_label(*pn->second) + " as a " +
                       std::string(to_string(p->peer_type)) + ", but it is a " +
                       std::string(to_string(pn->second->rec.type)),
                   file, p->line);
     const auto pp = ports.find(PortKey{p->peer, p->peer_port});
     if (pp == ports.end() || !pp->second->has_peer)
       return fail(ErrorCode::kReference,
-                  where + " links to port " + std::to_string(p->peer_port) + " of " +
+                  where() + " links to port " + std::to_string(p->peer_port) + " of " +
                       node_label(*pn->second) + ", which does not link back (" +
                       (pp == ports.end() ? "that port is not listed; truncated dump?"
                                          : "listed as down at line " +
@@ -73,14 +74,14 @@ Result<void> resolve_dump(const DumpRecords& records, const std::string& file,
     const DumpPort& back = *pp->second;
     if (back.peer != p->node || back.peer_port != p->rec.number)
       return fail(ErrorCode::kReference,
-                  where + " links to port " + std::to_string(p->peer_port) + " of " +
+                  where() + " links to port " + std::to_string(p->peer_port) + " of " +
                       node_label(*pn->second) + ", but line " + std::to_string(back.line) +
                       " links that port to port " + std::to_string(back.peer_port) + " of " +
                       str::guid_hex(back.peer),
                   file, p->line);
     if (back.rate != p->rate)
       return fail(ErrorCode::kReference,
-                  where + " reports the link as " + p->rate.to_string() + " but line " +
+                  where() + " reports the link as " + p->rate.to_string() + " but line " +
                       std::to_string(back.line) + " reports it as " + back.rate.to_string(),
                   file, p->line);
   }

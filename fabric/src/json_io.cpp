@@ -68,32 +68,36 @@ std::string to_json(const Fabric& f) {
 
 namespace {
 
+// Error paths ("nodes[3].guid") are only spelled out when something is wrong: building them
+// for every field costs more than the parse.
 struct Reader {
   const std::string& file;
 
   std::unexpected<Error> bad(const std::string& path, const std::string& what) const {
     return fail(ErrorCode::kSyntax, path + ": " + what, file);
   }
-  Result<const json*> member(const json& obj, const std::string& path, const char* key,
-                             bool required = true) const {
+  template <class Path>
+  Result<const json*> member(const json& obj, Path&& path, const char* key, bool required = true) const {
     const auto it = obj.find(key);
     if (it == obj.end()) {
       if (!required) return nullptr;
-      return bad(path, std::string("missing \"") + key + "\"");
+      return bad(path(""), std::string("missing \"") + key + "\"");
     }
     return &*it;
   }
-  Result<std::uint64_t> hex(const json& v, const std::string& path) const {
-    if (!v.is_string()) return bad(path, "expected a hexadecimal string like \"0x2c9\"");
-    const auto s = v.get_ref<const std::string&>();
-    if (!s.starts_with("0x")) return bad(path, "expected a 0x-prefixed hexadecimal string");
+  template <class Path>
+  Result<std::uint64_t> hex(const json& v, Path&& path) const {
+    if (!v.is_string()) return bad(path(), "expected a hexadecimal string like \"0x2c9\"");
+    const auto& s = v.get_ref<const std::string&>();
+    if (!s.starts_with("0x")) return bad(path(), "expected a 0x-prefixed hexadecimal string");
     const auto h = str::parse_hex(s);
-    if (!h) return bad(path, "\"" + s + "\" is not a 64-bit hexadecimal number");
+    if (!h) return bad(path(), "\"" + s + "\" is not a 64-bit hexadecimal number");
     return *h;
   }
-  Result<std::uint64_t> uint(const json& v, const std::string& path, std::uint64_t max) const {
+  template <class Path>
+  Result<std::uint64_t> uint(const json& v, Path&& path, std::uint64_t max) const {
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max)
-      return bad(path, "expected an integer from 0 to " + std::to_string(max));
+      return bad(path(), "expected an integer from 0 to " + std::to_string(max));
     return v.get<std::uint64_t>();
   }
 };
@@ -119,35 +123,40 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
   }
   Reader rd{file};
   if (!doc.is_object()) return rd.bad("(top level)", "expected an object");
-  FP_TRY(format, rd.member(doc, "(top level)", "format"));
+  FP_TRY(format, rd.member(doc, [](auto) { return std::string("(top level)"); }, "format"));
   if (!format->is_string() || format->get<std::string>() != "fabricplace-fabric")
     return rd.bad("format", "expected \"fabricplace-fabric\"");
-  FP_TRY(version, rd.member(doc, "(top level)", "version"));
+  FP_TRY(version, rd.member(doc, [](auto) { return std::string("(top level)"); }, "version"));
   if (!version->is_number_integer() || version->get<int>() != kJsonVersion)
     return rd.bad("version", "this build reads version " + std::to_string(kJsonVersion) +
                                  ", got " + version->dump());
-  FP_TRY(origin, rd.member(doc, "(top level)", "origin", false));
+  FP_TRY(origin, rd.member(doc, [](auto) { return std::string("(top level)"); }, "origin", false));
   if (origin) {
     if (!origin->is_string()) return rd.bad("origin", "expected a string");
     builder.set_origin(origin->get<std::string>());
   }
-  FP_TRY(nodes, rd.member(doc, "(top level)", "nodes"));
+  FP_TRY(nodes, rd.member(doc, [](auto) { return std::string("(top level)"); }, "nodes"));
   if (!nodes->is_array()) return rd.bad("nodes", "expected an array");
   for (std::size_t i = 0; i < nodes->size(); ++i) {
     const json& jn = (*nodes)[i];
-    const std::string path = "nodes[" + std::to_string(i) + "]";
-    if (!jn.is_object()) return rd.bad(path, "expected an object");
+    // at("guid") -> "nodes[3].guid"; at("") -> "nodes[3]".
+    const auto at = [i](std::string_view field) {
+      std::string p = "nodes[" + std::to_string(i) + "]";
+      if (!field.empty()) p += "." + std::string(field);
+      return p;
+    };
+    if (!jn.is_object()) return rd.bad(at(""), "expected an object");
     for (const auto& [key, val] : jn.items()) {
       static const char* kKeys[] = {"guid", "type", "desc", "nports", "vendid", "devid",
                                     "sysimgguid", "lid", "lmc", "enhanced_port0", "ports"};
       if (std::none_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }))
-        return rd.bad(path, "unknown key \"" + key + "\"");
+        return rd.bad(at(""), "unknown key \"" + key + "\"");
     }
     NodeRecord n;
-    FP_TRY(guid, rd.member(jn, path, "guid"));
-    FP_TRY(g, rd.hex(*guid, path + ".guid"));
+    FP_TRY(guid, rd.member(jn, at, "guid"));
+    FP_TRY(g, rd.hex(*guid, [&] { return at("guid"); }));
     n.guid = g;
-    FP_TRY(type, rd.member(jn, path, "type"));
+    FP_TRY(type, rd.member(jn, at, "type"));
     const std::string t = type->is_string() ? type->get<std::string>() : "";
     if (t == "switch")
       n.type = NodeType::kSwitch;
@@ -156,90 +165,98 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
     else if (t == "router")
       n.type = NodeType::kRouter;
     else
-      return rd.bad(path + ".type", "expected \"switch\", \"ca\" or \"router\"");
-    FP_TRY(desc, rd.member(jn, path, "desc"));
-    if (!desc->is_string()) return rd.bad(path + ".desc", "expected a string");
+      return rd.bad(at("type"), "expected \"switch\", \"ca\" or \"router\"");
+    FP_TRY(desc, rd.member(jn, at, "desc"));
+    if (!desc->is_string()) return rd.bad(at("desc"), "expected a string");
     n.description = desc->get<std::string>();
-    FP_TRY(nports, rd.member(jn, path, "nports"));
-    FP_TRY(np, rd.uint(*nports, path + ".nports", 254));
+    FP_TRY(nports, rd.member(jn, at, "nports"));
+    FP_TRY(np, rd.uint(*nports, [&] { return at("nports"); }, 254));
     n.num_ports = static_cast<std::uint8_t>(np);
-    FP_TRY(vend, rd.member(jn, path, "vendid"));
-    FP_TRY(vv, rd.hex(*vend, path + ".vendid"));
+    FP_TRY(vend, rd.member(jn, at, "vendid"));
+    FP_TRY(vv, rd.hex(*vend, [&] { return at("vendid"); }));
     n.vendor_id = static_cast<std::uint32_t>(vv);
-    FP_TRY(dev, rd.member(jn, path, "devid"));
-    FP_TRY(dv, rd.hex(*dev, path + ".devid"));
+    FP_TRY(dev, rd.member(jn, at, "devid"));
+    FP_TRY(dv, rd.hex(*dev, [&] { return at("devid"); }));
     n.device_id = static_cast<std::uint32_t>(dv);
-    FP_TRY(sys, rd.member(jn, path, "sysimgguid"));
-    FP_TRY(sv, rd.hex(*sys, path + ".sysimgguid"));
+    FP_TRY(sys, rd.member(jn, at, "sysimgguid"));
+    FP_TRY(sv, rd.hex(*sys, [&] { return at("sysimgguid"); }));
     n.system_image_guid = sv;
     if (n.type == NodeType::kSwitch) {
-      FP_TRY(lid, rd.member(jn, path, "lid"));
-      FP_TRY(lv, rd.uint(*lid, path + ".lid", 65535));
+      FP_TRY(lid, rd.member(jn, at, "lid"));
+      FP_TRY(lv, rd.uint(*lid, [&] { return at("lid"); }, 65535));
       n.lid = static_cast<std::uint16_t>(lv);
-      FP_TRY(lmc, rd.member(jn, path, "lmc"));
-      FP_TRY(mv, rd.uint(*lmc, path + ".lmc", 7));
+      FP_TRY(lmc, rd.member(jn, at, "lmc"));
+      FP_TRY(mv, rd.uint(*lmc, [&] { return at("lmc"); }, 7));
       n.lmc = static_cast<std::uint8_t>(mv);
-      FP_TRY(enh, rd.member(jn, path, "enhanced_port0"));
-      if (!enh->is_boolean()) return rd.bad(path + ".enhanced_port0", "expected true or false");
+      FP_TRY(enh, rd.member(jn, at, "enhanced_port0"));
+      if (!enh->is_boolean()) return rd.bad(at("enhanced_port0"), "expected true or false");
       n.enhanced_port0 = enh->get<bool>();
     }
     if (builder.has_node(n.guid))
-      return fail(ErrorCode::kDuplicate, path + ": duplicate GUID " + str::guid_hex(n.guid), file);
-    if (auto r = builder.add_node(n); !r) return fail(r.error().code, path + ": " + r.error().message, file);
-    FP_TRY(ports, rd.member(jn, path, "ports"));
-    if (!ports->is_array()) return rd.bad(path + ".ports", "expected an array");
+      return fail(ErrorCode::kDuplicate, at("") + ": duplicate GUID " + str::guid_hex(n.guid), file);
+    if (auto r = builder.add_node(n); !r) return fail(r.error().code, at("") + ": " + r.error().message, file);
+    FP_TRY(ports, rd.member(jn, at, "ports"));
+    if (!ports->is_array()) return rd.bad(at("ports"), "expected an array");
     for (std::size_t k = 0; k < ports->size(); ++k) {
       const json& jp = (*ports)[k];
-      const std::string pp = path + ".ports[" + std::to_string(k) + "]";
+      const auto pat = [&at, k](std::string_view field) {
+        std::string p = at("ports[" + std::to_string(k) + "]");
+        if (!field.empty()) p += "." + std::string(field);
+        return p;
+      };
       PortRecord p;
       if (jp.is_number()) {
-        FP_TRY(num, rd.uint(jp, pp, 254));
+        FP_TRY(num, rd.uint(jp, [&] { return pat(""); }, 254));
         if (n.type != NodeType::kSwitch)
-          return rd.bad(pp, "a bare port number is only allowed on switches; expected {\"port\": N, \"guid\": ...}");
+          return rd.bad(pat(""), "a bare port number is only allowed on switches; expected {\"port\": N, \"guid\": ...}");
         p.number = static_cast<std::uint8_t>(num);
         p.guid = n.guid;
         p.lid = n.lid;
         p.lmc = n.lmc;
       } else if (jp.is_object()) {
-        FP_TRY(num, rd.member(jp, pp, "port"));
-        FP_TRY(nv, rd.uint(*num, pp + ".port", 254));
+        FP_TRY(num, rd.member(jp, pat, "port"));
+        FP_TRY(nv, rd.uint(*num, [&] { return pat("port"); }, 254));
         p.number = static_cast<std::uint8_t>(nv);
-        FP_TRY(pg, rd.member(jp, pp, "guid"));
-        FP_TRY(pgv, rd.hex(*pg, pp + ".guid"));
+        FP_TRY(pg, rd.member(jp, pat, "guid"));
+        FP_TRY(pgv, rd.hex(*pg, [&] { return pat("guid"); }));
         p.guid = pgv;
-        FP_TRY(plid, rd.member(jp, pp, "lid"));
-        FP_TRY(plv, rd.uint(*plid, pp + ".lid", 65535));
+        FP_TRY(plid, rd.member(jp, pat, "lid"));
+        FP_TRY(plv, rd.uint(*plid, [&] { return pat("lid"); }, 65535));
         p.lid = static_cast<std::uint16_t>(plv);
-        FP_TRY(plmc, rd.member(jp, pp, "lmc"));
-        FP_TRY(pmv, rd.uint(*plmc, pp + ".lmc", 7));
+        FP_TRY(plmc, rd.member(jp, pat, "lmc"));
+        FP_TRY(pmv, rd.uint(*plmc, [&] { return pat("lmc"); }, 7));
         p.lmc = static_cast<std::uint8_t>(pmv);
       } else {
-        return rd.bad(pp, "expected a port number or an object");
+        return rd.bad(pat(""), "expected a port number or an object");
       }
-      if (p.number == 0) return rd.bad(pp, "port numbers start at 1");
+      if (p.number == 0) return rd.bad(pat(""), "port numbers start at 1");
       if (auto r = builder.add_port(n.guid, p); !r)
-        return fail(r.error().code, pp + ": " + r.error().message, file);
+        return fail(r.error().code, pat("") + ": " + r.error().message, file);
     }
   }
-  FP_TRY(links, rd.member(doc, "(top level)", "links"));
+  FP_TRY(links, rd.member(doc, [](auto) { return std::string("(top level)"); }, "links"));
   if (!links->is_array()) return rd.bad("links", "expected an array");
   for (std::size_t i = 0; i < links->size(); ++i) {
     const json& jl = (*links)[i];
-    const std::string path = "links[" + std::to_string(i) + "]";
+    const auto lat = [i](int k) {
+      std::string p = "links[" + std::to_string(i) + "]";
+      if (k >= 0) p += "[" + std::to_string(k) + "]";
+      return p;
+    };
     if (!jl.is_array() || jl.size() != 5)
-      return rd.bad(path, "expected [\"0x<guid>\", port, \"0x<guid>\", port, \"<rate>\"]");
-    FP_TRY(ga, rd.hex(jl[0], path + "[0]"));
-    FP_TRY(pa, rd.uint(jl[1], path + "[1]", 254));
-    FP_TRY(gb, rd.hex(jl[2], path + "[2]"));
-    FP_TRY(pb, rd.uint(jl[3], path + "[3]", 254));
-    const auto rate = jl[4].is_string() ? parse_rate(jl[4].get<std::string>()) : std::nullopt;
-    if (!rate) return rd.bad(path + "[4]", "expected a link rate like \"4xHDR\"");
+      return rd.bad(lat(-1), "expected [\"0x<guid>\", port, \"0x<guid>\", port, \"<rate>\"]");
+    FP_TRY(ga, rd.hex(jl[0], [&] { return lat(0); }));
+    FP_TRY(pa, rd.uint(jl[1], [&] { return lat(1); }, 254));
+    FP_TRY(gb, rd.hex(jl[2], [&] { return lat(2); }));
+    FP_TRY(pb, rd.uint(jl[3], [&] { return lat(3); }, 254));
+    const auto rate = jl[4].is_string() ? parse_rate(jl[4].get_ref<const std::string&>()) : std::nullopt;
+    if (!rate) return rd.bad(lat(4), "expected a link rate like \"4xHDR\"");
     auto have_port = [&](Guid g, std::uint64_t port) {
       return builder.has_node(g) && port >= 1;
     };
     if (!have_port(ga, pa) || !have_port(gb, pb))
       return fail(ErrorCode::kReference,
-                  path + ": links " + str::guid_hex(ga) + "[" + std::to_string(pa) + "] and " +
+                  lat(-1) + ": links " + str::guid_hex(ga) + "[" + std::to_string(pa) + "] and " +
                       str::guid_hex(gb) + "[" + std::to_string(pb) + "], but " +
                       (builder.has_node(ga) && builder.has_node(gb) ? "port 0 has no link"
                                                                     : "that node is not in \"nodes\""),
@@ -247,7 +264,7 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
     if (auto r = builder.add_link(ga, static_cast<std::uint8_t>(pa), gb,
                                   static_cast<std::uint8_t>(pb), *rate);
         !r)
-      return fail(r.error().code, path + ": " + r.error().message, file);
+      return fail(r.error().code, lat(-1) + ": " + r.error().message, file);
   }
   for (const auto& [key, val] : doc.items())
     if (key != "format" && key != "version" && key != "origin" && key != "nodes" && key != "links")

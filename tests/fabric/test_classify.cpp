@@ -157,3 +157,20 @@ TEST(Classify, SwitchNamesAreUniqueAndSlurmSafe) {
   EXPECT_EQ(n[2], "Quantum_Mellanox_Technologies");
   EXPECT_EQ(n[3], "sw-0000000000abc004");
 }
+
+TEST(Hosts, AreInNaturalOrderWhateverTheirNames) {
+  // Mixed shapes: the fast path (prefix + number) and the general comparison must agree.
+  FabricBuilder b;
+  Guid g = 0x100;
+  for (const char* h : {"node10", "node9", "node009", "gpu-a2", "gpu-a10", "node", "n1x", "n01x", "node0100", "zeta"}) {
+    ASSERT_TRUE(b.add_node(NodeRecord{g, NodeType::kCa, std::string(h) + " mlx5_0", 1}));
+    g += 2;
+  }
+  auto f = b.build();
+  ASSERT_TRUE(f);
+  test::expect_valid(*f);  // check() verifies natural order of hosts
+  std::vector<std::string> names;
+  for (const auto& h : f->hosts()) names.push_back(h.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"gpu-a2", "gpu-a10", "n1x", "n01x", "node", "node9", "node009", "node10",
+                                             "node0100", "zeta"}));
+}

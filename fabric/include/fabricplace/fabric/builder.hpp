@@ -53,10 +53,11 @@ class FabricBuilder {
     std::uint8_t peer_port = 0;
     LinkRate rate;
     bool linked = false;
+    bool present = false;
   };
   struct NodeEntry {
     NodeRecord rec;
-    std::unordered_map<std::uint8_t, PortEntry> ports;
+    std::vector<PortEntry> ports;  // indexed by port number; `present` marks real ones
   };
   PortEntry& port_entry(NodeEntry& node, std::uint8_t number);
 
