@@ -13,15 +13,7 @@ using namespace fabricplace;
 using namespace fabricplace::fabric;
 
 namespace {
-Fabric gen(const std::string& spec) {
-  auto f = generate(spec);
-  if (!f) {
-    ADD_FAILURE() << f.error().to_string();
-    std::abort();
-  }
-  test::expect_valid(*f);
-  return std::move(*f);
-}
+Fabric gen(const std::string& spec) { return test::gen(spec); }
 }  // namespace
 
 TEST(Classify, OversubscriptionIsHostBandwidthOverUplinkBandwidth) {

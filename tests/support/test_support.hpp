@@ -8,6 +8,7 @@
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/fabric/fabric.hpp"
 #include "fabricplace/fabric/sources.hpp"
+#include "fabricplace/fabric/spec.hpp"
 
 namespace fabricplace::test {
 
@@ -26,6 +27,17 @@ inline fabric::Fabric load(const std::string& source, const fabric::SourceOption
   auto f = fabric::load_fabric(source, o);
   if (!f) {
     ADD_FAILURE() << "loading " << source << ": " << f.error().to_string();
+    std::abort();
+  }
+  expect_valid(*f);
+  return std::move(*f);
+}
+
+/// Generates a fabric from a spec; a failure fails the test with the error text.
+inline fabric::Fabric gen(const std::string& spec) {
+  auto f = fabric::generate(spec);
+  if (!f) {
+    ADD_FAILURE() << spec << ": " << f.error().to_string();
     std::abort();
   }
   expect_valid(*f);
