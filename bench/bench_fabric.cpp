@@ -39,7 +39,8 @@ const std::string& json_text(int hosts) {
 void BM_ImportDump(benchmark::State& state) {
   const int hosts = static_cast<int>(state.range(0));
   const std::string& text = dump_text(hosts);
-  const auto path = std::filesystem::temp_directory_path() / ("fabricplace-bench-" + std::to_string(hosts) + ".txt");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("fabricplace-bench-" + std::to_string(hosts) + ".txt");
   (void)fabricplace::write_file_atomic(path.string(), text);
   for (auto _ : state) {
     auto f = fp::load_fabric(path.string());
@@ -73,7 +74,8 @@ void BM_WriteJson(benchmark::State& state) {
 BENCHMARK(BM_WriteJson)->Arg(16384)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 void BM_Generate(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(fp::generate(spec_for(static_cast<int>(state.range(0)))));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(fp::generate(spec_for(static_cast<int>(state.range(0)))));
 }
 BENCHMARK(BM_Generate)->Arg(16384)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 

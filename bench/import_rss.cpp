@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &after);
   std::printf("hosts=%zu switches=%zu links=%zu seconds=%.3f peak_rss_MB=%.1f start_rss_MB=%.1f\n",
               f->num_hosts(), f->switches().size(), f->num_links(),
-              std::chrono::duration<double>(t1 - t0).count(), static_cast<double>(after.ru_maxrss) / 1024.0,
+              std::chrono::duration<double>(t1 - t0).count(),
+              static_cast<double>(after.ru_maxrss) / 1024.0,
               static_cast<double>(before.ru_maxrss) / 1024.0);
   return 0;
 }

@@ -70,8 +70,9 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
     auto in = std::make_shared<InputOpts>();
     auto out = std::make_shared<std::string>("-");
     auto* cmd = fabric->add_subcommand(
-        "import", "read ibnetdiscover dumps (several: one per rail plane, merged by GUID), "
-                  "topology.conf, tiers CSV or JSON; write canonical JSON");
+        "import",
+        "read ibnetdiscover dumps (several: one per rail plane, merged by GUID), "
+        "topology.conf, tiers CSV or JSON; write canonical JSON");
     in->add(cmd, "input files (or a spec)");
     cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
     cmd->callback([&run, in, out] {
@@ -86,8 +87,10 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
   {  // generate
     auto spec = std::make_shared<std::string>();
     auto out = std::make_shared<std::string>("-");
-    auto* cmd = fabric->add_subcommand("generate", "build a synthetic fabric from a spec; write canonical JSON");
-    cmd->add_option("spec", *spec, "e.g. fat2:leaves=8,down=20,up=20 (see docs/synthetic-specs.md)")->required();
+    auto* cmd = fabric->add_subcommand(
+        "generate", "build a synthetic fabric from a spec; write canonical JSON");
+    cmd->add_option("spec", *spec, "e.g. fat2:leaves=8,down=20,up=20 (see docs/synthetic-specs.md)")
+        ->required();
     cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
     cmd->footer("Spec keys and defaults:\n" + spec_help());
     cmd->callback([&run, spec, out] {
@@ -101,7 +104,8 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
   {  // show
     auto in = std::make_shared<InputOpts>();
     auto json = std::make_shared<bool>(false);
-    auto* cmd = fabric->add_subcommand("show", "classification: levels, pods, rails, oversubscription, degraded links, warnings");
+    auto* cmd = fabric->add_subcommand(
+        "show", "classification: levels, pods, rails, oversubscription, degraded links, warnings");
     in->add(cmd, "fabric: dump(s), JSON, topology.conf, tiers CSV or spec");
     cmd->add_flag("--json", *json, "machine-readable output");
     cmd->callback([&run, in, json] {
@@ -117,7 +121,9 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
     auto in = std::make_shared<InputOpts>();
     auto format = std::make_shared<std::string>();
     auto out = std::make_shared<std::string>("-");
-    auto* cmd = fabric->add_subcommand("export", "write the fabric as Slurm topology.conf, DOT, JSON, an ibsim net file or an ibnetdiscover dump");
+    auto* cmd = fabric->add_subcommand("export",
+                                       "write the fabric as Slurm topology.conf, DOT, JSON, an "
+                                       "ibsim net file or an ibnetdiscover dump");
     in->add(cmd, "fabric: dump(s), JSON, topology.conf, tiers CSV or spec");
     cmd->add_option("--format", *format, "slurm-topology | dot | json | ibsim-net | ibnetdiscover")
         ->required()

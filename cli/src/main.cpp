@@ -5,8 +5,9 @@
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"fabricplace: topology-aware placement and rank ordering for InfiniBand GPU clusters",
-               "fabricplace"};
+  CLI::App app{
+      "fabricplace: topology-aware placement and rank ordering for InfiniBand GPU clusters",
+      "fabricplace"};
   app.set_version_flag("--version", std::string(FABRICPLACE_VERSION));
   app.require_subcommand(1);
   fabricplace::cli::RunFn run;

@@ -54,8 +54,8 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
   std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0)
-    return fail(ErrorCode::kIo, std::string("cannot create a temporary file next to it: ") +
-                                    std::strerror(errno),
+    return fail(ErrorCode::kIo,
+                std::string("cannot create a temporary file next to it: ") + std::strerror(errno),
                 path);
   auto cleanup = [&](const std::string& what) {
     const std::string msg = what + ": " + std::strerror(errno);

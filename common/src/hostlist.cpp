@@ -20,10 +20,11 @@ struct Range {
 };
 
 Error syntax(std::string_view expr, std::size_t col, const std::string& what) {
-  return Error{ErrorCode::kSyntax,
-               "hostlist \"" + std::string(expr) + "\", column " + std::to_string(col + 1) +
-                   ": " + what,
-               {}, 0};
+  return Error{
+      ErrorCode::kSyntax,
+      "hostlist \"" + std::string(expr) + "\", column " + std::to_string(col + 1) + ": " + what,
+      {},
+      0};
 }
 
 // Parses "1-3,07,10-12" (the inside of one bracket) starting at column `base`.
@@ -68,7 +69,8 @@ Result<std::vector<std::string>> expand(std::string_view expr) {
   std::size_t open_at = 0;
   for (std::size_t i = 0; i <= expr.size(); ++i) {
     const char c = i < expr.size() ? expr[i] : ',';
-    if (i == expr.size() && depth > 0) return std::unexpected(syntax(expr, open_at, "'[' without ']'"));
+    if (i == expr.size() && depth > 0)
+      return std::unexpected(syntax(expr, open_at, "'[' without ']'"));
     if (c == '[') {
       if (depth++ > 0) return std::unexpected(syntax(expr, i, "nested '['"));
       open_at = i;
@@ -87,15 +89,15 @@ Result<std::vector<std::string>> expand(std::string_view expr) {
     std::size_t j = 0;
     while (j < term.size()) {
       const auto open = term.find('[', j);
-      const std::string_view lit = term.substr(j, open == std::string_view::npos ? term.npos
-                                                                                 : open - j);
+      const std::string_view lit =
+          term.substr(j, open == std::string_view::npos ? term.npos : open - j);
       for (auto& n : names) n.append(lit);
       if (open == std::string_view::npos) break;
       const auto close = term.find(']', open);
       if (close == std::string_view::npos)
         return std::unexpected(syntax(expr, term_start + open, "'[' without ']'"));
-      auto ranges = parse_ranges(expr, term.substr(open + 1, close - open - 1),
-                                 term_start + open + 1);
+      auto ranges =
+          parse_ranges(expr, term.substr(open + 1, close - open - 1), term_start + open + 1);
       if (!ranges) return std::unexpected(ranges.error());
       std::uint64_t count = 0;
       for (const auto& r : *ranges) count += r.hi - r.lo + 1;

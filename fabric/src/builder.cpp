@@ -97,9 +97,12 @@ std::vector<std::string> natural_sorted_keys(const Map& groups) {
 
 std::string_view to_string(NodeType type) {
   switch (type) {
-    case NodeType::kSwitch: return "switch";
-    case NodeType::kCa: return "ca";
-    case NodeType::kRouter: return "router";
+    case NodeType::kSwitch:
+      return "switch";
+    case NodeType::kCa:
+      return "ca";
+    case NodeType::kRouter:
+      return "router";
   }
   return "?";
 }
@@ -145,8 +148,8 @@ FabricBuilder::PortEntry& FabricBuilder::port_entry(NodeEntry& node, std::uint8_
 Result<void> FabricBuilder::add_port(Guid node, const PortRecord& port) {
   const auto it = nodes_.find(node);
   if (it == nodes_.end())
-    return fail(ErrorCode::kReference, "port " + describe(node, port.number) +
-                                           " belongs to no known node");
+    return fail(ErrorCode::kReference,
+                "port " + describe(node, port.number) + " belongs to no known node");
   auto& entry = port_entry(it->second, port.number);
   if (const char* field = merge_port(entry.rec, port))
     return fail(ErrorCode::kDuplicate,
@@ -174,9 +177,9 @@ Result<void> FabricBuilder::add_link(Guid a, std::uint8_t pa, Guid b, std::uint8
                                              describe(nodes_, e.peer, e.peer_port) + " and to " +
                                              describe(nodes_, peer, pp));
     if (e.rate != rate)
-      return fail(ErrorCode::kReference, "link " + describe(self, sp) + " - " +
-                                             describe(peer, pp) + " reported as " +
-                                             e.rate.to_string() + " and as " + rate.to_string());
+      return fail(ErrorCode::kReference, "link " + describe(self, sp) + " - " + describe(peer, pp) +
+                                             " reported as " + e.rate.to_string() + " and as " +
+                                             rate.to_string());
     return {};
   };
   if (auto r = check(ea, a, pa, b, pb); !r) return r;
@@ -226,12 +229,13 @@ Result<Fabric> FabricBuilder::build() {
     if (n.type == NodeType::kCa) f.cas_.push_back(NodeId{i});
     // A node never reports fewer ports than it uses.
     const auto& ports = order[i]->ports;
-    for (std::size_t num = std::size_t{n.num_ports} + 1; n.num_ports != 0 && num < ports.size(); ++num)
+    for (std::size_t num = std::size_t{n.num_ports} + 1; n.num_ports != 0 && num < ports.size();
+         ++num)
       if (ports[num].present)
         return fail(ErrorCode::kReference, "node " + str::guid_hex(n.guid) + " (\"" +
                                                n.description + "\") has " +
-                                               std::to_string(n.num_ports) + " ports but uses port " +
-                                               std::to_string(num));
+                                               std::to_string(n.num_ports) +
+                                               " ports but uses port " + std::to_string(num));
   }
 
   // 2. Ports (CSR by node, then by number).
@@ -250,8 +254,10 @@ Result<Fabric> FabricBuilder::build() {
   // 3. Links, from their lower (GUID, port) end.
   auto find_port = [&](Guid guid, std::uint8_t number) -> PortId {
     const NodeId n = f.by_guid_.at(guid);
-    const auto b = f.ports_.begin() + f.port_begin_[idx(n)], e = f.ports_.begin() + f.port_begin_[idx(n) + 1];
-    const auto it = std::lower_bound(b, e, number, [](const Port& p, std::uint8_t v) { return p.rec.number < v; });
+    const auto b = f.ports_.begin() + f.port_begin_[idx(n)],
+               e = f.ports_.begin() + f.port_begin_[idx(n) + 1];
+    const auto it = std::lower_bound(
+        b, e, number, [](const Port& p, std::uint8_t v) { return p.rec.number < v; });
     return PortId{static_cast<std::uint32_t>(it - f.ports_.begin())};
   };
   for (std::uint32_t i = 0; i < order.size(); ++i) {

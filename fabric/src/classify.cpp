@@ -128,8 +128,8 @@ void classify(const Fabric& f, Topology& t) {
     t.max_level = std::max(t.max_level, t.level[idx(s)]);
     if (t.level[idx(s)] == 1) t.leaves.push_back(s);
     if (t.level[idx(s)] == 0)
-      t.warnings.push_back("switch " + t.switch_name[idx(s)] + " (" + str::guid_hex(f.node(s).guid) +
-                           ") has no path to any HCA");
+      t.warnings.push_back("switch " + t.switch_name[idx(s)] + " (" +
+                           str::guid_hex(f.node(s).guid) + ") has no path to any HCA");
   }
 
   // 2. Leaves of CAs and hosts.
@@ -154,7 +154,8 @@ void classify(const Fabric& f, Topology& t) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
     if (v.size() > 1) t.rail_optimised = true;
-    if (v.empty()) t.warnings.push_back("host " + f.host(HostId{h}).name + " reaches no leaf switch");
+    if (v.empty())
+      t.warnings.push_back("host " + f.host(HostId{h}).name + " reaches no leaf switch");
   }
 
   // 3. Pods. Rail-optimised: leaves joined by the hosts that span them (rail groups).
@@ -206,7 +207,8 @@ void classify(const Fabric& f, Topology& t) {
     const auto& v = t.host_leaves[h];
     if (v.empty()) continue;
     const auto pod = t.node_pod[idx(v.front())];
-    bool same = std::all_of(v.begin(), v.end(), [&](NodeId l) { return t.node_pod[idx(l)] == pod; });
+    bool same =
+        std::all_of(v.begin(), v.end(), [&](NodeId l) { return t.node_pod[idx(l)] == pod; });
     if (!same) {
       t.warnings.push_back("host " + f.host(HostId{h}).name + " spans several pods");
       continue;
@@ -218,7 +220,8 @@ void classify(const Fabric& f, Topology& t) {
   // 4. Rails (rail-optimised only): rail k = device k in natural order of device names.
   if (t.rail_optimised) {
     std::set<std::string, decltype(&hostlist::natural_less)> devices(hostlist::natural_less);
-    for (NodeId ca : f.cas()) devices.insert(std::string(split_ca_description(f.node(ca).description).second));
+    for (NodeId ca : f.cas())
+      devices.insert(std::string(split_ca_description(f.node(ca).description).second));
     std::map<std::string, std::uint32_t> rail_of_device;
     for (const auto& d : devices) {
       rail_of_device.emplace(d, static_cast<std::uint32_t>(t.rails.size()));
@@ -228,7 +231,8 @@ void classify(const Fabric& f, Topology& t) {
       std::map<std::uint32_t, int> votes;
       for_each_peer(f, leaf, [&](NodeId peer, const Link&) {
         if (is_ca(peer))
-          ++votes[rail_of_device.at(std::string(split_ca_description(f.node(peer).description).second))];
+          ++votes[rail_of_device.at(
+              std::string(split_ca_description(f.node(peer).description).second))];
       });
       if (votes.empty()) continue;
       auto best = std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
@@ -259,13 +263,14 @@ void classify(const Fabric& f, Topology& t) {
       }
     });
     st.hosts = static_cast<std::uint32_t>(hosts.size());
-    st.oversubscription = st.up_gbps > 0 ? st.down_gbps / st.up_gbps
-                                         : std::numeric_limits<double>::infinity();
+    st.oversubscription =
+        st.up_gbps > 0 ? st.down_gbps / st.up_gbps : std::numeric_limits<double>::infinity();
     t.leaf_stats.push_back(st);
   }
 
   // 6. Degraded links: active width or speed below the tier's nominal (most common) value.
-  std::map<std::pair<int, int>, std::pair<std::map<LinkWidth, int>, std::map<LinkSpeed, int>>> tally;
+  std::map<std::pair<int, int>, std::pair<std::map<LinkWidth, int>, std::map<LinkSpeed, int>>>
+      tally;
   auto tier_of = [&](const Link& l) {
     const int a = t.level[idx(l.node_a)], b = t.level[idx(l.node_b)];
     return std::pair(std::min(a, b), std::max(a, b));
@@ -324,7 +329,8 @@ void classify(const Fabric& f, Topology& t) {
     if (inserted) ++t.num_components;
     t.node_component[i] = it->second;
   }
-  std::map<std::vector<std::uint32_t>, std::pair<int, std::uint32_t>> sets;  // set -> (count, first host)
+  std::map<std::vector<std::uint32_t>, std::pair<int, std::uint32_t>>
+      sets;  // set -> (count, first host)
   std::vector<std::vector<std::uint32_t>> host_sets(f.num_hosts());
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
     auto& s = host_sets[h];

@@ -38,7 +38,9 @@ std::uint16_t far_lid(const Fabric& f, PortId pid) {
   return pn.type == NodeType::kSwitch ? pn.lid : pp.rec.lid;
 }
 
-char id_letter(NodeType t) { return t == NodeType::kSwitch ? 'S' : t == NodeType::kCa ? 'H' : 'R'; }
+char id_letter(NodeType t) {
+  return t == NodeType::kSwitch ? 'S' : t == NodeType::kCa ? 'H' : 'R';
+}
 
 }  // namespace
 
@@ -85,7 +87,8 @@ std::string to_ibsim_net(const Fabric& f) {
   out += "# ibsim net file written by fabricplace from: " + f.origin() + "\n";
   out += "# start with: ibsim -N " + std::to_string(sz.nodes) + " -S " +
          std::to_string(sz.switches) + " -P " + std::to_string(sz.ports) + " <this file>\n";
-  out += "# Port rates come from the '# ... lid N <rate>' comments (ibsim >= 0.10; NDR needs 0.12).\n";
+  out +=
+      "# Port rates come from the '# ... lid N <rate>' comments (ibsim >= 0.10; NDR needs 0.12).\n";
 
   // The first HCA first, so that ibsim's default SIM_HOST is a compute node.
   std::vector<NodeId> order;
@@ -99,9 +102,13 @@ std::string to_ibsim_net(const Fabric& f) {
     out += "devid=" + str::hex(r.device_id) + "\n";
     if (r.system_image_guid != 0 && r.system_image_guid != r.guid)
       out += "sysimgguid=" + str::guid_hex(r.system_image_guid) + "\n";
-    const char* guid_key = r.type == NodeType::kSwitch ? "switchguid=" : r.type == NodeType::kCa ? "caguid=" : "rtguid=";
+    const char* guid_key = r.type == NodeType::kSwitch ? "switchguid="
+                           : r.type == NodeType::kCa   ? "caguid="
+                                                       : "rtguid=";
     out += guid_key + str::guid_hex(r.guid) + "\n";
-    const char* kind = r.type == NodeType::kSwitch ? "Switch" : r.type == NodeType::kCa ? "Ca" : "Rt";
+    const char* kind = r.type == NodeType::kSwitch ? "Switch"
+                       : r.type == NodeType::kCa   ? "Ca"
+                                                   : "Rt";
     out += std::string(kind) + " " + std::to_string(port_count(f, n)) + " \"" + id[idx(n)] +
            "\" # \"" + clean(r.description) + "\"";
     if (r.type == NodeType::kSwitch)
@@ -116,8 +123,8 @@ std::string to_ibsim_net(const Fabric& f) {
       const PortId peer = f.peer_port(pid);
       const NodeId pn = f.port(peer).node;
       out += "[" + std::to_string(ports[k].rec.number) + "]\t\"" + id[idx(pn)] + "\"[" +
-             std::to_string(f.port(peer).rec.number) + "]\t\t# \"" +
-             clean(f.node(pn).description) + "\" lid " + std::to_string(far_lid(f, pid)) + " " +
+             std::to_string(f.port(peer).rec.number) + "]\t\t# \"" + clean(f.node(pn).description) +
+             "\" lid " + std::to_string(far_lid(f, pid)) + " " +
              f.link(ports[k].link).rate.to_string() + "\n";
     }
   }
@@ -139,9 +146,9 @@ std::string to_ibnetdiscover(const Fabric& f) {
       if (type == NodeType::kSwitch) {
         const Guid pg = ports.empty() ? r.guid : ports.front().rec.guid;
         out += "switchguid=" + str::hex(r.guid) + "(" + hexplain(pg) + ")\n";
-        out += "Switch\t" + std::to_string(port_count(f, n)) + " \"S-" + hex16(r.guid) + "\"\t\t# \"" +
-               r.description + "\" " + (r.enhanced_port0 ? "enhanced" : "base") + " port 0 lid " +
-               std::to_string(r.lid) + " lmc " + std::to_string(r.lmc) + "\n";
+        out += "Switch\t" + std::to_string(port_count(f, n)) + " \"S-" + hex16(r.guid) +
+               "\"\t\t# \"" + r.description + "\" " + (r.enhanced_port0 ? "enhanced" : "base") +
+               " port 0 lid " + std::to_string(r.lid) + " lmc " + std::to_string(r.lmc) + "\n";
       } else {
         out += std::string(type == NodeType::kCa ? "caguid=" : "rtguid=") + str::hex(r.guid) + "\n";
         out += std::string(type == NodeType::kCa ? "Ca" : "Rt") + "\t" +
@@ -160,9 +167,11 @@ std::string to_ibnetdiscover(const Fabric& f) {
         if (type == NodeType::kSwitch) {
           out += "[" + std::to_string(ports[k].rec.number) + "]\t" + far;
           if (pr.type != NodeType::kSwitch) out += "(" + hexplain(peer.rec.guid) + ") ";
-          out += "\t\t# \"" + pr.description + "\" lid " + std::to_string(far_lid(f, pid)) + " " + rate + "\n";
+          out += "\t\t# \"" + pr.description + "\" lid " + std::to_string(far_lid(f, pid)) + " " +
+                 rate + "\n";
         } else {
-          out += "[" + std::to_string(ports[k].rec.number) + "](" + hexplain(ports[k].rec.guid) + ") \t" + far;
+          out += "[" + std::to_string(ports[k].rec.number) + "](" + hexplain(ports[k].rec.guid) +
+                 ") \t" + far;
           if (pr.type != NodeType::kSwitch) out += " (" + hexplain(peer.rec.guid) + ") ";
           out += "\t\t# lid " + std::to_string(ports[k].rec.lid) + " lmc " +
                  std::to_string(ports[k].rec.lmc) + " \"" + pr.description + "\" lid " +
@@ -204,8 +213,10 @@ std::string to_dot(const Fabric& f) {
       if (auto it = leaf_index.find(s); it != leaf_index.end()) {
         char buf[48];
         const double o = t.leaf_stats[it->second].oversubscription;
-        if (o == o && o < 1e300) std::snprintf(buf, sizeof buf, "\\n%.2f:1", o);
-        else std::snprintf(buf, sizeof buf, "\\nno uplink");
+        if (o == o && o < 1e300)
+          std::snprintf(buf, sizeof buf, "\\n%.2f:1", o);
+        else
+          std::snprintf(buf, sizeof buf, "\\nno uplink");
         extra = buf;
       }
       out += "    " + q(label[idx(s)]) + " [fillcolor=\"" + kColour[std::min<int>(lv, 5)] +
@@ -214,7 +225,8 @@ std::string to_dot(const Fabric& f) {
     out += "  }\n";
   }
   out += "  { rank=same;\n";
-  for (const Host& h : f.hosts()) out += "    " + q(h.name) + " [shape=ellipse, fillcolor=\"#ffffff\"];\n";
+  for (const Host& h : f.hosts())
+    out += "    " + q(h.name) + " [shape=ellipse, fillcolor=\"#ffffff\"];\n";
   out += "  }\n";
   // Edges folded per (endpoint pair, rate, degraded).
   std::set<std::uint32_t> degraded;
@@ -225,7 +237,8 @@ std::string to_dot(const Fabric& f) {
     const Link& k = f.link(LinkId{l});
     auto a = label[idx(k.node_a)], b = label[idx(k.node_b)];
     const bool a_up = f.node(k.node_a).type == NodeType::kSwitch &&
-                      (f.node(k.node_b).type != NodeType::kSwitch || t.level[idx(k.node_a)] > t.level[idx(k.node_b)]);
+                      (f.node(k.node_b).type != NodeType::kSwitch ||
+                       t.level[idx(k.node_a)] > t.level[idx(k.node_b)]);
     if (a_up) std::swap(a, b);  // lower end first
     auto key = std::tuple(a, b, k.rate.to_string(), degraded.contains(l));
     if (edges[key]++ == 0) order.push_back(key);
@@ -233,7 +246,8 @@ std::string to_dot(const Fabric& f) {
   for (const auto& key : order) {
     const auto& [a, b, rate, bad] = key;
     const int n = edges[key];
-    out += "  " + q(a) + " -- " + q(b) + " [label=\"" + (n > 1 ? std::to_string(n) + " x " : "") + rate + "\"";
+    out += "  " + q(a) + " -- " + q(b) + " [label=\"" + (n > 1 ? std::to_string(n) + " x " : "") +
+           rate + "\"";
     if (bad) out += ", color=\"#e31a1c\", fontcolor=\"#e31a1c\", penwidth=2";
     out += "];\n";
   }

@@ -55,7 +55,8 @@ std::vector<std::string> Fabric::check() const {
     if (i > 0 && nodes_[i - 1].guid >= nodes_[i].guid)
       err("nodes not strictly sorted by GUID at " + std::to_string(i));
     const auto it = by_guid_.find(nodes_[i].guid);
-    if (it == by_guid_.end() || it->second != NodeId{i}) err("GUID index wrong for node " + std::to_string(i));
+    if (it == by_guid_.end() || it->second != NodeId{i})
+      err("GUID index wrong for node " + std::to_string(i));
   }
   if (by_guid_.size() != n) err("GUID index has stale entries");
 
@@ -92,7 +93,8 @@ std::vector<std::string> Fabric::check() const {
   }
   for (std::uint32_t p = 0; p < ports_.size(); ++p) {
     if (uses[p] > 1) err("port " + std::to_string(p) + " in several links");
-    if ((uses[p] == 1) != (ports_[p].link != kNoLink)) err("port " + std::to_string(p) + " link flag wrong");
+    if ((uses[p] == 1) != (ports_[p].link != kNoLink))
+      err("port " + std::to_string(p) + " link flag wrong");
   }
 
   // Hosts: natural order, each CA in exactly one host, named after its description.

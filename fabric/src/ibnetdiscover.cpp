@@ -48,7 +48,9 @@ Result<void> resolve_dump(const DumpRecords& records, const std::string& file,
     if (!p->has_peer) continue;
     const DumpNode& self = *nodes.at(p->node);
     // Spelled out only when there is something to report.
-    const auto where = [&] { return "port " + std::to_string(p->rec.number) + " of " + node_label(self); };
+    const auto where = [&] {
+      return "port " + std::to_string(p->rec.number) + " of " + node_label(self);
+    };
     const auto pn = nodes.find(p->peer);
     if (pn == nodes.end())
       return fail(ErrorCode::kReference,
@@ -63,14 +65,14 @@ Result<void> resolve_dump(const DumpRecords& records, const std::string& file,
                   file, p->line);
     const auto pp = ports.find(PortKey{p->peer, p->peer_port});
     if (pp == ports.end() || !pp->second->has_peer)
-      return fail(ErrorCode::kReference,
-                  where() + " links to port " + std::to_string(p->peer_port) + " of " +
-                      node_label(*pn->second) + ", which does not link back (" +
-                      (pp == ports.end() ? "that port is not listed; truncated dump?"
-                                         : "listed as down at line " +
-                                               std::to_string(pp->second->line)) +
-                      ")",
-                  file, p->line);
+      return fail(
+          ErrorCode::kReference,
+          where() + " links to port " + std::to_string(p->peer_port) + " of " +
+              node_label(*pn->second) + ", which does not link back (" +
+              (pp == ports.end() ? "that port is not listed; truncated dump?"
+                                 : "listed as down at line " + std::to_string(pp->second->line)) +
+              ")",
+          file, p->line);
     const DumpPort& back = *pp->second;
     if (back.peer != p->node || back.peer_port != p->rec.number)
       return fail(ErrorCode::kReference,
@@ -99,8 +101,8 @@ Result<void> resolve_dump(const DumpRecords& records, const std::string& file,
     if (auto r = at_line(builder.add_port(p.node, p.rec), p.line); !r) return r;
   for (const auto& p : records.ports)
     if (p.has_peer && std::pair(p.node, p.rec.number) < std::pair(p.peer, p.peer_port))
-      if (auto r = at_line(builder.add_link(p.node, p.rec.number, p.peer, p.peer_port, p.rate),
-                           p.line);
+      if (auto r =
+              at_line(builder.add_link(p.node, p.rec.number, p.peer, p.peer_port, p.rate), p.line);
           !r)
         return r;
   return {};
@@ -229,8 +231,10 @@ Result<std::string> quoted_description(Cursor& c, std::string_view stop) {
   if (!c.accept('"')) return c.error("expected a quoted node description");
   const auto rest = c.rest();
   std::size_t end = stop.empty() ? std::string_view::npos : rest.find(stop);
-  if (end == std::string_view::npos) end = rest.rfind('"');
-  else end = rest.rfind('"', end);
+  if (end == std::string_view::npos)
+    end = rest.rfind('"');
+  else
+    end = rest.rfind('"', end);
   if (end == std::string_view::npos) return c.error("expected '\"' closing the node description");
   std::string desc(rest.substr(0, end));
   c.seek(c.pos() + end + 1);
@@ -299,8 +303,8 @@ Result<void> read_plain(std::string_view text, const std::string& file, FabricBu
       return true;
     };
     bool handled = false;
-    for (auto [key, field] : {std::pair<std::string_view, int>{"vendid=", 0}, {"devid=", 1},
-                              {"sysimgguid=", 2}}) {
+    for (auto [key, field] :
+         {std::pair<std::string_view, int>{"vendid=", 0}, {"devid=", 1}, {"sysimgguid=", 2}}) {
       Result<bool> r = field == 0   ? header_hex(key, pending.vendor_id)
                        : field == 1 ? header_hex(key, pending.device_id)
                                     : header_hex(key, pending.system_image_guid);
@@ -347,8 +351,7 @@ Result<void> read_plain(std::string_view text, const std::string& file, FabricBu
       c.skip_ws();
       auto id = parse_node_id(c);
       if (!id) return std::unexpected(id.error());
-      if (id->first != type)
-        return c.error("node id type letter does not match the record type");
+      if (id->first != type) return c.error("node id type letter does not match the record type");
       DumpNode node;
       node.line = lineno;
       node.rec.guid = id->second;
@@ -451,7 +454,8 @@ Result<void> read_plain(std::string_view text, const std::string& file, FabricBu
     if (!is_switch) {
       // "# lid 5 lmc 0 "peer desc" lid 7 4xHDR"
       c.skip_ws();
-      if (!c.accept("lid")) return c.error("expected 'lid N lmc M' at the start of the CA port comment");
+      if (!c.accept("lid"))
+        return c.error("expected 'lid N lmc M' at the start of the CA port comment");
       c.skip_ws();
       auto lid = c.number(65535, "the port LID");
       if (!lid) return std::unexpected(lid.error());
@@ -521,8 +525,8 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
       const auto w = c.word();
       const auto type = parse_type(w);
       if (!type)
-        return c.error(std::string(peer ? "expected the peer's node type" : "unknown record \"" +
-                                                                                std::string(w) + "\", expected") +
+        return c.error(std::string(peer ? "expected the peer's node type"
+                                        : "unknown record \"" + std::string(w) + "\", expected") +
                        " SW, CA or RT");
       c.skip_ws();
       auto lid = c.number(65535, "a LID");
@@ -560,7 +564,8 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
       if (!pe) return std::unexpected(pe.error());
       peer = *pe;
       c.skip_ws();
-      if (!c.accept("( '")) return c.error("expected \"( '<description>' - '<peer description>' )\"");
+      if (!c.accept("( '"))
+        return c.error("expected \"( '<description>' - '<peer description>' )\"");
       const auto rest = c.rest();
       const auto mid = rest.find("' - '");
       if (mid == std::string_view::npos || !rest.ends_with("' )"))
@@ -570,7 +575,8 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
     } else {
       const auto rest = c.rest();
       if (rest.size() < 2 || rest.front() != '\'' || rest.back() != '\'')
-        return c.error("expected \"- <peer>\" or the quoted node description of a port without a peer");
+        return c.error(
+            "expected \"- <peer>\" or the quoted node description of a port without a peer");
       desc = std::string(rest.substr(1, rest.size() - 2));
     }
 

@@ -77,7 +77,8 @@ struct Reader {
     return fail(ErrorCode::kSyntax, path + ": " + what, file);
   }
   template <class Path>
-  Result<const json*> member(const json& obj, Path&& path, const char* key, bool required = true) const {
+  Result<const json*> member(const json& obj, Path&& path, const char* key,
+                             bool required = true) const {
     const auto it = obj.find(key);
     if (it == obj.end()) {
       if (!required) return nullptr;
@@ -102,9 +103,9 @@ struct Reader {
   }
 };
 
-#define FP_TRY(var, expr)                                  \
-  auto var##_r = (expr);                                   \
-  if (!var##_r) return std::unexpected(var##_r.error());   \
+#define FP_TRY(var, expr)                                \
+  auto var##_r = (expr);                                 \
+  if (!var##_r) return std::unexpected(var##_r.error()); \
   auto var = *var##_r
 
 }  // namespace
@@ -123,19 +124,23 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
   }
   Reader rd{file};
   if (!doc.is_object()) return rd.bad("(top level)", "expected an object");
-  FP_TRY(format, rd.member(doc, [](auto) { return std::string("(top level)"); }, "format"));
+  FP_TRY(format, rd.member(
+                     doc, [](auto) { return std::string("(top level)"); }, "format"));
   if (!format->is_string() || format->get<std::string>() != "fabricplace-fabric")
     return rd.bad("format", "expected \"fabricplace-fabric\"");
-  FP_TRY(version, rd.member(doc, [](auto) { return std::string("(top level)"); }, "version"));
+  FP_TRY(version, rd.member(
+                      doc, [](auto) { return std::string("(top level)"); }, "version"));
   if (!version->is_number_integer() || version->get<int>() != kJsonVersion)
-    return rd.bad("version", "this build reads version " + std::to_string(kJsonVersion) +
-                                 ", got " + version->dump());
-  FP_TRY(origin, rd.member(doc, [](auto) { return std::string("(top level)"); }, "origin", false));
+    return rd.bad("version", "this build reads version " + std::to_string(kJsonVersion) + ", got " +
+                                 version->dump());
+  FP_TRY(origin, rd.member(
+                     doc, [](auto) { return std::string("(top level)"); }, "origin", false));
   if (origin) {
     if (!origin->is_string()) return rd.bad("origin", "expected a string");
     builder.set_origin(origin->get<std::string>());
   }
-  FP_TRY(nodes, rd.member(doc, [](auto) { return std::string("(top level)"); }, "nodes"));
+  FP_TRY(nodes, rd.member(
+                    doc, [](auto) { return std::string("(top level)"); }, "nodes"));
   if (!nodes->is_array()) return rd.bad("nodes", "expected an array");
   for (std::size_t i = 0; i < nodes->size(); ++i) {
     const json& jn = (*nodes)[i];
@@ -147,8 +152,9 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
     };
     if (!jn.is_object()) return rd.bad(at(""), "expected an object");
     for (const auto& [key, val] : jn.items()) {
-      static const char* kKeys[] = {"guid", "type", "desc", "nports", "vendid", "devid",
-                                    "sysimgguid", "lid", "lmc", "enhanced_port0", "ports"};
+      static const char* kKeys[] = {"guid",   "type",           "desc",       "nports",
+                                    "vendid", "devid",          "sysimgguid", "lid",
+                                    "lmc",    "enhanced_port0", "ports"};
       if (std::none_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }))
         return rd.bad(at(""), "unknown key \"" + key + "\"");
     }
@@ -170,7 +176,8 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
     if (!desc->is_string()) return rd.bad(at("desc"), "expected a string");
     n.description = desc->get<std::string>();
     FP_TRY(nports, rd.member(jn, at, "nports"));
-    FP_TRY(np, rd.uint(*nports, [&] { return at("nports"); }, 254));
+    FP_TRY(np, rd.uint(
+                   *nports, [&] { return at("nports"); }, 254));
     n.num_ports = static_cast<std::uint8_t>(np);
     FP_TRY(vend, rd.member(jn, at, "vendid"));
     FP_TRY(vv, rd.hex(*vend, [&] { return at("vendid"); }));
@@ -183,18 +190,22 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
     n.system_image_guid = sv;
     if (n.type == NodeType::kSwitch) {
       FP_TRY(lid, rd.member(jn, at, "lid"));
-      FP_TRY(lv, rd.uint(*lid, [&] { return at("lid"); }, 65535));
+      FP_TRY(lv, rd.uint(
+                     *lid, [&] { return at("lid"); }, 65535));
       n.lid = static_cast<std::uint16_t>(lv);
       FP_TRY(lmc, rd.member(jn, at, "lmc"));
-      FP_TRY(mv, rd.uint(*lmc, [&] { return at("lmc"); }, 7));
+      FP_TRY(mv, rd.uint(
+                     *lmc, [&] { return at("lmc"); }, 7));
       n.lmc = static_cast<std::uint8_t>(mv);
       FP_TRY(enh, rd.member(jn, at, "enhanced_port0"));
       if (!enh->is_boolean()) return rd.bad(at("enhanced_port0"), "expected true or false");
       n.enhanced_port0 = enh->get<bool>();
     }
     if (builder.has_node(n.guid))
-      return fail(ErrorCode::kDuplicate, at("") + ": duplicate GUID " + str::guid_hex(n.guid), file);
-    if (auto r = builder.add_node(n); !r) return fail(r.error().code, at("") + ": " + r.error().message, file);
+      return fail(ErrorCode::kDuplicate, at("") + ": duplicate GUID " + str::guid_hex(n.guid),
+                  file);
+    if (auto r = builder.add_node(n); !r)
+      return fail(r.error().code, at("") + ": " + r.error().message, file);
     FP_TRY(ports, rd.member(jn, at, "ports"));
     if (!ports->is_array()) return rd.bad(at("ports"), "expected an array");
     for (std::size_t k = 0; k < ports->size(); ++k) {
@@ -206,25 +217,31 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
       };
       PortRecord p;
       if (jp.is_number()) {
-        FP_TRY(num, rd.uint(jp, [&] { return pat(""); }, 254));
+        FP_TRY(num, rd.uint(
+                        jp, [&] { return pat(""); }, 254));
         if (n.type != NodeType::kSwitch)
-          return rd.bad(pat(""), "a bare port number is only allowed on switches; expected {\"port\": N, \"guid\": ...}");
+          return rd.bad(pat(""),
+                        "a bare port number is only allowed on switches; expected {\"port\": N, "
+                        "\"guid\": ...}");
         p.number = static_cast<std::uint8_t>(num);
         p.guid = n.guid;
         p.lid = n.lid;
         p.lmc = n.lmc;
       } else if (jp.is_object()) {
         FP_TRY(num, rd.member(jp, pat, "port"));
-        FP_TRY(nv, rd.uint(*num, [&] { return pat("port"); }, 254));
+        FP_TRY(nv, rd.uint(
+                       *num, [&] { return pat("port"); }, 254));
         p.number = static_cast<std::uint8_t>(nv);
         FP_TRY(pg, rd.member(jp, pat, "guid"));
         FP_TRY(pgv, rd.hex(*pg, [&] { return pat("guid"); }));
         p.guid = pgv;
         FP_TRY(plid, rd.member(jp, pat, "lid"));
-        FP_TRY(plv, rd.uint(*plid, [&] { return pat("lid"); }, 65535));
+        FP_TRY(plv, rd.uint(
+                        *plid, [&] { return pat("lid"); }, 65535));
         p.lid = static_cast<std::uint16_t>(plv);
         FP_TRY(plmc, rd.member(jp, pat, "lmc"));
-        FP_TRY(pmv, rd.uint(*plmc, [&] { return pat("lmc"); }, 7));
+        FP_TRY(pmv, rd.uint(
+                        *plmc, [&] { return pat("lmc"); }, 7));
         p.lmc = static_cast<std::uint8_t>(pmv);
       } else {
         return rd.bad(pat(""), "expected a port number or an object");
@@ -234,7 +251,8 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
         return fail(r.error().code, pat("") + ": " + r.error().message, file);
     }
   }
-  FP_TRY(links, rd.member(doc, [](auto) { return std::string("(top level)"); }, "links"));
+  FP_TRY(links, rd.member(
+                    doc, [](auto) { return std::string("(top level)"); }, "links"));
   if (!links->is_array()) return rd.bad("links", "expected an array");
   for (std::size_t i = 0; i < links->size(); ++i) {
     const json& jl = (*links)[i];
@@ -246,21 +264,23 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
     if (!jl.is_array() || jl.size() != 5)
       return rd.bad(lat(-1), "expected [\"0x<guid>\", port, \"0x<guid>\", port, \"<rate>\"]");
     FP_TRY(ga, rd.hex(jl[0], [&] { return lat(0); }));
-    FP_TRY(pa, rd.uint(jl[1], [&] { return lat(1); }, 254));
+    FP_TRY(pa, rd.uint(
+                   jl[1], [&] { return lat(1); }, 254));
     FP_TRY(gb, rd.hex(jl[2], [&] { return lat(2); }));
-    FP_TRY(pb, rd.uint(jl[3], [&] { return lat(3); }, 254));
-    const auto rate = jl[4].is_string() ? parse_rate(jl[4].get_ref<const std::string&>()) : std::nullopt;
+    FP_TRY(pb, rd.uint(
+                   jl[3], [&] { return lat(3); }, 254));
+    const auto rate =
+        jl[4].is_string() ? parse_rate(jl[4].get_ref<const std::string&>()) : std::nullopt;
     if (!rate) return rd.bad(lat(4), "expected a link rate like \"4xHDR\"");
-    auto have_port = [&](Guid g, std::uint64_t port) {
-      return builder.has_node(g) && port >= 1;
-    };
+    auto have_port = [&](Guid g, std::uint64_t port) { return builder.has_node(g) && port >= 1; };
     if (!have_port(ga, pa) || !have_port(gb, pb))
-      return fail(ErrorCode::kReference,
-                  lat(-1) + ": links " + str::guid_hex(ga) + "[" + std::to_string(pa) + "] and " +
-                      str::guid_hex(gb) + "[" + std::to_string(pb) + "], but " +
-                      (builder.has_node(ga) && builder.has_node(gb) ? "port 0 has no link"
-                                                                    : "that node is not in \"nodes\""),
-                  file);
+      return fail(
+          ErrorCode::kReference,
+          lat(-1) + ": links " + str::guid_hex(ga) + "[" + std::to_string(pa) + "] and " +
+              str::guid_hex(gb) + "[" + std::to_string(pb) + "], but " +
+              (builder.has_node(ga) && builder.has_node(gb) ? "port 0 has no link"
+                                                            : "that node is not in \"nodes\""),
+          file);
     if (auto r = builder.add_link(ga, static_cast<std::uint8_t>(pa), gb,
                                   static_cast<std::uint8_t>(pb), *rate);
         !r)

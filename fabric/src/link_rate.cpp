@@ -48,12 +48,18 @@ double LinkRate::gbps() const {
 
 std::string_view to_string(LinkWidth width) {
   switch (width) {
-    case LinkWidth::k1x: return "1x";
-    case LinkWidth::k2x: return "2x";
-    case LinkWidth::k4x: return "4x";
-    case LinkWidth::k8x: return "8x";
-    case LinkWidth::k12x: return "12x";
-    case LinkWidth::kUnknown: break;
+    case LinkWidth::k1x:
+      return "1x";
+    case LinkWidth::k2x:
+      return "2x";
+    case LinkWidth::k4x:
+      return "4x";
+    case LinkWidth::k8x:
+      return "8x";
+    case LinkWidth::k12x:
+      return "12x";
+    case LinkWidth::kUnknown:
+      break;
   }
   return "??";
 }

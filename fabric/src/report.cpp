@@ -22,7 +22,11 @@ std::string ratio(double r) {
 
 std::string tier_name(int lo, int hi) {
   auto word = [](int l) {
-    return l == 0 ? std::string("host") : l == 1 ? "leaf" : l == 2 ? "spine" : l == 3 ? "core" : "L" + std::to_string(l);
+    return l == 0   ? std::string("host")
+           : l == 1 ? "leaf"
+           : l == 2 ? "spine"
+           : l == 3 ? "core"
+                    : "L" + std::to_string(l);
   };
   return word(lo) + "-" + word(hi);
 }
@@ -39,16 +43,19 @@ std::string switch_names(const Fabric& f, const std::vector<NodeId>& sws) {
 }
 
 // The ends of a link, lower level first ("leaf01[21] - spine01[1]").
-std::pair<std::pair<NodeId, PortId>, std::pair<NodeId, PortId>> ends_low_first(const Fabric& f, const Link& l) {
+std::pair<std::pair<NodeId, PortId>, std::pair<NodeId, PortId>> ends_low_first(const Fabric& f,
+                                                                               const Link& l) {
   const auto& t = f.topology();
-  auto level = [&](NodeId n) { return f.node(n).type == NodeType::kSwitch ? int{t.level[idx(n)]} : 0; };
+  auto level = [&](NodeId n) {
+    return f.node(n).type == NodeType::kSwitch ? int{t.level[idx(n)]} : 0;
+  };
   if (level(l.node_b) < level(l.node_a)) return {{l.node_b, l.b}, {l.node_a, l.a}};
   return {{l.node_a, l.a}, {l.node_b, l.b}};
 }
 
 std::string end_name(const Fabric& f, NodeId n, PortId p) {
   const std::string base = f.node(n).type == NodeType::kSwitch ? f.topology().switch_name[idx(n)]
-                                                                : f.node(n).description;
+                                                               : f.node(n).description;
   return base + "[" + std::to_string(f.port(p).rec.number) + "]";
 }
 
@@ -57,7 +64,9 @@ std::string end_name(const Fabric& f, NodeId n, PortId p) {
 std::vector<HostId> hosts_behind(const Fabric& f, LinkId link) {
   const Topology& t = f.topology();
   const Link& l = f.link(link);
-  const auto level = [&](NodeId n) { return f.node(n).type == NodeType::kSwitch ? t.level[idx(n)] : 0; };
+  const auto level = [&](NodeId n) {
+    return f.node(n).type == NodeType::kSwitch ? t.level[idx(n)] : 0;
+  };
   const NodeId low = level(l.node_a) <= level(l.node_b) ? l.node_a : l.node_b;
   std::vector<HostId> out;
   if (f.node(low).type == NodeType::kCa) return {f.host_of(low)};
@@ -75,7 +84,8 @@ std::vector<HostId> hosts_behind(const Fabric& f, LinkId link) {
       if (f.node(peer).type == NodeType::kCa) {
         seen[idx(peer)] = true;
         out.push_back(f.host_of(peer));
-      } else if (f.node(peer).type == NodeType::kSwitch && t.level[idx(peer)] + 1 == t.level[idx(s)]) {
+      } else if (f.node(peer).type == NodeType::kSwitch &&
+                 t.level[idx(peer)] + 1 == t.level[idx(s)]) {
         seen[idx(peer)] = true;
         q.push_back(peer);
       }
@@ -99,22 +109,34 @@ std::string show_text(const Fabric& f) {
   for (NodeId s : f.switches()) by_level[t.level[idx(s)]].push_back(s);
   std::string lv = "  levels:";
   for (const auto& [l, sws] : by_level)
-    lv += " " + (l == 0 ? std::string("unreached") : tier_name(l, l).substr(0, tier_name(l, l).find('-'))) +
-          " " + std::to_string(sws.size()) + (l == by_level.rbegin()->first ? "" : ",");
+    lv +=
+        " " +
+        (l == 0 ? std::string("unreached") : tier_name(l, l).substr(0, tier_name(l, l).find('-'))) +
+        " " + std::to_string(sws.size()) + (l == by_level.rbegin()->first ? "" : ",");
   line(lv);
-  if (t.num_components > 1) line("  connected parts: " + std::to_string(t.num_components) + " (separate subnets / rail planes)");
-  line(std::string("  ") + (t.rail_optimised ? "rail-optimised: " + std::to_string(t.rails.size()) + " rails, pods are rail groups" : "single-rail"));
+  if (t.num_components > 1)
+    line("  connected parts: " + std::to_string(t.num_components) +
+         " (separate subnets / rail planes)");
+  line(std::string("  ") + (t.rail_optimised ? "rail-optimised: " + std::to_string(t.rails.size()) +
+                                                   " rails, pods are rail groups"
+                                             : "single-rail"));
   line("  pods: " + std::to_string(t.pods.size()));
   for (std::size_t p = 0; p < t.pods.size(); ++p) {
     const auto& pod = t.pods[p];
-    line("    pod " + std::to_string(p + 1) + ": " + std::to_string(pod.leaves.size()) + " leaves " +
-         switch_names(f, pod.leaves) + (pod.spines.empty() ? "" : ", " + std::to_string(pod.spines.size()) + " spines " + switch_names(f, pod.spines)) +
+    line("    pod " + std::to_string(p + 1) + ": " + std::to_string(pod.leaves.size()) +
+         " leaves " + switch_names(f, pod.leaves) +
+         (pod.spines.empty() ? ""
+                             : ", " + std::to_string(pod.spines.size()) + " spines " +
+                                   switch_names(f, pod.spines)) +
          ", " + std::to_string(pod.hosts.size()) + " hosts " + names_of(f, pod.hosts));
   }
-  for (const auto& r : t.rails) line("    rail " + r.device + ": leaves " + switch_names(f, r.leaves));
+  for (const auto& r : t.rails)
+    line("    rail " + r.device + ": leaves " + switch_names(f, r.leaves));
 
   line("  oversubscription (host-facing : uplink bandwidth) per leaf:");
-  std::map<std::tuple<std::string, std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<NodeId>> groups;
+  std::map<std::tuple<std::string, std::uint32_t, std::uint32_t, std::uint32_t>,
+           std::vector<NodeId>>
+      groups;
   std::vector<std::tuple<std::string, std::uint32_t, std::uint32_t, std::uint32_t>> order;
   for (const auto& st : t.leaf_stats) {
     auto key = std::tuple(ratio(st.oversubscription), st.hosts, st.down_links, st.up_links);
@@ -123,13 +145,14 @@ std::string show_text(const Fabric& f) {
   }
   for (const auto& key : order) {
     const auto& [r, hosts, down, up] = key;
-    line("    " + switch_names(f, groups[key]) + ": " + r + " (" + std::to_string(hosts) + " hosts, " +
-         std::to_string(down) + " down / " + std::to_string(up) + " up links)");
+    line("    " + switch_names(f, groups[key]) + ": " + r + " (" + std::to_string(hosts) +
+         " hosts, " + std::to_string(down) + " down / " + std::to_string(up) + " up links)");
   }
   line("  link tiers (nominal = most common rate):");
   for (const auto& tier : t.tiers)
-    line("    " + tier_name(tier.lower, tier.upper) + ": " + std::to_string(tier.links) + " links, nominal " +
-         tier.nominal.to_string() + ", " + std::to_string(tier.degraded) + " degraded");
+    line("    " + tier_name(tier.lower, tier.upper) + ": " + std::to_string(tier.links) +
+         " links, nominal " + tier.nominal.to_string() + ", " + std::to_string(tier.degraded) +
+         " degraded");
   if (t.degraded_links.empty()) {
     line("  degraded links: none");
   } else {
@@ -137,8 +160,9 @@ std::string show_text(const Fabric& f) {
     for (const auto& d : t.degraded_links) {
       const Link& l = f.link(d.link);
       const auto [lo, hi] = ends_low_first(f, l);
-      line("    " + end_name(f, lo.first, lo.second) + " - " + end_name(f, hi.first, hi.second) + ": " +
-           l.rate.to_string() + " (" + d.reason + "); hosts behind: " + names_of(f, hosts_behind(f, d.link)));
+      line("    " + end_name(f, lo.first, lo.second) + " - " + end_name(f, hi.first, hi.second) +
+           ": " + l.rate.to_string() + " (" + d.reason +
+           "); hosts behind: " + names_of(f, hosts_behind(f, d.link)));
     }
   }
   if (t.warnings.empty()) {
@@ -153,12 +177,17 @@ std::string show_text(const Fabric& f) {
 std::string show_json(const Fabric& f) {
   using nlohmann::ordered_json;
   const Topology& t = f.topology();
-  auto opt = [](std::uint32_t v) { return v == kNone ? ordered_json(nullptr) : ordered_json(v + 1); };
+  auto opt = [](std::uint32_t v) {
+    return v == kNone ? ordered_json(nullptr) : ordered_json(v + 1);
+  };
   ordered_json j;
   j["origin"] = f.origin();
   std::size_t routers = f.num_nodes() - f.switches().size() - f.cas().size();
-  j["counts"] = {{"switches", f.switches().size()}, {"hcas", f.cas().size()}, {"routers", routers},
-                 {"links", f.num_links()}, {"hosts", f.num_hosts()}};
+  j["counts"] = {{"switches", f.switches().size()},
+                 {"hcas", f.cas().size()},
+                 {"routers", routers},
+                 {"links", f.num_links()},
+                 {"hosts", f.num_hosts()}};
   j["max_level"] = t.max_level;
   j["rail_optimised"] = t.rail_optimised;
   j["components"] = t.num_components;
@@ -181,38 +210,59 @@ std::string show_json(const Fabric& f) {
   }
   j["switches"] = ordered_json::array();
   for (NodeId s : f.switches())
-    j["switches"].push_back({{"name", t.switch_name[idx(s)]}, {"guid", str::guid_hex(f.node(s).guid)},
-                             {"desc", f.node(s).description}, {"level", t.level[idx(s)]},
-                             {"pod", opt(t.node_pod[idx(s)])}, {"rail", t.node_rail[idx(s)] == kNone ? ordered_json(nullptr) : ordered_json(t.node_rail[idx(s)])}});
+    j["switches"].push_back(
+        {{"name", t.switch_name[idx(s)]},
+         {"guid", str::guid_hex(f.node(s).guid)},
+         {"desc", f.node(s).description},
+         {"level", t.level[idx(s)]},
+         {"pod", opt(t.node_pod[idx(s)])},
+         {"rail", t.node_rail[idx(s)] == kNone ? ordered_json(nullptr)
+                                               : ordered_json(t.node_rail[idx(s)])}});
   j["leaves"] = ordered_json::array();
   for (const auto& st : t.leaf_stats) {
     std::vector<HostId> hs;
     for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
-      if (std::find(t.host_leaves[h].begin(), t.host_leaves[h].end(), st.leaf) != t.host_leaves[h].end()) hs.push_back(HostId{h});
-    j["leaves"].push_back({{"name", t.switch_name[idx(st.leaf)]}, {"hosts", names_of(f, hs)}, {"host_count", st.hosts},
-                           {"down_links", st.down_links}, {"up_links", st.up_links},
-                           {"down_gbps", st.down_gbps}, {"up_gbps", st.up_gbps},
-                           {"oversubscription", std::isfinite(st.oversubscription) ? ordered_json(st.oversubscription) : ordered_json(nullptr)}});
+      if (std::find(t.host_leaves[h].begin(), t.host_leaves[h].end(), st.leaf) !=
+          t.host_leaves[h].end())
+        hs.push_back(HostId{h});
+    j["leaves"].push_back(
+        {{"name", t.switch_name[idx(st.leaf)]},
+         {"hosts", names_of(f, hs)},
+         {"host_count", st.hosts},
+         {"down_links", st.down_links},
+         {"up_links", st.up_links},
+         {"down_gbps", st.down_gbps},
+         {"up_gbps", st.up_gbps},
+         {"oversubscription", std::isfinite(st.oversubscription) ? ordered_json(st.oversubscription)
+                                                                 : ordered_json(nullptr)}});
   }
   j["hcas"] = ordered_json::array();
   for (NodeId ca : f.cas()) {
     const NodeId leaf = t.ca_leaf[idx(ca)];
-    j["hcas"].push_back({{"desc", f.node(ca).description}, {"guid", str::guid_hex(f.node(ca).guid)},
-                         {"host", f.host(f.host_of(ca)).name},
-                         {"leaf", leaf == kNoNode ? ordered_json(nullptr) : ordered_json(t.switch_name[idx(leaf)])},
-                         {"leaf_desc", leaf == kNoNode ? ordered_json(nullptr) : ordered_json(f.node(leaf).description)}});
+    j["hcas"].push_back(
+        {{"desc", f.node(ca).description},
+         {"guid", str::guid_hex(f.node(ca).guid)},
+         {"host", f.host(f.host_of(ca)).name},
+         {"leaf", leaf == kNoNode ? ordered_json(nullptr) : ordered_json(t.switch_name[idx(leaf)])},
+         {"leaf_desc",
+          leaf == kNoNode ? ordered_json(nullptr) : ordered_json(f.node(leaf).description)}});
   }
   j["tiers"] = ordered_json::array();
   for (const auto& tier : t.tiers)
-    j["tiers"].push_back({{"tier", tier_name(tier.lower, tier.upper)}, {"links", tier.links},
-                          {"nominal", tier.nominal.to_string()}, {"degraded", tier.degraded}});
+    j["tiers"].push_back({{"tier", tier_name(tier.lower, tier.upper)},
+                          {"links", tier.links},
+                          {"nominal", tier.nominal.to_string()},
+                          {"degraded", tier.degraded}});
   j["degraded_links"] = ordered_json::array();
   for (const auto& d : t.degraded_links) {
     const Link& l = f.link(d.link);
     const auto [lo, hi] = ends_low_first(f, l);
-    j["degraded_links"].push_back({{"a", end_name(f, lo.first, lo.second)}, {"b", end_name(f, hi.first, hi.second)},
-                                   {"rate", l.rate.to_string()}, {"nominal", d.nominal.to_string()},
-                                   {"reason", d.reason}, {"hosts_behind", names_of(f, hosts_behind(f, d.link))}});
+    j["degraded_links"].push_back({{"a", end_name(f, lo.first, lo.second)},
+                                   {"b", end_name(f, hi.first, hi.second)},
+                                   {"rate", l.rate.to_string()},
+                                   {"nominal", d.nominal.to_string()},
+                                   {"reason", d.reason},
+                                   {"hosts_behind", names_of(f, hosts_behind(f, d.link))}});
   }
   std::vector<std::string> split;
   for (HostId h : t.split_hosts) split.push_back(f.host(h).name);

@@ -11,7 +11,10 @@ namespace fabricplace::fabric {
 namespace {
 
 std::string level_word(int level) {
-  return level == 1 ? "leaf" : level == 2 ? "spine" : level == 3 ? "core" : "level" + std::to_string(level);
+  return level == 1   ? "leaf"
+         : level == 2 ? "spine"
+         : level == 3 ? "core"
+                      : "level" + std::to_string(level);
 }
 
 // Longest common prefix, cut back to its last separator ("su01-r0-leaf", "su01-r1-leaf"
@@ -40,15 +43,18 @@ std::string group_name(const std::vector<std::string>& members, int level, bool 
       // "spine[01-04]" -> "spine01-04": a hostlist would be split by Slurm's parser.
       std::string c;
       for (char ch : hostlist::compress(members))
-        if (ch == ',') c += '_';
-        else if (ch != '[' && ch != ']') c += ch;
+        if (ch == ',')
+          c += '_';
+        else if (ch != '[' && ch != ']')
+          c += ch;
       if (c.size() <= 40) candidates.push_back(c);
     }
     if (auto stem = common_stem(members); !stem.empty()) candidates.push_back(stem);
   }
   char buf[32];
   std::snprintf(buf, sizeof buf, "%02zu", ordinal + 1);
-  candidates.push_back((virtual_leaf ? std::string("railgroup") : level_word(level) + "group") + buf);
+  candidates.push_back((virtual_leaf ? std::string("railgroup") : level_word(level) + "group") +
+                       buf);
   for (const auto& c : candidates)
     if (!used.contains(c)) return c;
   std::string last = candidates.back();
@@ -77,7 +83,8 @@ SlurmTree slurm_tree(const Fabric& f) {
       for (NodeId l : pod.leaves) names.push_back(t.switch_name[idx(l)]);
       s.name = group_name(names, 1, true, p, used);
       used.insert(s.name);
-      for (NodeId l : pod.leaves) group_of[idx(l)] = static_cast<std::uint32_t>(tree.switches.size());
+      for (NodeId l : pod.leaves)
+        group_of[idx(l)] = static_cast<std::uint32_t>(tree.switches.size());
       tree.switches.push_back(std::move(s));
     }
   } else {
@@ -130,7 +137,8 @@ SlurmTree slurm_tree(const Fabric& f) {
     for (std::size_t i = 0; i < at.size(); ++i) {
       if (kids[i].empty()) continue;  // reaches nothing below (warned by classification)
       const auto root = find(i);
-      auto [it, inserted] = slurm_of_root.try_emplace(root, static_cast<std::uint32_t>(tree.switches.size()));
+      auto [it, inserted] =
+          slurm_of_root.try_emplace(root, static_cast<std::uint32_t>(tree.switches.size()));
       if (inserted) {
         SlurmSwitch s;
         s.level = static_cast<std::uint8_t>(level);

@@ -11,21 +11,28 @@ namespace fabricplace::fabric {
 
 std::string_view to_string(SourceFormat format) {
   switch (format) {
-    case SourceFormat::kAuto: return "auto";
-    case SourceFormat::kIbnetdiscover: return "ibnetdiscover";
-    case SourceFormat::kIbnetdiscoverPorts: return "ibnetdiscover-p";
-    case SourceFormat::kJson: return "json";
-    case SourceFormat::kSlurmTopology: return "slurm-topology";
-    case SourceFormat::kTiersCsv: return "tiers-csv";
-    case SourceFormat::kSpec: return "spec";
+    case SourceFormat::kAuto:
+      return "auto";
+    case SourceFormat::kIbnetdiscover:
+      return "ibnetdiscover";
+    case SourceFormat::kIbnetdiscoverPorts:
+      return "ibnetdiscover-p";
+    case SourceFormat::kJson:
+      return "json";
+    case SourceFormat::kSlurmTopology:
+      return "slurm-topology";
+    case SourceFormat::kTiersCsv:
+      return "tiers-csv";
+    case SourceFormat::kSpec:
+      return "spec";
   }
   return "?";
 }
 
 std::optional<SourceFormat> parse_source_format(std::string_view name) {
-  for (auto f : {SourceFormat::kAuto, SourceFormat::kIbnetdiscover, SourceFormat::kIbnetdiscoverPorts,
-                 SourceFormat::kJson, SourceFormat::kSlurmTopology, SourceFormat::kTiersCsv,
-                 SourceFormat::kSpec})
+  for (auto f : {SourceFormat::kAuto, SourceFormat::kIbnetdiscover,
+                 SourceFormat::kIbnetdiscoverPorts, SourceFormat::kJson,
+                 SourceFormat::kSlurmTopology, SourceFormat::kTiersCsv, SourceFormat::kSpec})
     if (to_string(f) == name) return f;
   return std::nullopt;
 }
@@ -57,13 +64,24 @@ Result<Fabric> load_fabric(const std::string& source, const SourceOptions& optio
   FabricBuilder b(std::string(to_string(format)) + " " + source);
   Result<void> r;
   switch (format) {
-    case SourceFormat::kIbnetdiscover: r = read_ibnetdiscover(*text, source, b); break;
-    case SourceFormat::kIbnetdiscoverPorts: r = read_ibnetdiscover_ports(*text, source, b); break;
-    case SourceFormat::kJson: r = read_json(*text, source, b); break;
-    case SourceFormat::kSlurmTopology: r = read_slurm_topology(*text, source, options, b); break;
-    case SourceFormat::kTiersCsv: r = read_tiers_csv(*text, source, options, b); break;
+    case SourceFormat::kIbnetdiscover:
+      r = read_ibnetdiscover(*text, source, b);
+      break;
+    case SourceFormat::kIbnetdiscoverPorts:
+      r = read_ibnetdiscover_ports(*text, source, b);
+      break;
+    case SourceFormat::kJson:
+      r = read_json(*text, source, b);
+      break;
+    case SourceFormat::kSlurmTopology:
+      r = read_slurm_topology(*text, source, options, b);
+      break;
+    case SourceFormat::kTiersCsv:
+      r = read_tiers_csv(*text, source, options, b);
+      break;
     case SourceFormat::kAuto:
-    case SourceFormat::kSpec: break;
+    case SourceFormat::kSpec:
+      break;
   }
   if (!r) return std::unexpected(r.error());
   auto built = b.build();

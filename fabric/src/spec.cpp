@@ -42,8 +42,12 @@ const std::map<std::string, std::vector<KeyInfo>>& kinds() {
         {"down", "host ports per leaf", "20"},
         {"up", "uplinks per leaf", "20"},
         {"spines", "spine switches per pod (default: up, one link per leaf-spine pair)", ""},
-        {"spine_up", "uplinks per spine to the cores (default: its leaf-facing port count, non-blocking)", ""},
-        {"cores", "core switches in all, split into one plane per spine index (default: fewest per plane that hold spine_up)", ""},
+        {"spine_up",
+         "uplinks per spine to the cores (default: its leaf-facing port count, non-blocking)", ""},
+        {"cores",
+         "core switches in all, split into one plane per spine index (default: fewest per plane "
+         "that hold spine_up)",
+         ""},
         {"radix", "switch port count", "40"},
         {"speed", "link speed SDR|DDR|QDR|FDR|EDR|HDR|NDR|XDR", "HDR"},
         {"width", "link width 1x|2x|4x|8x|12x", "4x"}}},
@@ -52,7 +56,8 @@ const std::map<std::string, std::vector<KeyInfo>>& kinds() {
         {"hosts", "hosts per scalable unit", "20"},
         {"rails", "rails = single-port HCAs per host (mlx5_0..)", "8"},
         {"up", "uplinks per rail leaf", "20"},
-        {"spines", "spines (per rail plane with planes=1; default: fewest that hold all uplinks)", ""},
+        {"spines", "spines (per rail plane with planes=1; default: fewest that hold all uplinks)",
+         ""},
         {"planes", "1 = a separate spine plane (subnet) per rail", "0"},
         {"radix", "switch port count", "40"},
         {"speed", "link speed SDR|DDR|QDR|FDR|EDR|HDR|NDR|XDR", "HDR"},
@@ -65,7 +70,8 @@ const std::map<std::string, std::vector<KeyInfo>>& kinds() {
 constexpr const char* kDegradeHelp =
     "degrade=SWITCH:PORT:w=1|s=EDR  the link on that switch port trains at width 1x or speed "
     "EDR (repeatable)";
-constexpr const char* kCutHelp = "cut=SWITCH:PORT  the link on that switch port is down (repeatable)";
+constexpr const char* kCutHelp =
+    "cut=SWITCH:PORT  the link on that switch port is down (repeatable)";
 
 struct Params {
   std::string kind;
@@ -123,7 +129,8 @@ Result<Params> parse(std::string_view spec) {
     if (!known)
       return spec_error(p.kind + ": unknown key \"" + key + "\" (expected one of: " + list +
                         ", degrade, cut)");
-    if (!p.kv.emplace(key, value).second) return spec_error(p.kind + ": key \"" + key + "\" given twice");
+    if (!p.kv.emplace(key, value).second)
+      return spec_error(p.kind + ": key \"" + key + "\" given twice");
   }
   return p;
 }
@@ -204,8 +211,12 @@ Result<void> common_keys(const Params& p, Gen& g) {
   return {};
 }
 
-std::string two(std::uint32_t v) { return (v < 10 ? "0" : "") + std::to_string(v); }
-std::string three(std::uint32_t v) { return (v < 10 ? "00" : v < 100 ? "0" : "") + std::to_string(v); }
+std::string two(std::uint32_t v) {
+  return (v < 10 ? "0" : "") + std::to_string(v);
+}
+std::string three(std::uint32_t v) {
+  return (v < 10 ? "00" : v < 100 ? "0" : "") + std::to_string(v);
+}
 
 Result<void> gen_fat2(const Params& p, Gen& g) {
   auto L = p.num("leaves", 8), D = p.num("down", 20), U = p.num("up", 20);
@@ -217,7 +228,9 @@ Result<void> gen_fat2(const Params& p, Gen& g) {
   std::uint32_t S;
   if (auto s = p.given("spines")) {
     S = *s;
-    if (S == 0 || *U % S) return spec_error("fat2: spines=" + std::to_string(S) + " must divide up=" + std::to_string(*U));
+    if (S == 0 || *U % S)
+      return spec_error("fat2: spines=" + std::to_string(S) +
+                        " must divide up=" + std::to_string(*U));
   } else {
     S = (*L * *U + g.radix - 1) / g.radix;
     while (S < *U && *U % S) ++S;
@@ -229,8 +242,10 @@ Result<void> gen_fat2(const Params& p, Gen& g) {
                       std::to_string(g.radix) + "; add spines or raise radix");
   const std::uint32_t nh = *L * *D;
   std::vector<std::size_t> spines, leaves;
-  for (std::uint32_t s = 0; s < S; ++s) spines.push_back(g.add_switch("spine" + two(s + 1), g.radix));
-  for (std::uint32_t l = 0; l < *L; ++l) leaves.push_back(g.add_switch("leaf" + two(l + 1), g.radix));
+  for (std::uint32_t s = 0; s < S; ++s)
+    spines.push_back(g.add_switch("spine" + two(s + 1), g.radix));
+  for (std::uint32_t l = 0; l < *L; ++l)
+    leaves.push_back(g.add_switch("leaf" + two(l + 1), g.radix));
   std::uint32_t hi = 0;
   for (std::uint32_t l = 0; l < *L; ++l) {
     for (std::uint32_t d = 0; d < *D; ++d) {
@@ -243,7 +258,6 @@ Result<void> gen_fat2(const Params& p, Gen& g) {
   return {};
 }
 
-
 Result<void> gen_fat3(const Params& p, Gen& g) {
   auto P = p.num("pods", 2), Lp = p.num("leaves", 4), D = p.num("down", 20), U = p.num("up", 20);
   for (auto* r : {&P, &Lp, &D, &U})
@@ -253,17 +267,20 @@ Result<void> gen_fat3(const Params& p, Gen& g) {
                       std::to_string(g.radix));
   const std::uint32_t Sp = p.given("spines").value_or(*U);
   if (Sp == 0 || *U % Sp)
-    return spec_error("fat3: spines=" + std::to_string(Sp) + " must divide up=" + std::to_string(*U));
+    return spec_error("fat3: spines=" + std::to_string(Sp) +
+                      " must divide up=" + std::to_string(*U));
   const std::uint32_t per_ls = *U / Sp;
   const std::uint32_t sp_down = *Lp * per_ls;
   if (sp_down >= g.radix)
     return spec_error("fat3: each spine needs " + std::to_string(sp_down) +
-                      " down ports, leaving none of radix " + std::to_string(g.radix) + " for cores");
+                      " down ports, leaving none of radix " + std::to_string(g.radix) +
+                      " for cores");
   // Default: non-blocking, as many core uplinks as leaf-facing ports.
   const std::uint32_t sp_up = p.given("spine_up").value_or(sp_down);
   if (sp_up == 0 || sp_down + sp_up > g.radix)
-    return spec_error("fat3: spine_up=" + std::to_string(sp_up) + " with " + std::to_string(sp_down) +
-                      " down ports exceeds radix " + std::to_string(g.radix));
+    return spec_error("fat3: spine_up=" + std::to_string(sp_up) + " with " +
+                      std::to_string(sp_down) + " down ports exceeds radix " +
+                      std::to_string(g.radix));
   std::uint32_t cpp;  // cores per plane
   if (auto c = p.given("cores")) {
     if (*c == 0 || *c % Sp)
@@ -283,11 +300,14 @@ Result<void> gen_fat3(const Params& p, Gen& g) {
                       std::to_string(g.radix) + "; add cores or raise radix");
   const std::uint32_t nh = *P * *Lp * *D;
   std::vector<std::size_t> cores;
-  for (std::uint32_t c = 0; c < cpp * Sp; ++c) cores.push_back(g.add_switch("core" + three(c + 1), g.radix));
+  for (std::uint32_t c = 0; c < cpp * Sp; ++c)
+    cores.push_back(g.add_switch("core" + three(c + 1), g.radix));
   std::vector<std::vector<std::size_t>> spines(*P), leaves(*P);
   for (std::uint32_t q = 0; q < *P; ++q) {
-    for (std::uint32_t s = 0; s < Sp; ++s) spines[q].push_back(g.add_switch("p" + two(q + 1) + "-spine" + two(s + 1), g.radix));
-    for (std::uint32_t l = 0; l < *Lp; ++l) leaves[q].push_back(g.add_switch("p" + two(q + 1) + "-leaf" + two(l + 1), g.radix));
+    for (std::uint32_t s = 0; s < Sp; ++s)
+      spines[q].push_back(g.add_switch("p" + two(q + 1) + "-spine" + two(s + 1), g.radix));
+    for (std::uint32_t l = 0; l < *Lp; ++l)
+      leaves[q].push_back(g.add_switch("p" + two(q + 1) + "-leaf" + two(l + 1), g.radix));
   }
   std::uint32_t hi = 0;
   for (std::uint32_t q = 0; q < *P; ++q) {
@@ -301,7 +321,8 @@ Result<void> gen_fat3(const Params& p, Gen& g) {
     }
     for (std::uint32_t s = 0; s < Sp; ++s)
       for (std::uint32_t u = 0; u < sp_up; ++u)
-        if (auto r = g.link_next(spines[q][s], sp_down + 1 + u, cores[s * cpp + u % cpp]); !r) return r;
+        if (auto r = g.link_next(spines[q][s], sp_down + 1 + u, cores[s * cpp + u % cpp]); !r)
+          return r;
   }
   return {};
 }
@@ -321,27 +342,34 @@ Result<void> gen_rail(const Params& p, Gen& g) {
   std::uint32_t S;
   if (auto s = p.given("spines")) {
     S = *s;
-    if (S == 0 || *U % S) return spec_error("rail: spines=" + std::to_string(S) + " must divide up=" + std::to_string(*U));
+    if (S == 0 || *U % S)
+      return spec_error("rail: spines=" + std::to_string(S) +
+                        " must divide up=" + std::to_string(*U));
   } else {
     S = (leaves_per_group * *U + g.radix - 1) / g.radix;
     while (S <= *U && *U % S) ++S;
-    if (*U % S) return spec_error("rail: no spine count divides up=" + std::to_string(*U) + "; set spines= or planes=1");
+    if (*U % S)
+      return spec_error("rail: no spine count divides up=" + std::to_string(*U) +
+                        "; set spines= or planes=1");
   }
   const std::uint32_t per = *U / S;
   if (leaves_per_group * per > g.radix)
     return spec_error("rail: each spine needs " + std::to_string(leaves_per_group * per) +
-                      " ports > radix " + std::to_string(g.radix) + "; add spines, use planes=1 or raise radix");
+                      " ports > radix " + std::to_string(g.radix) +
+                      "; add spines, use planes=1 or raise radix");
   const std::uint32_t nh = *N * *H;
   auto spname = [&](std::uint32_t r, std::uint32_t s) {
     return *planes ? "r" + std::to_string(r) + "-spine" + two(s + 1) : "spine" + two(s + 1);
   };
   std::vector<std::vector<std::size_t>> spines(groups);
   for (std::uint32_t gi = 0; gi < groups; ++gi)
-    for (std::uint32_t s = 0; s < S; ++s) spines[gi].push_back(g.add_switch(spname(gi, s), g.radix));
+    for (std::uint32_t s = 0; s < S; ++s)
+      spines[gi].push_back(g.add_switch(spname(gi, s), g.radix));
   std::vector<std::vector<std::size_t>> leaves(*N);
   for (std::uint32_t n = 0; n < *N; ++n)
     for (std::uint32_t r = 0; r < *R; ++r)
-      leaves[n].push_back(g.add_switch("su" + two(n + 1) + "-r" + std::to_string(r) + "-leaf", g.radix));
+      leaves[n].push_back(
+          g.add_switch("su" + two(n + 1) + "-r" + std::to_string(r) + "-leaf", g.radix));
   std::uint32_t hi = 0;
   for (std::uint32_t n = 0; n < *N; ++n) {
     std::vector<std::string> hosts;
@@ -352,7 +380,8 @@ Result<void> gen_rail(const Params& p, Gen& g) {
         if (auto res = g.link(leaves[n][r], d + 1, h, 1); !res) return res;
       }
       for (std::uint32_t u = 0; u < *U; ++u)
-        if (auto res = g.link_next(leaves[n][r], *H + 1 + u, spines[*planes ? r : 0][u % S]); !res) return res;
+        if (auto res = g.link_next(leaves[n][r], *H + 1 + u, spines[*planes ? r : 0][u % S]); !res)
+          return res;
     }
   }
   return {};
@@ -372,12 +401,14 @@ Result<PortRef> port_ref(const Gen& g, const std::string& kind, const std::strin
     return spec_error(kind + ": " + key + "=" + value + ": expected " + usage);
   const auto it = g.by_id.find(std::string(parts[0]));
   if (it == g.by_id.end() || g.is_ca[it->second])
-    return spec_error(kind + ": " + key + "=" + value + ": no switch named \"" + std::string(parts[0]) + "\"");
+    return spec_error(kind + ": " + key + "=" + value + ": no switch named \"" +
+                      std::string(parts[0]) + "\"");
   const auto port = str::parse_uint(parts[1], 254);
   if (!port || !g.nodes[it->second].ports.contains(static_cast<std::uint32_t>(*port)))
     return spec_error(kind + ": " + key + "=" + value + ": port " + std::string(parts[1]) + " of " +
                       std::string(parts[0]) + " has no link");
-  return PortRef{it->second, static_cast<std::uint32_t>(*port), with_opt ? std::string(parts[2]) : ""};
+  return PortRef{it->second, static_cast<std::uint32_t>(*port),
+                 with_opt ? std::string(parts[2]) : ""};
 }
 
 }  // namespace
@@ -420,7 +451,8 @@ Result<Fabric> generate(std::string_view spec) {
     if (opt.starts_with("w=")) {
       const auto w = parse_width(opt.substr(2));
       if (!w || *w == LinkWidth::kUnknown)
-        return spec_error(params->kind + ": degrade=" + d + ": expected w=1, w=2, w=4, w=8 or w=12");
+        return spec_error(params->kind + ": degrade=" + d +
+                          ": expected w=1, w=2, w=4, w=8 or w=12");
       lr.width = *w;
     } else if (opt.starts_with("s=")) {
       const auto s = parse_speed(opt.substr(2));

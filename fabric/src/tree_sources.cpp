@@ -47,7 +47,9 @@ class TreeBuilder {
     }
     auto take = [&](Guid g) -> Result<std::uint8_t> {
       auto& p = next_port[g];
-      if (p == 254) return fail(ErrorCode::kUnsupported, "switch " + str::guid_hex(g) + " would need more than 254 ports");
+      if (p == 254)
+        return fail(ErrorCode::kUnsupported,
+                    "switch " + str::guid_hex(g) + " would need more than 254 ports");
       return ++p;
     };
     std::sort(edges_.begin(), edges_.end());
@@ -68,10 +70,12 @@ class TreeBuilder {
         ca.num_ports = 1;
         ca.system_image_guid = ca.guid;
         if (auto r = b_.add_node(ca); !r) return std::unexpected(r.error());
-        if (auto r = b_.add_port(ca.guid, PortRecord{1, ca.guid + 1, 0, 0}); !r) return std::unexpected(r.error());
+        if (auto r = b_.add_port(ca.guid, PortRecord{1, ca.guid + 1, 0, 0}); !r)
+          return std::unexpected(r.error());
         auto p = take(leaves[k]);
         if (!p) return std::unexpected(p.error());
-        if (auto r = b_.add_link(leaves[k], *p, ca.guid, 1, rate_); !r) return std::unexpected(r.error());
+        if (auto r = b_.add_link(leaves[k], *p, ca.guid, 1, rate_); !r)
+          return std::unexpected(r.error());
       }
     }
     for (const auto& [child, parent] : edges_) {
@@ -79,7 +83,8 @@ class TreeBuilder {
       if (!pc) return std::unexpected(pc.error());
       auto pp = take(parent);
       if (!pp) return std::unexpected(pp.error());
-      if (auto r = b_.add_link(child, *pc, parent, *pp, rate_); !r) return std::unexpected(r.error());
+      if (auto r = b_.add_link(child, *pc, parent, *pp, rate_); !r)
+        return std::unexpected(r.error());
     }
     return b_.build();
   }
@@ -125,7 +130,8 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
   for (std::size_t li = 0; li < lines.size(); ++li) {
     const int lineno = static_cast<int>(li) + 1;
     std::string_view line = lines[li];
-    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    if (const auto hash = line.find('#'); hash != std::string_view::npos)
+      line = line.substr(0, hash);
     line = str::trim(line);
     if (line.empty()) continue;
     std::string name, nodes, switches;
@@ -134,26 +140,34 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       if (tok.empty()) continue;
       const auto eq = tok.find('=');
       if (eq == std::string_view::npos)
-        return fail(ErrorCode::kSyntax, "expected Key=Value, got \"" + std::string(tok) + "\"", file, lineno);
+        return fail(ErrorCode::kSyntax, "expected Key=Value, got \"" + std::string(tok) + "\"",
+                    file, lineno);
       const auto key = tok.substr(0, eq);
       const std::string value(tok.substr(eq + 1));
-      if (str::starts_with_icase(key, "SwitchName") && key.size() == 10) name = value;
-      else if (str::starts_with_icase(key, "Nodes") && key.size() == 5) nodes = value;
-      else if (str::starts_with_icase(key, "Switches") && key.size() == 8) switches = value;
-      else if (str::starts_with_icase(key, "LinkSpeed") && key.size() == 9) continue;
+      if (str::starts_with_icase(key, "SwitchName") && key.size() == 10)
+        name = value;
+      else if (str::starts_with_icase(key, "Nodes") && key.size() == 5)
+        nodes = value;
+      else if (str::starts_with_icase(key, "Switches") && key.size() == 8)
+        switches = value;
+      else if (str::starts_with_icase(key, "LinkSpeed") && key.size() == 9)
+        continue;
       else
         return fail(ErrorCode::kSyntax,
-                    "unknown key \"" + std::string(key) + "\", expected SwitchName, Nodes, Switches or LinkSpeed",
+                    "unknown key \"" + std::string(key) +
+                        "\", expected SwitchName, Nodes, Switches or LinkSpeed",
                     file, lineno);
     }
-    if (name.empty())
-      return fail(ErrorCode::kSyntax, "line has no SwitchName=", file, lineno);
+    if (name.empty()) return fail(ErrorCode::kSyntax, "line has no SwitchName=", file, lineno);
     if (!valid_name(name))
       return fail(ErrorCode::kSyntax, "bad switch name \"" + name + "\"", file, lineno);
     if (auto [it, inserted] = defined.emplace(name, lineno); !inserted)
-      return fail(ErrorCode::kDuplicate, "switch " + name + " already defined at line " + std::to_string(it->second), file, lineno);
+      return fail(ErrorCode::kDuplicate,
+                  "switch " + name + " already defined at line " + std::to_string(it->second), file,
+                  lineno);
     if (nodes.empty() && switches.empty())
-      return fail(ErrorCode::kSyntax, "switch " + name + " has neither Nodes= nor Switches=", file, lineno);
+      return fail(ErrorCode::kSyntax, "switch " + name + " has neither Nodes= nor Switches=", file,
+                  lineno);
     tb.switch_guid(name);
     if (!nodes.empty()) {
       auto hosts = hostlist::expand(nodes);
@@ -161,23 +175,30 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       for (const auto& h : *hosts) {
         auto [it, inserted] = host_leaf.try_emplace(h, name, lineno);
         if (!inserted && it->second.first == name)
-          return fail(ErrorCode::kDuplicate, "host " + h + " listed twice under " + name, file, lineno);
+          return fail(ErrorCode::kDuplicate, "host " + h + " listed twice under " + name, file,
+                      lineno);
         tb.host_under(h, name);
       }
     }
     if (!switches.empty()) {
       auto kids = hostlist::expand(switches);
-      if (!kids) return fail(ErrorCode::kSyntax, "Switches=: " + kids.error().message, file, lineno);
+      if (!kids)
+        return fail(ErrorCode::kSyntax, "Switches=: " + kids.error().message, file, lineno);
       for (const auto& k : *kids) switch_refs.push_back(Ref{name, k, lineno});
     }
   }
-  if (defined.empty()) return fail(ErrorCode::kSyntax, "no SwitchName= lines: not a Slurm topology.conf", file);
+  if (defined.empty())
+    return fail(ErrorCode::kSyntax, "no SwitchName= lines: not a Slurm topology.conf", file);
   std::map<std::string, std::string> parent_of;
   for (const auto& r : switch_refs) {
     if (!defined.contains(r.child))
-      return fail(ErrorCode::kReference, "switch " + r.parent + " lists child switch " + r.child + ", which is never defined", file, r.line);
+      return fail(
+          ErrorCode::kReference,
+          "switch " + r.parent + " lists child switch " + r.child + ", which is never defined",
+          file, r.line);
     if (r.child == r.parent)
-      return fail(ErrorCode::kReference, "switch " + r.parent + " lists itself as a child", file, r.line);
+      return fail(ErrorCode::kReference, "switch " + r.parent + " lists itself as a child", file,
+                  r.line);
     tb.parent_of(r.child, r.parent);
   }
   return copy_into(tb.build(), builder, "topology.conf");
@@ -198,15 +219,17 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
     auto cells = str::split(line, ',');
     for (auto& c : cells) c = str::trim(c);
     if (columns == 0) {
-      const bool ok = (cells.size() == 3 || cells.size() == 4) &&
-                      std::equal(cells.begin(), cells.end(), kTier, [](std::string_view a, const char* b) {
-                        return str::starts_with_icase(a, b) && a.size() == std::string_view(b).size();
-                      });
+      const bool ok =
+          (cells.size() == 3 || cells.size() == 4) &&
+          std::equal(cells.begin(), cells.end(), kTier, [](std::string_view a, const char* b) {
+            return str::starts_with_icase(a, b) && a.size() == std::string_view(b).size();
+          });
       if (!ok)
-        return fail(ErrorCode::kSyntax,
-                    "expected the header line \"host,leaf,spine\" or \"host,leaf,spine,core\", got \"" +
-                        std::string(line) + "\"",
-                    file, lineno);
+        return fail(
+            ErrorCode::kSyntax,
+            "expected the header line \"host,leaf,spine\" or \"host,leaf,spine,core\", got \"" +
+                std::string(line) + "\"",
+            file, lineno);
       columns = cells.size();
       continue;
     }
@@ -219,7 +242,9 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
       const std::string name(cells[k]);
       if (!valid_name(name))
         return fail(ErrorCode::kSyntax,
-                    std::string("column ") + kTier[k] + ": expected a name without blanks, commas, brackets or quotes, got \"" + name + "\"",
+                    std::string("column ") + kTier[k] +
+                        ": expected a name without blanks, commas, brackets or quotes, got \"" +
+                        name + "\"",
                     file, lineno);
       auto [it, inserted] = tier_of.try_emplace(name, static_cast<int>(k), lineno);
       if (!inserted && it->second.first != static_cast<int>(k))
@@ -230,11 +255,16 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
     }
     const std::string host(cells[0]);
     if (auto [it, inserted] = host_line.emplace(host, lineno); !inserted)
-      return fail(ErrorCode::kDuplicate, "host " + host + " already listed at line " + std::to_string(it->second), file, lineno);
+      return fail(ErrorCode::kDuplicate,
+                  "host " + host + " already listed at line " + std::to_string(it->second), file,
+                  lineno);
     tb.host_under(host, std::string(cells[1]));
-    for (std::size_t k = 2; k < columns; ++k) tb.parent_of(std::string(cells[k - 1]), std::string(cells[k]));
+    for (std::size_t k = 2; k < columns; ++k)
+      tb.parent_of(std::string(cells[k - 1]), std::string(cells[k]));
   }
-  if (columns == 0) return fail(ErrorCode::kSyntax, "empty file: expected a \"host,leaf,spine[,core]\" header", file);
+  if (columns == 0)
+    return fail(ErrorCode::kSyntax, "empty file: expected a \"host,leaf,spine[,core]\" header",
+                file);
   if (host_line.empty()) return fail(ErrorCode::kSyntax, "no host rows after the header", file);
   return copy_into(tb.build(), builder, "a tiers CSV");
 }

@@ -12,11 +12,13 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
       return fail(ErrorCode::kUsage, "plugstack.conf argument \"" + a + "\": expected key=value");
     const std::string key = a.substr(0, eq), value = a.substr(eq + 1);
     if (key == "fabric") {
-      if (value.empty()) return fail(ErrorCode::kUsage, "fabric=: expected the path of a fabric JSON file");
+      if (value.empty())
+        return fail(ErrorCode::kUsage, "fabric=: expected the path of a fabric JSON file");
       c.fabric_path = value;
     } else if (key == "policy") {
       if (value != "fabric" && value != "slurm-tree" && value != "first-fit")
-        return fail(ErrorCode::kUsage, "policy=" + value + ": expected fabric, slurm-tree or first-fit");
+        return fail(ErrorCode::kUsage,
+                    "policy=" + value + ": expected fabric, slurm-tree or first-fit");
       c.policy = value;
     } else if (key == "mode") {
       if (value != "constrain" && value != "exact" && value != "off")
@@ -24,13 +26,16 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
       c.mode = value;
     } else if (key == "gpus_per_node") {
       const auto v = str::parse_uint(value, 1024);
-      if (!v || *v == 0) return fail(ErrorCode::kUsage, "gpus_per_node=" + value + ": expected an integer from 1 to 1024");
+      if (!v || *v == 0)
+        return fail(ErrorCode::kUsage,
+                    "gpus_per_node=" + value + ": expected an integer from 1 to 1024");
       c.gpus_per_node = static_cast<int>(*v);
     } else if (key == "log") {
       c.log_path = value;
     } else {
-      return fail(ErrorCode::kUsage, "unknown plugstack.conf argument \"" + key +
-                                         "\", expected fabric=, policy=, mode=, gpus_per_node= or log=");
+      return fail(ErrorCode::kUsage,
+                  "unknown plugstack.conf argument \"" + key +
+                      "\", expected fabric=, policy=, mode=, gpus_per_node= or log=");
     }
   }
   return c;

@@ -11,11 +11,11 @@
 namespace fabricplace::plugin {
 
 struct PluginConfig {
-  std::string fabric_path;          ///< canonical JSON written by `fabricplace fabric import`
-  std::string policy = "fabric";    ///< placement policy name
-  std::string mode = "constrain";   ///< default --fabric-mode: constrain | exact | off
+  std::string fabric_path;         ///< canonical JSON written by `fabricplace fabric import`
+  std::string policy = "fabric";   ///< placement policy name
+  std::string mode = "constrain";  ///< default --fabric-mode: constrain | exact | off
   int gpus_per_node = 8;
-  std::string log_path;             ///< empty: Slurm's log only
+  std::string log_path;  ///< empty: Slurm's log only
 };
 
 /// Parses key=value arguments. Errors name the argument and what was expected.

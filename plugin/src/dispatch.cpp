@@ -34,7 +34,8 @@ int guard(const char* hook, Fn&& fn) noexcept {
   try {
     return fn();
   } catch (const std::exception& e) {
-    slurm_error("fabricplace: %s: internal error: %s; continuing without fabricplace", hook, e.what());
+    slurm_error("fabricplace: %s: internal error: %s; continuing without fabricplace", hook,
+                e.what());
   } catch (...) {
     slurm_error("fabricplace: %s: internal error; continuing without fabricplace", hook);
   }

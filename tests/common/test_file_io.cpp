@@ -12,14 +12,16 @@ using fabricplace::write_file_atomic;
 
 namespace {
 fs::path scratch() {
-  auto d = fs::temp_directory_path() / ("fp-io-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  auto d =
+      fs::temp_directory_path() / ("fp-io-" + std::to_string(::getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
 }
 std::size_t entries(const fs::path& d) {
-  return static_cast<std::size_t>(std::distance(fs::directory_iterator(d), fs::directory_iterator()));
+  return static_cast<std::size_t>(
+      std::distance(fs::directory_iterator(d), fs::directory_iterator()));
 }
 }  // namespace
 
@@ -30,7 +32,7 @@ TEST(FileIo, WritesAtomicallyAndReadsBack) {
   ASSERT_TRUE(write_file_atomic(p, "second"));
   EXPECT_EQ(*read_file(p), "second");
   EXPECT_EQ(entries(d), 1u);  // no temporary left behind
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(p.c_str(), &st), 0);
   const mode_t mask = ::umask(0);
   ::umask(mask);

@@ -16,7 +16,8 @@ TEST(Hostlist, ExpandsRangesKeepingZeroPadding) {
 }
 
 TEST(Hostlist, ExpandsSeveralBracketsAsCartesianProduct) {
-  EXPECT_EQ(*hl::expand("r[1-2]n[1-2]"), (std::vector<std::string>{"r1n1", "r1n2", "r2n1", "r2n2"}));
+  EXPECT_EQ(*hl::expand("r[1-2]n[1-2]"),
+            (std::vector<std::string>{"r1n1", "r1n2", "r2n1", "r2n2"}));
   EXPECT_EQ(*hl::expand("su[1-2]-leaf"), (std::vector<std::string>{"su1-leaf", "su2-leaf"}));
 }
 
@@ -41,12 +42,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadHostlist{"node[1-3", "hostlist \"node[1-3\", column 5: '[' without ']'"},
         BadHostlist{"node1-3]", "hostlist \"node1-3]\", column 8: ']' without '['"},
         BadHostlist{"node[3-1]", "hostlist \"node[3-1]\", column 6: range \"3-1\" runs backwards"},
-        BadHostlist{"node[a-b]", "hostlist \"node[a-b]\", column 6: bad range \"a-b\", expected N or N-M"},
-        BadHostlist{"node[1,,2]", "hostlist \"node[1,,2]\", column 8: empty range, expected N or N-M"},
+        BadHostlist{"node[a-b]",
+                    "hostlist \"node[a-b]\", column 6: bad range \"a-b\", expected N or N-M"},
+        BadHostlist{"node[1,,2]",
+                    "hostlist \"node[1,,2]\", column 8: empty range, expected N or N-M"},
         BadHostlist{"a,,b", "hostlist \"a,,b\", column 3: empty host name"},
         BadHostlist{"a b", "hostlist \"a b\", column 2: unexpected blank"},
         BadHostlist{"n[[1]]", "hostlist \"n[[1]]\", column 3: nested '['"},
-        BadHostlist{"n[0-9999999]", "hostlist \"n[0-9999999]\", column 2: expands to too many names"}));
+        BadHostlist{"n[0-9999999]",
+                    "hostlist \"n[0-9999999]\", column 2: expands to too many names"}));
 
 TEST(Hostlist, CompressesTrailingNumbersInSlurmForm) {
   EXPECT_EQ(hl::compress({"node001", "node002", "node003", "node010"}), "node[001-003,010]");

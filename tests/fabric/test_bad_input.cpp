@@ -11,26 +11,33 @@ using namespace fabricplace::fabric;
 namespace {
 
 // A valid two-host dump: line numbers below refer to this layout.
-const std::string kSwitch =
-    "vendid=0x2c9\n"                                                                                        // 1
-    "devid=0xcf08\n"                                                                                        // 2
-    "sysimgguid=0xfc6a1c0300100000\n"                                                                       // 3
-    "switchguid=0xfc6a1c0300100000(fc6a1c0300100000)\n"                                                     // 4
-    "Switch\t40 \"S-fc6a1c0300100000\"\t\t# \"MF0;leaf01:MQM8700/U1\" enhanced port 0 lid 0 lmc 0\n"        // 5
-    "[1]\t\"H-1070fd0300200000\"[1](1070fd0300200001) \t\t# \"node001 mlx5_0\" lid 0 4xHDR\n"              // 6
-    "[2]\t\"H-1070fd0300200002\"[1](1070fd0300200003) \t\t# \"node002 mlx5_0\" lid 0 4xHDR\n"              // 7
-    "\n";                                                                                                   // 8
+const std::
+    string
+        kSwitch =
+            "vendid=0x2c9\n"                                     // 1
+            "devid=0xcf08\n"                                     // 2
+            "sysimgguid=0xfc6a1c0300100000\n"                    // 3
+            "switchguid=0xfc6a1c0300100000(fc6a1c0300100000)\n"  // 4
+            "Switch\t40 \"S-fc6a1c0300100000\"\t\t# \"MF0;leaf01:MQM8700/U1\" enhanced port 0 lid "
+            "0 lmc 0\n"  // 5
+            "[1]\t\"H-1070fd0300200000\"[1](1070fd0300200001) \t\t# \"node001 mlx5_0\" lid 0 "
+            "4xHDR\n"  // 6
+            "[2]\t\"H-1070fd0300200002\"[1](1070fd0300200003) \t\t# \"node002 mlx5_0\" lid 0 "
+            "4xHDR\n"  // 7
+            "\n";      // 8
 const std::string kCa1 =
-    "vendid=0x2c9\n"                                                                                        // 9
-    "devid=0x101b\n"                                                                                        // 10
-    "caguid=0x1070fd0300200000\n"                                                                           // 11
-    "Ca\t1 \"H-1070fd0300200000\"\t\t# \"node001 mlx5_0\"\n"                                                // 12
-    "[1](1070fd0300200001) \t\"S-fc6a1c0300100000\"[1]\t\t# lid 0 lmc 0 \"MF0;leaf01:MQM8700/U1\" lid 0 4xHDR\n"  // 13
-    "\n";                                                                                                   // 14
+    "vendid=0x2c9\n"                                          // 9
+    "devid=0x101b\n"                                          // 10
+    "caguid=0x1070fd0300200000\n"                             // 11
+    "Ca\t1 \"H-1070fd0300200000\"\t\t# \"node001 mlx5_0\"\n"  // 12
+    "[1](1070fd0300200001) \t\"S-fc6a1c0300100000\"[1]\t\t# lid 0 lmc 0 \"MF0;leaf01:MQM8700/U1\" "
+    "lid 0 4xHDR\n"  // 13
+    "\n";            // 14
 const std::string kCa2 =
-    "caguid=0x1070fd0300200002\n"                                                                           // 15
-    "Ca\t1 \"H-1070fd0300200002\"\t\t# \"node002 mlx5_0\"\n"                                                // 16
-    "[1](1070fd0300200003) \t\"S-fc6a1c0300100000\"[2]\t\t# lid 0 lmc 0 \"MF0;leaf01:MQM8700/U1\" lid 0 4xHDR\n";  // 17
+    "caguid=0x1070fd0300200002\n"                             // 15
+    "Ca\t1 \"H-1070fd0300200002\"\t\t# \"node002 mlx5_0\"\n"  // 16
+    "[1](1070fd0300200003) \t\"S-fc6a1c0300100000\"[2]\t\t# lid 0 lmc 0 \"MF0;leaf01:MQM8700/U1\" "
+    "lid 0 4xHDR\n";  // 17
 const std::string kGood = kSwitch + kCa1 + kCa2;
 
 std::string replace(std::string s, const std::string& from, const std::string& to) {
@@ -73,59 +80,99 @@ INSTANTIATE_TEST_SUITE_P(
     Table, DumpErrors,
     ::testing::Values(
         Bad{"truncated_line", kSwitch.substr(0, kSwitch.find("[2]") + 30),
-            "dump.txt:7: expected ')' after the peer port GUID; got \"[2]\t\"H-1070fd0300200002\"[1](10\" "
+            "dump.txt:7: expected ')' after the peer port GUID; got "
+            "\"[2]\t\"H-1070fd0300200002\"[1](10\" "
             "(the file ends in the middle of this line: truncated dump?)"},
         Bad{"truncated_file", kSwitch + kCa1,
-            "dump.txt:7: port 2 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) links to node 0x1070fd0300200002, "
+            "dump.txt:7: port 2 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) links to node "
+            "0x1070fd0300200002, "
             "which the file never defines (truncated dump?)"},
-        Bad{"unknown_record", replace(kGood, "Ca\t1 \"H-1070fd0300200002\"", "Bridge\t1 \"H-1070fd0300200002\""),
-            "dump.txt:16: unknown record \"Bridge\", expected Switch, Ca, Rt, a port line \"[N] ...\", or one of "
-            "vendid=, devid=, sysimgguid=, switchguid=, caguid=, rtguid=; got \"Bridge\t1 \"H-1070fd0300200002\"\t\t# \"node002 mlx5_0\"\""},
+        Bad{"unknown_record",
+            replace(kGood, "Ca\t1 \"H-1070fd0300200002\"", "Bridge\t1 \"H-1070fd0300200002\""),
+            "dump.txt:16: unknown record \"Bridge\", expected Switch, Ca, Rt, a port line \"[N] "
+            "...\", or one of "
+            "vendid=, devid=, sysimgguid=, switchguid=, caguid=, rtguid=; got \"Bridge\t1 "
+            "\"H-1070fd0300200002\"\t\t# \"node002 mlx5_0\"\""},
         Bad{"port_before_node", kCa1.substr(kCa1.find("[1]")) + kGood,
-            "dump.txt:1: port line before any Switch, Ca or Rt record; got \"[1](1070fd0300200001) \t\"S-fc6a1c0300100000\"[1]\t\t# lid 0 lmc 0 \"MF0;leaf01:MQM8700/U1\" lid 0 4xHDR\""},
-        Bad{"no_link_back", replace(kGood, "\"S-fc6a1c0300100000\"[2]", "\"S-fc6a1c0300100000\"[1]"),
-            "dump.txt:7: port 2 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) links to port 1 of \"node002 mlx5_0\" "
+            "dump.txt:1: port line before any Switch, Ca or Rt record; got \"[1](1070fd0300200001) "
+            "\t\"S-fc6a1c0300100000\"[1]\t\t# lid 0 lmc 0 \"MF0;leaf01:MQM8700/U1\" lid 0 4xHDR\""},
+        Bad{"no_link_back",
+            replace(kGood, "\"S-fc6a1c0300100000\"[2]", "\"S-fc6a1c0300100000\"[1]"),
+            "dump.txt:7: port 2 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) links to port 1 "
+            "of \"node002 mlx5_0\" "
             "(0x1070fd0300200002), but line 17 links that port to port 1 of 0xfc6a1c0300100000"},
-        Bad{"link_back_elsewhere", replace(kGood, "[2]\t\"H-1070fd0300200002\"[1](1070fd0300200003)", "[2]\t\"H-1070fd0300200000\"[1](1070fd0300200001)"),
-            "dump.txt:7: port 2 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) links to port 1 of \"node001 mlx5_0\" "
+        Bad{"link_back_elsewhere",
+            replace(kGood, "[2]\t\"H-1070fd0300200002\"[1](1070fd0300200003)",
+                    "[2]\t\"H-1070fd0300200000\"[1](1070fd0300200001)"),
+            "dump.txt:7: port 2 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) links to port 1 "
+            "of \"node001 mlx5_0\" "
             "(0x1070fd0300200000), but line 13 links that port to port 1 of 0xfc6a1c0300100000"},
-        Bad{"duplicate_guid", kGood + "\ncaguid=0x1070fd0300200002\nCa\t1 \"H-1070fd0300200002\"\t\t# \"node003 mlx5_0\"\n",
+        Bad{"duplicate_guid",
+            kGood + "\ncaguid=0x1070fd0300200002\nCa\t1 \"H-1070fd0300200002\"\t\t# \"node003 "
+                    "mlx5_0\"\n",
             "dump.txt:20: duplicate GUID 0x1070fd0300200002: already defined at line 16"},
-        Bad{"duplicate_port", replace(kGood, "[2]\t\"H-1070fd0300200002\"", "[1]\t\"H-1070fd0300200002\""),
+        Bad{"duplicate_port",
+            replace(kGood, "[2]\t\"H-1070fd0300200002\"", "[1]\t\"H-1070fd0300200002\""),
             "dump.txt:7: port 1 of \"MF0;leaf01:MQM8700/U1\" is listed twice"},
-        Bad{"nonsense_width", replace(kGood, "\"node002 mlx5_0\" lid 0 4xHDR", "\"node002 mlx5_0\" lid 0 7xHDR"),
-            "dump.txt:7: bad link rate \"7xHDR\", expected a link rate <width><speed> such as 4xHDR (width 1x/2x/4x/8x/12x, "
-            "speed SDR/DDR/QDR/FDR10/FDR/EDR/HDR/NDR/XDR); got \"[2]\t\"H-1070fd0300200002\"[1](1070fd0300200003) \t\t# \"node002 mlx5_0\" lid 0 7xHDR\""},
-        Bad{"rate_mismatch", replace(kGood, "\"MF0;leaf01:MQM8700/U1\" lid 0 4xHDR\n", "\"MF0;leaf01:MQM8700/U1\" lid 0 4xEDR\n"),
-            "dump.txt:6: port 1 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) reports the link as 4xHDR but line 13 reports it as 4xEDR"},
-        Bad{"wrong_peer_type", replace(kGood, "[2]\t\"H-1070fd0300200002\"", "[2]\t\"S-1070fd0300200002\""),
-            "dump.txt:7: port 2 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) names its peer \"node002 mlx5_0\" "
+        Bad{"nonsense_width",
+            replace(kGood, "\"node002 mlx5_0\" lid 0 4xHDR", "\"node002 mlx5_0\" lid 0 7xHDR"),
+            "dump.txt:7: bad link rate \"7xHDR\", expected a link rate <width><speed> such as "
+            "4xHDR (width 1x/2x/4x/8x/12x, "
+            "speed SDR/DDR/QDR/FDR10/FDR/EDR/HDR/NDR/XDR); got "
+            "\"[2]\t\"H-1070fd0300200002\"[1](1070fd0300200003) \t\t# \"node002 mlx5_0\" lid 0 "
+            "7xHDR\""},
+        Bad{"rate_mismatch",
+            replace(kGood, "\"MF0;leaf01:MQM8700/U1\" lid 0 4xHDR\n",
+                    "\"MF0;leaf01:MQM8700/U1\" lid 0 4xEDR\n"),
+            "dump.txt:6: port 1 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) reports the link "
+            "as 4xHDR but line 13 reports it as 4xEDR"},
+        Bad{"wrong_peer_type",
+            replace(kGood, "[2]\t\"H-1070fd0300200002\"", "[2]\t\"S-1070fd0300200002\""),
+            "dump.txt:7: port 2 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) names its peer "
+            "\"node002 mlx5_0\" "
             "(0x1070fd0300200002) as a switch, but it is a ca"},
-        Bad{"bad_guid", replace(kGood, "\"S-fc6a1c0300100000\"\t\t#", "\"S-fc6a1c03zz100000\"\t\t#"),
-            "dump.txt:5: expected '\"' closing the node id; got \"Switch\t40 \"S-fc6a1c03zz100000\"\t\t# \"MF0;leaf01:MQM8700/U1\" enhanced port 0 lid 0 lmc 0\""},
-        Bad{"guid_line_mismatch", replace(kGood, "caguid=0x1070fd0300200002", "caguid=0x1070fd0300200004"),
-            "dump.txt:16: node id GUID 0x1070fd0300200002 differs from 0x1070fd0300200004 given on line 15"},
-        Bad{"no_nodes", "# only comments\n\n", "dump.txt: no Switch, Ca or Rt record found: not an ibnetdiscover topology file"},
+        Bad{"bad_guid",
+            replace(kGood, "\"S-fc6a1c0300100000\"\t\t#", "\"S-fc6a1c03zz100000\"\t\t#"),
+            "dump.txt:5: expected '\"' closing the node id; got \"Switch\t40 "
+            "\"S-fc6a1c03zz100000\"\t\t# \"MF0;leaf01:MQM8700/U1\" enhanced port 0 lid 0 lmc 0\""},
+        Bad{"guid_line_mismatch",
+            replace(kGood, "caguid=0x1070fd0300200002", "caguid=0x1070fd0300200004"),
+            "dump.txt:16: node id GUID 0x1070fd0300200002 differs from 0x1070fd0300200004 given on "
+            "line 15"},
+        Bad{"no_nodes", "# only comments\n\n",
+            "dump.txt: no Switch, Ca or Rt record found: not an ibnetdiscover topology file"},
         Bad{"ports_bad_type",
             "CA 0 1 0x1070fd0300200001 4x HDR - XX 0 1 0xfc6a1c0300100004 ( 'a b' - 'c' )\n",
-            "dump.txt:1: expected the peer's node type SW, CA or RT; got \"CA 0 1 0x1070fd0300200001 4x HDR - XX 0 1 0xfc6a1c0300100004 ( 'a b' - 'c' )\""},
+            "dump.txt:1: expected the peer's node type SW, CA or RT; got \"CA 0 1 "
+            "0x1070fd0300200001 4x HDR - XX 0 1 0xfc6a1c0300100004 ( 'a b' - 'c' )\""},
         Bad{"ports_truncated",
-            "CA     0  1 0x1070fd0300200001 4x HDR - SW     0  1 0xfc6a1c0300100004 ( 'node001 mlx5_0' - 'MF0;le\n",
-            "dump.txt:1: expected \"( '<description>' - '<peer description>' )\"; got \"CA     0  1 0x1070fd0300200001 4x HDR - SW     0  1 0xfc6a1c0300100004 ( 'node001 mlx5_0' - 'MF0;le\""},
+            "CA     0  1 0x1070fd0300200001 4x HDR - SW     0  1 0xfc6a1c0300100004 ( 'node001 "
+            "mlx5_0' - 'MF0;le\n",
+            "dump.txt:1: expected \"( '<description>' - '<peer description>' )\"; got \"CA     0  "
+            "1 0x1070fd0300200001 4x HDR - SW     0  1 0xfc6a1c0300100004 ( 'node001 mlx5_0' - "
+            "'MF0;le\""},
         Bad{"ports_no_peer_line",
-            "CA     0  1 0x1070fd0300200001 4x HDR - SW     0  1 0xfc6a1c0300100004 ( 'node001 mlx5_0' - 'MF0;leaf01:MQM8700/U1' )\n",
-            "dump.txt:1: port 1 of \"node001 mlx5_0\" (0x1070fd0300200001) links to port 1 of \"MF0;leaf01:MQM8700/U1\" "
-            "(0xfc6a1c0300100004), which does not link back (that port is not listed; truncated dump?)"},
+            "CA     0  1 0x1070fd0300200001 4x HDR - SW     0  1 0xfc6a1c0300100004 ( 'node001 "
+            "mlx5_0' - 'MF0;leaf01:MQM8700/U1' )\n",
+            "dump.txt:1: port 1 of \"node001 mlx5_0\" (0x1070fd0300200001) links to port 1 of "
+            "\"MF0;leaf01:MQM8700/U1\" "
+            "(0xfc6a1c0300100004), which does not link back (that port is not listed; truncated "
+            "dump?)"},
         Bad{"ports_bad_rate",
-            "SW     0  1 0xfc6a1c0300100004 4x HXR - CA     0  1 0x1070fd0300200001 ( 'MF0;leaf01:MQM8700/U1' - 'node001 mlx5_0' )\n",
-            "dump.txt:1: bad link rate \"4x HXR\", expected a link rate <width><speed> such as 4xHDR (width 1x/2x/4x/8x/12x, "
-            "speed SDR/DDR/QDR/FDR10/FDR/EDR/HDR/NDR/XDR) written as two words, e.g. \"4x HDR\"; got \"SW     0  1 0xfc6a1c0300100004 4x HXR - CA     0  1 0x1070fd0300200001 ( 'MF0;leaf01:MQM8700/U1' - 'node001 mlx5_0' )\""}),
+            "SW     0  1 0xfc6a1c0300100004 4x HXR - CA     0  1 0x1070fd0300200001 ( "
+            "'MF0;leaf01:MQM8700/U1' - 'node001 mlx5_0' )\n",
+            "dump.txt:1: bad link rate \"4x HXR\", expected a link rate <width><speed> such as "
+            "4xHDR (width 1x/2x/4x/8x/12x, "
+            "speed SDR/DDR/QDR/FDR10/FDR/EDR/HDR/NDR/XDR) written as two words, e.g. \"4x HDR\"; "
+            "got \"SW     0  1 0xfc6a1c0300100004 4x HXR - CA     0  1 0x1070fd0300200001 ( "
+            "'MF0;leaf01:MQM8700/U1' - 'node001 mlx5_0' )\""}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(SourceErrors, UnreadableAndMissingFiles) {
   auto missing = load_fabric("/nonexistent/fabric.txt");
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().to_string(), "/nonexistent/fabric.txt: cannot open: No such file or directory");
+  EXPECT_EQ(missing.error().to_string(),
+            "/nonexistent/fabric.txt: cannot open: No such file or directory");
   auto dir = load_fabric(test::data("fabrics"));
   ASSERT_FALSE(dir);
   EXPECT_EQ(dir.error().message, "is a directory, expected a file");
@@ -139,6 +186,7 @@ TEST(SourceErrors, MergeConflictsNameTheFile) {
   EXPECT_EQ(f.error().file, test::fabric_file("over_L20.ibnetdiscover.txt"));
   // over_L20 reuses fat2_L8's GUIDs, but node021 is cabled to another leaf there.
   EXPECT_EQ(f.error().message,
-            "while merging it by GUID: port \"node021 mlx5_0\"[1] is linked to \"MF0;leaf02:MQM8700/U1\"[1] and to "
+            "while merging it by GUID: port \"node021 mlx5_0\"[1] is linked to "
+            "\"MF0;leaf02:MQM8700/U1\"[1] and to "
             "\"MF0;leaf01:MQM8700/U1\"[21]");
 }

@@ -13,7 +13,9 @@ using namespace fabricplace;
 using namespace fabricplace::fabric;
 
 namespace {
-Fabric gen(const std::string& spec) { return test::gen(spec); }
+Fabric gen(const std::string& spec) {
+  return test::gen(spec);
+}
 }  // namespace
 
 TEST(Classify, OversubscriptionIsHostBandwidthOverUplinkBandwidth) {
@@ -30,7 +32,9 @@ TEST(Classify, OversubscriptionIsHostBandwidthOverUplinkBandwidth) {
 
 TEST(Classify, DegradedUplinksRaiseOversubscriptionAndAreFlaggedPerTier) {
   // leaf01's first uplink trains at 1x, a spine-core link at EDR.
-  const Fabric f = gen("fat3:pods=2,leaves=2,down=4,up=4,spines=2,degrade=p01-leaf01:5:w=1,degrade=p01-spine01:5:s=EDR");
+  const Fabric f =
+      gen("fat3:pods=2,leaves=2,down=4,up=4,spines=2,degrade=p01-leaf01:5:w=1,degrade=p01-spine01:"
+          "5:s=EDR");
   const auto& t = f.topology();
   ASSERT_EQ(t.degraded_links.size(), 2u);
   std::map<std::string, std::string> reasons;
@@ -75,7 +79,8 @@ TEST(Classify, CutUplinksLeaveHostsSplitFromTheFabric) {
   EXPECT_EQ(t.leaf_stats[1].up_links, 0u);
   EXPECT_TRUE(std::isinf(t.leaf_stats[1].oversubscription));
   ASSERT_FALSE(t.warnings.empty());
-  EXPECT_EQ(t.warnings.back(), "2 host(s) reach a different set of fabric parts than most hosts: node[003-004]");
+  EXPECT_EQ(t.warnings.back(),
+            "2 host(s) reach a different set of fabric parts than most hosts: node[003-004]");
   // Two pods: the cut-off leaf is a part of its own.
   EXPECT_EQ(t.pods.size(), 2u);
 }
@@ -126,7 +131,8 @@ TEST(Classify, FourLevelTreesGetLevelFour) {
   }
   ASSERT_TRUE(b.add_node(NodeRecord{0x900, NodeType::kCa, "h mlx5_0", 1}));
   ASSERT_TRUE(b.add_link(0x900, 1, chain[0], 1, r));
-  for (std::size_t i = 0; i + 1 < chain.size(); ++i) ASSERT_TRUE(b.add_link(chain[i], 2, chain[i + 1], 1, r));
+  for (std::size_t i = 0; i + 1 < chain.size(); ++i)
+    ASSERT_TRUE(b.add_link(chain[i], 2, chain[i + 1], 1, r));
   auto f = b.build();
   ASSERT_TRUE(f);
   test::expect_valid(*f);
@@ -138,7 +144,8 @@ TEST(Classify, SwitchNamesAreUniqueAndSlurmSafe) {
   FabricBuilder b;
   ASSERT_TRUE(b.add_node(NodeRecord{0xabc001, NodeType::kSwitch, "MF0;leaf 1:X/U1", 4}));
   ASSERT_TRUE(b.add_node(NodeRecord{0xabc002, NodeType::kSwitch, "MF0;leaf 1:X/U1", 4}));
-  ASSERT_TRUE(b.add_node(NodeRecord{0xabc003, NodeType::kSwitch, "Quantum Mellanox Technologies", 4}));
+  ASSERT_TRUE(
+      b.add_node(NodeRecord{0xabc003, NodeType::kSwitch, "Quantum Mellanox Technologies", 4}));
   ASSERT_TRUE(b.add_node(NodeRecord{0xabc004, NodeType::kSwitch, "", 4}));
   auto f = b.build();
   ASSERT_TRUE(f);
@@ -154,7 +161,8 @@ TEST(Hosts, AreInNaturalOrderWhateverTheirNames) {
   // Mixed shapes: the fast path (prefix + number) and the general comparison must agree.
   FabricBuilder b;
   Guid g = 0x100;
-  for (const char* h : {"node10", "node9", "node009", "gpu-a2", "gpu-a10", "node", "n1x", "n01x", "node0100", "zeta"}) {
+  for (const char* h : {"node10", "node9", "node009", "gpu-a2", "gpu-a10", "node", "n1x", "n01x",
+                        "node0100", "zeta"}) {
     ASSERT_TRUE(b.add_node(NodeRecord{g, NodeType::kCa, std::string(h) + " mlx5_0", 1}));
     g += 2;
   }
@@ -163,6 +171,6 @@ TEST(Hosts, AreInNaturalOrderWhateverTheirNames) {
   test::expect_valid(*f);  // check() verifies natural order of hosts
   std::vector<std::string> names;
   for (const auto& h : f->hosts()) names.push_back(h.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"gpu-a2", "gpu-a10", "n1x", "n01x", "node", "node9", "node009", "node10",
-                                             "node0100", "zeta"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"gpu-a2", "gpu-a10", "n1x", "n01x", "node", "node9",
+                                             "node009", "node10", "node0100", "zeta"}));
 }

@@ -58,9 +58,12 @@ TEST(Ibnetdiscover, PlainAndPortsReportsDescribeTheSameFabric) {
 TEST(Ibnetdiscover, PortsReportKeepsDownPorts) {
   // One switch port without a peer, as ibnetdiscover -p prints it.
   const std::string text =
-      "CA     0  1 0x1070fd0300200001 4x HDR - SW     0  1 0xfc6a1c0300100004 ( 'node001 mlx5_0' - 'MF0;leaf01:MQM8700/U1' )\n"
-      "SW     0  1 0xfc6a1c0300100004 4x HDR - CA     0  1 0x1070fd0300200001 ( 'MF0;leaf01:MQM8700/U1' - 'node001 mlx5_0' )\n"
-      "SW     0  2 0xfc6a1c0300100004 4x SDR                                    'MF0;leaf01:MQM8700/U1'\n";
+      "CA     0  1 0x1070fd0300200001 4x HDR - SW     0  1 0xfc6a1c0300100004 ( 'node001 mlx5_0' - "
+      "'MF0;leaf01:MQM8700/U1' )\n"
+      "SW     0  1 0xfc6a1c0300100004 4x HDR - CA     0  1 0x1070fd0300200001 ( "
+      "'MF0;leaf01:MQM8700/U1' - 'node001 mlx5_0' )\n"
+      "SW     0  2 0xfc6a1c0300100004 4x SDR                                    "
+      "'MF0;leaf01:MQM8700/U1'\n";
   auto f = parse_text(text);
   ASSERT_TRUE(f) << f.error().to_string();
   test::expect_valid(*f);
@@ -90,9 +93,10 @@ TEST(Ibnetdiscover, DegradedRatesAreRead) {
 }
 
 TEST(Ibnetdiscover, WrittenDumpReadsBackToTheSameFabric) {
-  for (const char* spec : {"fat2:leaves=4,down=8,up=8", "fat3:pods=2,leaves=2,down=4,up=4,spines=2",
-                           "rail:sus=2,hosts=4,rails=4,up=4", "rail:sus=2,hosts=4,rails=2,up=4,planes=1",
-                           "fat2:leaves=3,down=5,up=5,degrade=leaf02:7:w=2,cut=leaf03:6"}) {
+  for (const char* spec :
+       {"fat2:leaves=4,down=8,up=8", "fat3:pods=2,leaves=2,down=4,up=4,spines=2",
+        "rail:sus=2,hosts=4,rails=4,up=4", "rail:sus=2,hosts=4,rails=2,up=4,planes=1",
+        "fat2:leaves=3,down=5,up=5,degrade=leaf02:7:w=2,cut=leaf03:6"}) {
     auto gen = generate(spec);
     ASSERT_TRUE(gen) << gen.error().to_string();
     auto back = parse_text(to_ibnetdiscover(*gen));

@@ -21,7 +21,8 @@ class JsonRoundTrip : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(JsonRoundTrip, FabricToJsonToFabricToJsonIsByteIdentical) {
   const std::string& source = GetParam();
-  const Fabric f = looks_like_spec(source) ? *generate(source) : test::load(test::fabric_file(source));
+  const Fabric f =
+      looks_like_spec(source) ? *generate(source) : test::load(test::fabric_file(source));
   const std::string once = to_json(f);
   auto back = from_json(once);
   ASSERT_TRUE(back) << back.error().to_string();
@@ -34,20 +35,24 @@ TEST_P(JsonRoundTrip, FabricToJsonToFabricToJsonIsByteIdentical) {
 
 INSTANTIATE_TEST_SUITE_P(
     Sources, JsonRoundTrip,
-    ::testing::Values("fat2:leaves=8,down=20,up=20", "fat3:pods=4,leaves=8,down=16,up=16,spines=16",
-                      "fat2:leaves=20,down=32,up=8", "rail:sus=4,hosts=20,rails=8",
-                      "rail:sus=2,hosts=8,rails=4,up=8,planes=1",
-                      "fat2:leaves=4,down=8,up=8,degrade=leaf01:9:w=1,degrade=spine01:2:s=EDR,cut=leaf02:10",
-                      "fat2_L8-ftree.ibnetdiscover.txt", "rail_4su.ibnetdiscover-p.txt"));
+    ::testing::Values(
+        "fat2:leaves=8,down=20,up=20", "fat3:pods=4,leaves=8,down=16,up=16,spines=16",
+        "fat2:leaves=20,down=32,up=8", "rail:sus=4,hosts=20,rails=8",
+        "rail:sus=2,hosts=8,rails=4,up=8,planes=1",
+        "fat2:leaves=4,down=8,up=8,degrade=leaf01:9:w=1,degrade=spine01:2:s=EDR,cut=leaf02:10",
+        "fat2_L8-ftree.ibnetdiscover.txt", "rail_4su.ibnetdiscover-p.txt"));
 
 TEST(Json, WriterIsOneRecordPerLine) {
   const Fabric f = *generate("fat2:leaves=2,down=2,up=2");
   const std::string j = to_json(f);
-  EXPECT_EQ(j.substr(0, 59), "{\n  \"format\": \"fabricplace-fabric\",\n  \"version\": 1,\n  \"orig");
+  EXPECT_EQ(j.substr(0, 59),
+            "{\n  \"format\": \"fabricplace-fabric\",\n  \"version\": 1,\n  \"orig");
   // 1 spine + 2 leaves + 4 HCAs; 4 host links + 4 uplinks; 9 framing lines.
   EXPECT_EQ(std::count(j.begin(), j.end(), '\n'), 7 + 8 + 9);
   // node001 sits on leaf01, the second switch GUID (after spine01).
-  EXPECT_NE(j.find("    [\"0x1070fd0300200000\", 1, \"0xfc6a1c0300100001\", 1, \"4xHDR\"],\n"), std::string::npos) << j;
+  EXPECT_NE(j.find("    [\"0x1070fd0300200000\", 1, \"0xfc6a1c0300100001\", 1, \"4xHDR\"],\n"),
+            std::string::npos)
+      << j;
 }
 
 struct BadJson {
@@ -67,8 +72,10 @@ INSTANTIATE_TEST_SUITE_P(
     Table, JsonErrors,
     ::testing::Values(
         BadJson{"syntax", "{\n\"format\": \"fabricplace-fabric\",\n\"version\": 1,,\n}",
-                "in.json:3: invalid JSON: parse error at line 3, column 14: syntax error while parsing object key - unexpected ','; expected string literal"},
-        BadJson{"format", R"({"format": "other", "version": 1})", "in.json: format: expected \"fabricplace-fabric\""},
+                "in.json:3: invalid JSON: parse error at line 3, column 14: syntax error while "
+                "parsing object key - unexpected ','; expected string literal"},
+        BadJson{"format", R"({"format": "other", "version": 1})",
+                "in.json: format: expected \"fabricplace-fabric\""},
         BadJson{"version", R"({"format": "fabricplace-fabric", "version": 7})",
                 "in.json: version: this build reads version 1, got 7"},
         BadJson{"guid", kHead + R"("nodes": [{"guid": "xyz"}], "links": []})",
@@ -77,14 +84,18 @@ INSTANTIATE_TEST_SUITE_P(
                 "in.json: nodes[0].type: expected \"switch\", \"ca\" or \"router\""},
         BadJson{"unknown key", kHead + R"("nodes": [{"guid": "0x1", "colour": 1}], "links": []})",
                 "in.json: nodes[0]: unknown key \"colour\""},
-        BadJson{"duplicate",
-                kHead + R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []},
+        BadJson{
+            "duplicate",
+            kHead +
+                R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []},
                                      {"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []}], "links": []})",
-                "in.json: nodes[1]: duplicate GUID 0x0000000000000001"},
-        BadJson{"dangling link",
-                kHead + R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []}],
+            "in.json: nodes[1]: duplicate GUID 0x0000000000000001"},
+        BadJson{
+            "dangling link",
+            kHead +
+                R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []}],
                            "links": [["0x1", 1, "0x2", 1, "4xHDR"]]})",
-                "in.json: links[0]: links 0x0000000000000001[1] and 0x0000000000000002[1], but that node is not in \"nodes\""},
-        BadJson{"bad rate",
-                kHead + R"("nodes": [], "links": [["0x1", 1, "0x2", 1, "5xHDR"]]})",
+            "in.json: links[0]: links 0x0000000000000001[1] and 0x0000000000000002[1], but that "
+            "node is not in \"nodes\""},
+        BadJson{"bad rate", kHead + R"("nodes": [], "links": [["0x1", 1, "0x2", 1, "5xHDR"]]})",
                 "in.json: links[0][4]: expected a link rate like \"4xHDR\""}));

@@ -11,7 +11,8 @@ TEST(LinkRate, ParsesIbnetdiscoverSpellings) {
   EXPECT_EQ(parse_rate("2xNDR"), (LinkRate{LinkWidth::k2x, LinkSpeed::kNDR}));
   EXPECT_EQ(parse_rate("4xFDR10"), (LinkRate{LinkWidth::k4x, LinkSpeed::kFDR10}));
   EXPECT_EQ(parse_rate("8xXDR"), (LinkRate{LinkWidth::k8x, LinkSpeed::kXDR}));
-  EXPECT_EQ(parse_rate("?????"), (LinkRate{}));  // "??" + "???": what ibnetdiscover prints for unknown
+  EXPECT_EQ(parse_rate("?????"),
+            (LinkRate{}));  // "??" + "???": what ibnetdiscover prints for unknown
   EXPECT_EQ(parse_rate("4x???"), (LinkRate{LinkWidth::k4x, LinkSpeed::kUnknown}));
 }
 
@@ -35,8 +36,9 @@ TEST(LinkRate, PrintsAsIbnetdiscoverDoes) {
   EXPECT_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kHDR}).to_string(), "4xHDR");
   EXPECT_EQ((LinkRate{}).to_string(), "?????");
   for (auto w : {LinkWidth::k1x, LinkWidth::k2x, LinkWidth::k4x, LinkWidth::k8x, LinkWidth::k12x})
-    for (auto s : {LinkSpeed::kSDR, LinkSpeed::kDDR, LinkSpeed::kQDR, LinkSpeed::kFDR10, LinkSpeed::kFDR,
-                   LinkSpeed::kEDR, LinkSpeed::kHDR, LinkSpeed::kNDR, LinkSpeed::kXDR})
+    for (auto s :
+         {LinkSpeed::kSDR, LinkSpeed::kDDR, LinkSpeed::kQDR, LinkSpeed::kFDR10, LinkSpeed::kFDR,
+          LinkSpeed::kEDR, LinkSpeed::kHDR, LinkSpeed::kNDR, LinkSpeed::kXDR})
       EXPECT_EQ(parse_rate(LinkRate{w, s}.to_string()), (LinkRate{w, s}));
 }
 

@@ -20,9 +20,9 @@ using namespace fabricplace::fabric;
 namespace {
 
 struct Conf {
-  std::vector<std::string> order;                         // SwitchName order
-  std::map<std::string, std::set<std::string>> nodes;     // switch -> hosts
-  std::map<std::string, std::vector<std::string>> kids;   // switch -> child switches
+  std::vector<std::string> order;                        // SwitchName order
+  std::map<std::string, std::set<std::string>> nodes;    // switch -> hosts
+  std::map<std::string, std::vector<std::string>> kids;  // switch -> child switches
 };
 
 Conf parse_conf(const std::string& text) {
@@ -78,7 +78,9 @@ TEST_P(TopologyConf, PutsExactlyTheTruthHostsUnderEachLeaf) {
   for (const auto& [desc, info] : truth["hcas"].items()) {
     const std::string leaf = info["leaf"];
     const auto& sw = truth["switches"][leaf];
-    const std::string key = f->topology().rail_optimised ? "pod" + std::to_string(sw["pod"].get<int>()) : sw["id"].get<std::string>();
+    const std::string key = f->topology().rail_optimised
+                                ? "pod" + std::to_string(sw["pod"].get<int>())
+                                : sw["id"].get<std::string>();
     expected[key].insert(info["host"].get<std::string>());
   }
   std::set<std::set<std::string>> want, got;
@@ -111,16 +113,19 @@ TEST_P(TopologyConf, PutsExactlyTheTruthHostsUnderEachLeaf) {
 
 INSTANTIATE_TEST_SUITE_P(
     SharedFabrics, TopologyConf,
-    ::testing::Values(Case{"fat2_L8", {"fat2_L8.ibnetdiscover.txt"}, "fat2_L8.truth.json"},
-                      Case{"fat3_small", {"fat3_small.ibnetdiscover-p.txt"}, "fat3_small.truth.json"},
-                      Case{"over_L20", {"over_L20.ibnetdiscover.txt"}, "over_L20.truth.json"},
-                      Case{"rail_4su", {"rail_4su.ibnetdiscover.txt"}, "rail_4su.truth.json"},
-                      Case{"rail_4su_planes",
-                           {"rail_4su_planes/plane0.ibnetdiscover.txt", "rail_4su_planes/plane1.ibnetdiscover.txt",
-                            "rail_4su_planes/plane2.ibnetdiscover.txt", "rail_4su_planes/plane3.ibnetdiscover.txt",
-                            "rail_4su_planes/plane4.ibnetdiscover.txt", "rail_4su_planes/plane5.ibnetdiscover.txt",
-                            "rail_4su_planes/plane6.ibnetdiscover.txt", "rail_4su_planes/plane7.ibnetdiscover.txt"},
-                           "rail_4su_planes.truth.json"}),
+    ::testing::Values(
+        Case{"fat2_L8", {"fat2_L8.ibnetdiscover.txt"}, "fat2_L8.truth.json"},
+        Case{"fat3_small", {"fat3_small.ibnetdiscover-p.txt"}, "fat3_small.truth.json"},
+        Case{"over_L20", {"over_L20.ibnetdiscover.txt"}, "over_L20.truth.json"},
+        Case{"rail_4su", {"rail_4su.ibnetdiscover.txt"}, "rail_4su.truth.json"},
+        Case{
+            "rail_4su_planes",
+            {"rail_4su_planes/plane0.ibnetdiscover.txt", "rail_4su_planes/plane1.ibnetdiscover.txt",
+             "rail_4su_planes/plane2.ibnetdiscover.txt", "rail_4su_planes/plane3.ibnetdiscover.txt",
+             "rail_4su_planes/plane4.ibnetdiscover.txt", "rail_4su_planes/plane5.ibnetdiscover.txt",
+             "rail_4su_planes/plane6.ibnetdiscover.txt",
+             "rail_4su_planes/plane7.ibnetdiscover.txt"},
+            "rail_4su_planes.truth.json"}),
     [](const auto& param_info) { return param_info.param.name; });
 
 TEST(TopologyConfExport, Fat3MergesParallelSpinesPerPodAndAllCores) {
@@ -130,7 +135,8 @@ TEST(TopologyConfExport, Fat3MergesParallelSpinesPerPodAndAllCores) {
   ASSERT_EQ(c.order.size(), 16u + 4u + 1u);
   EXPECT_EQ(c.order.front(), "p01-leaf01");  // leaves first, ascending GUID
   EXPECT_EQ(c.order[16], "p01-spine01-04");
-  EXPECT_EQ(c.kids.at("p01-spine01-04"), (std::vector<std::string>{"p01-leaf01", "p01-leaf02", "p01-leaf03", "p01-leaf04"}));
+  EXPECT_EQ(c.kids.at("p01-spine01-04"),
+            (std::vector<std::string>{"p01-leaf01", "p01-leaf02", "p01-leaf03", "p01-leaf04"}));
   EXPECT_EQ(c.order.back(), "core001-008");
   EXPECT_EQ(c.kids.at("core001-008").size(), 4u);
   EXPECT_NE(text.find("SwitchName=p02-leaf03 Nodes=node[121-140]\n"), std::string::npos);
@@ -140,9 +146,10 @@ TEST(TopologyConfExport, LeafOrderFollowsGuidsNotNames) {
   // The tree source assigns GUIDs in file order: leafB before leafA in the file, so first.
   FabricBuilder b;
   SourceOptions o;
-  ASSERT_TRUE(read_slurm_topology("SwitchName=leafB Nodes=n[3-4]\nSwitchName=leafA Nodes=n[1-2]\n"
-                                  "SwitchName=top Switches=leafB,leafA\n",
-                                  "t.conf", o, b));
+  ASSERT_TRUE(
+      read_slurm_topology("SwitchName=leafB Nodes=n[3-4]\nSwitchName=leafA Nodes=n[1-2]\n"
+                          "SwitchName=top Switches=leafB,leafA\n",
+                          "t.conf", o, b));
   auto f = b.build();
   ASSERT_TRUE(f);
   const Conf c = parse_conf(to_slurm_topology(*f, slurm_tree(*f)));
@@ -150,8 +157,9 @@ TEST(TopologyConfExport, LeafOrderFollowsGuidsNotNames) {
 }
 
 TEST(TopologyConfExport, ReadsBackIntoTheSameTree) {
-  for (const char* spec : {"fat2:leaves=8,down=20,up=20", "fat3:pods=3,leaves=4,down=8,up=8,spines=4",
-                           "rail:sus=3,hosts=8,rails=4,up=8"}) {
+  for (const char* spec :
+       {"fat2:leaves=8,down=20,up=20", "fat3:pods=3,leaves=4,down=8,up=8,spines=4",
+        "rail:sus=3,hosts=8,rails=4,up=8"}) {
     const Fabric f = *generate(spec);
     const std::string once = to_slurm_topology(f, slurm_tree(f));
     FabricBuilder b("again");

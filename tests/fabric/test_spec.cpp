@@ -15,7 +15,9 @@ std::string without_origin(std::string json) {
   const auto e = json.find('\n', b);
   return json.erase(b, e - b + 1);
 }
-Fabric gen(const std::string& spec) { return test::gen(spec); }
+Fabric gen(const std::string& spec) {
+  return test::gen(spec);
+}
 }  // namespace
 
 // The shared dumps were made by ibsim from the lab generator's net files; our specs build
@@ -28,13 +30,17 @@ TEST(Spec, ReproducesTheIbsimDumpsExactly) {
       {"rail:sus=4,hosts=20,rails=8", {"rail_4su.ibnetdiscover.txt"}},
   };
   for (const auto& [spec, files] : cases)
-    EXPECT_EQ(without_origin(to_json(gen(spec))), without_origin(to_json(test::load(test::fabric_file(files[0])))))
+    EXPECT_EQ(without_origin(to_json(gen(spec))),
+              without_origin(to_json(test::load(test::fabric_file(files[0])))))
         << spec;
   std::vector<std::string> planes;
-  for (int k = 0; k < 8; ++k) planes.push_back(test::fabric_file("rail_4su_planes/plane" + std::to_string(k) + ".ibnetdiscover.txt"));
+  for (int k = 0; k < 8; ++k)
+    planes.push_back(
+        test::fabric_file("rail_4su_planes/plane" + std::to_string(k) + ".ibnetdiscover.txt"));
   auto merged = load_fabrics(planes);
   ASSERT_TRUE(merged);
-  EXPECT_EQ(without_origin(to_json(gen("rail:sus=4,hosts=20,rails=8,planes=1"))), without_origin(to_json(*merged)));
+  EXPECT_EQ(without_origin(to_json(gen("rail:sus=4,hosts=20,rails=8,planes=1"))),
+            without_origin(to_json(*merged)));
 }
 
 TEST(Spec, HostsAreNumberedLeafByLeafWithAtLeastThreeDigits) {
@@ -42,7 +48,8 @@ TEST(Spec, HostsAreNumberedLeafByLeafWithAtLeastThreeDigits) {
   const auto leaf1 = *f.find_switch("leaf01");
   std::vector<std::string> on_leaf1;
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
-    if (f.topology().host_leaves[h] == std::vector<NodeId>{leaf1}) on_leaf1.push_back(f.host(HostId{h}).name);
+    if (f.topology().host_leaves[h] == std::vector<NodeId>{leaf1})
+      on_leaf1.push_back(f.host(HostId{h}).name);
   EXPECT_EQ(on_leaf1, (std::vector<std::string>{"node001", "node002", "node003", "node004"}));
   EXPECT_EQ(f.node(leaf1).description, "MF0;leaf01:MQM8700/U1");
   EXPECT_EQ(f.node(f.host(HostId{0}).hcas[0]).description, "node001 mlx5_0");
@@ -107,20 +114,29 @@ TEST_P(SpecErrors, NameTheKey) {
 INSTANTIATE_TEST_SUITE_P(
     Table, SpecErrors,
     ::testing::Values(
-        BadSpec{"fat2:leafs=8", "spec: fat2: unknown key \"leafs\" (expected one of: leaves, down, up, spines, radix, speed, width, degrade, cut)"},
+        BadSpec{"fat2:leafs=8",
+                "spec: fat2: unknown key \"leafs\" (expected one of: leaves, down, up, spines, "
+                "radix, speed, width, degrade, cut)"},
         BadSpec{"fat4:leaves=8", "spec: unknown fabric kind \"fat4\", expected fat2, fat3 or rail"},
         BadSpec{"fat2:leaves=0", "spec: fat2: leaves=0: expected an integer from 1 to 1048576"},
         BadSpec{"fat2:leaves=x", "spec: fat2: leaves=x: expected an integer from 1 to 1048576"},
         BadSpec{"fat2:leaves", "spec: fat2: \"leaves\": expected key=value"},
         BadSpec{"fat2:leaves=2,leaves=3", "spec: fat2: key \"leaves\" given twice"},
         BadSpec{"fat2:down=30,up=20", "spec: fat2: down + up = 50 exceeds radix 40"},
-        BadSpec{"fat2:speed=FAST", "spec: fat2: speed=FAST: expected SDR, DDR, QDR, FDR, EDR, HDR, NDR or XDR"},
+        BadSpec{"fat2:speed=FAST",
+                "spec: fat2: speed=FAST: expected SDR, DDR, QDR, FDR, EDR, HDR, NDR or XDR"},
         BadSpec{"fat2:width=3x", "spec: fat2: width=3x: expected 1x, 2x, 4x, 8x or 12x"},
         BadSpec{"fat2:spines=3", "spec: fat2: spines=3 must divide up=20"},
-        BadSpec{"fat2:leaves=50", "spec: fat2: each spine needs 50 ports > radix 40; add spines or raise radix"},
-        BadSpec{"fat2:leaves=2,degrade=leaf09:1:w=1", "spec: fat2: degrade=leaf09:1:w=1: no switch named \"leaf09\""},
-        BadSpec{"fat2:leaves=2,down=4,up=4,degrade=leaf01:39:w=1", "spec: fat2: degrade=leaf01:39:w=1: port 39 of leaf01 has no link"},
-        BadSpec{"fat2:leaves=2,degrade=leaf01:1:w=3", "spec: fat2: degrade=leaf01:1:w=3: expected w=1, w=2, w=4, w=8 or w=12"},
+        BadSpec{"fat2:leaves=50",
+                "spec: fat2: each spine needs 50 ports > radix 40; add spines or raise radix"},
+        BadSpec{"fat2:leaves=2,degrade=leaf09:1:w=1",
+                "spec: fat2: degrade=leaf09:1:w=1: no switch named \"leaf09\""},
+        BadSpec{"fat2:leaves=2,down=4,up=4,degrade=leaf01:39:w=1",
+                "spec: fat2: degrade=leaf01:39:w=1: port 39 of leaf01 has no link"},
+        BadSpec{"fat2:leaves=2,degrade=leaf01:1:w=3",
+                "spec: fat2: degrade=leaf01:1:w=3: expected w=1, w=2, w=4, w=8 or w=12"},
         BadSpec{"fat2:leaves=2,cut=leaf01", "spec: fat2: cut=leaf01: expected SWITCH:PORT"},
-        BadSpec{"fat3:cores=6", "spec: fat3: cores=6 must be a multiple of spines=20 (one core plane per spine index)"},
+        BadSpec{
+            "fat3:cores=6",
+            "spec: fat3: cores=6 must be a multiple of spines=20 (one core plane per spine index)"},
         BadSpec{"rail:hosts=30", "spec: rail: hosts + up = 60 exceeds radix 40"}));

@@ -8,33 +8,40 @@ using namespace fabricplace;
 using namespace fabricplace::fabric;
 
 namespace {
-Result<Fabric> read(const std::string& text, bool csv, LinkRate rate = {LinkWidth::k4x, LinkSpeed::kHDR}) {
+Result<Fabric> read(const std::string& text, bool csv,
+                    LinkRate rate = {LinkWidth::k4x, LinkSpeed::kHDR}) {
   FabricBuilder b("t");
   SourceOptions o;
   o.link_rate = rate;
-  auto r = csv ? read_tiers_csv(text, "t.csv", o, b) : read_slurm_topology(text, "topology.conf", o, b);
+  auto r =
+      csv ? read_tiers_csv(text, "t.csv", o, b) : read_slurm_topology(text, "topology.conf", o, b);
   if (!r) return std::unexpected(r.error());
   return b.build();
 }
 }  // namespace
 
 TEST(SlurmTopologySource, BuildsLevelsHostsAndRates) {
-  auto f = read("# site topology\nSwitchName=s1 Nodes=gpu[01-04]\nSwitchName=s2 Nodes=gpu[05-08] LinkSpeed=100\n"
-                "SwitchName=top Switches=s[1-2]\n",
-                false, {LinkWidth::k4x, LinkSpeed::kNDR});
+  auto f = read(
+      "# site topology\nSwitchName=s1 Nodes=gpu[01-04]\nSwitchName=s2 Nodes=gpu[05-08] "
+      "LinkSpeed=100\n"
+      "SwitchName=top Switches=s[1-2]\n",
+      false, {LinkWidth::k4x, LinkSpeed::kNDR});
   ASSERT_TRUE(f) << f.error().to_string();
   test::expect_valid(*f);
   EXPECT_EQ(f->num_hosts(), 8u);
   EXPECT_EQ(f->topology().leaves.size(), 2u);
   EXPECT_EQ(f->topology().level[idx(*f->find_switch("top"))], 2);
   EXPECT_EQ(f->link(LinkId{0}).rate.to_string(), "4xNDR");
-  EXPECT_EQ(f->topology().host_leaves[idx(*f->find_host("gpu06"))], std::vector<NodeId>{*f->find_switch("s2")});
+  EXPECT_EQ(f->topology().host_leaves[idx(*f->find_host("gpu06"))],
+            std::vector<NodeId>{*f->find_switch("s2")});
   // One uplink per leaf: 4 hosts down, 1 up.
   EXPECT_DOUBLE_EQ(f->topology().leaf_stats[0].oversubscription, 4.0);
 }
 
 TEST(TiersCsvSource, BuildsThreeTiers) {
-  auto f = read("host,leaf,spine,core\nh1,l1,s1,c1\nh2,l1,s1,c1\nh3,l2,s2,c1\n# comment\n\nh4,l2,s2,c1\n", true);
+  auto f = read(
+      "host,leaf,spine,core\nh1,l1,s1,c1\nh2,l1,s1,c1\nh3,l2,s2,c1\n# comment\n\nh4,l2,s2,c1\n",
+      true);
   ASSERT_TRUE(f) << f.error().to_string();
   test::expect_valid(*f);
   EXPECT_EQ(f->num_hosts(), 4u);
@@ -61,7 +68,8 @@ INSTANTIATE_TEST_SUITE_P(
     Table, TreeSourceErrors,
     ::testing::Values(
         BadTree{"unknown_key", false, "SwitchName=a Nodes=n1\nSwitchName=b Hosts=n2\n",
-                "topology.conf:2: unknown key \"Hosts\", expected SwitchName, Nodes, Switches or LinkSpeed"},
+                "topology.conf:2: unknown key \"Hosts\", expected SwitchName, Nodes, Switches or "
+                "LinkSpeed"},
         BadTree{"no_name", false, "Nodes=n1\n", "topology.conf:1: line has no SwitchName="},
         BadTree{"bad_hostlist", false, "SwitchName=a Nodes=n[1-\n",
                 "topology.conf:1: Nodes=: hostlist \"n[1-\", column 2: '[' without ']'"},
@@ -69,15 +77,22 @@ INSTANTIATE_TEST_SUITE_P(
                 "topology.conf:2: switch top lists child switch b, which is never defined"},
         BadTree{"duplicate", false, "SwitchName=a Nodes=n1\nSwitchName=a Nodes=n2\n",
                 "topology.conf:2: switch a already defined at line 1"},
-        BadTree{"empty_switch", false, "SwitchName=a\n", "topology.conf:1: switch a has neither Nodes= nor Switches="},
-        BadTree{"not_kv", false, "SwitchName=a Nodes=n1 oops\n", "topology.conf:1: expected Key=Value, got \"oops\""},
-        BadTree{"empty", false, "# nothing\n", "topology.conf: no SwitchName= lines: not a Slurm topology.conf"},
+        BadTree{"empty_switch", false, "SwitchName=a\n",
+                "topology.conf:1: switch a has neither Nodes= nor Switches="},
+        BadTree{"not_kv", false, "SwitchName=a Nodes=n1 oops\n",
+                "topology.conf:1: expected Key=Value, got \"oops\""},
+        BadTree{"empty", false, "# nothing\n",
+                "topology.conf: no SwitchName= lines: not a Slurm topology.conf"},
         BadTree{"csv_header", true, "name,leaf\nh1,l1\n",
-                "t.csv:1: expected the header line \"host,leaf,spine\" or \"host,leaf,spine,core\", got \"name,leaf\""},
-        BadTree{"csv_columns", true, "host,leaf,spine\nh1,l1,s1\nh2,l1\n", "t.csv:3: expected 3 comma-separated columns, got 2"},
-        BadTree{"csv_dup_host", true, "host,leaf,spine\nh1,l1,s1\nh1,l2,s1\n", "t.csv:3: host h1 already listed at line 2"},
+                "t.csv:1: expected the header line \"host,leaf,spine\" or "
+                "\"host,leaf,spine,core\", got \"name,leaf\""},
+        BadTree{"csv_columns", true, "host,leaf,spine\nh1,l1,s1\nh2,l1\n",
+                "t.csv:3: expected 3 comma-separated columns, got 2"},
+        BadTree{"csv_dup_host", true, "host,leaf,spine\nh1,l1,s1\nh1,l2,s1\n",
+                "t.csv:3: host h1 already listed at line 2"},
         BadTree{"csv_tier_clash", true, "host,leaf,spine\nh1,l1,s1\nh2,s1,s2\n",
                 "t.csv:3: \"s1\" is a leaf here but a spine at line 2"},
         BadTree{"csv_bad_name", true, "host,leaf,spine\nh 1,l1,s1\n",
-                "t.csv:2: column host: expected a name without blanks, commas, brackets or quotes, got \"h 1\""},
+                "t.csv:2: column host: expected a name without blanks, commas, brackets or quotes, "
+                "got \"h 1\""},
         BadTree{"csv_no_rows", true, "host,leaf,spine\n", "t.csv: no host rows after the header"}));

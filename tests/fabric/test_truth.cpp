@@ -25,11 +25,16 @@ struct Case {
 std::vector<Case> cases() {
   std::vector<Case> c;
   for (const char* n : {"fat2_L8", "fat3_small", "over_L20", "rail_4su"}) {
-    c.push_back({std::string(n) + "_plain", {std::string(n) + ".ibnetdiscover.txt"}, std::string(n) + ".truth.json"});
-    c.push_back({std::string(n) + "_ports", {std::string(n) + ".ibnetdiscover-p.txt"}, std::string(n) + ".truth.json"});
+    c.push_back({std::string(n) + "_plain",
+                 {std::string(n) + ".ibnetdiscover.txt"},
+                 std::string(n) + ".truth.json"});
+    c.push_back({std::string(n) + "_ports",
+                 {std::string(n) + ".ibnetdiscover-p.txt"},
+                 std::string(n) + ".truth.json"});
   }
   Case planes{"rail_4su_planes_merged", {}, "rail_4su_planes.truth.json"};
-  for (int k = 0; k < 8; ++k) planes.files.push_back("rail_4su_planes/plane" + std::to_string(k) + ".ibnetdiscover.txt");
+  for (int k = 0; k < 8; ++k)
+    planes.files.push_back("rail_4su_planes/plane" + std::to_string(k) + ".ibnetdiscover.txt");
   c.push_back(planes);
   return c;
 }
@@ -130,7 +135,8 @@ TEST_P(Truth, PodsAndRailsMatch) {
     }
     ASSERT_TRUE(rail) << "truth has rails but the fabric was not seen as rail-optimised";
     ASSERT_NE(r, kNone) << desc;
-    EXPECT_EQ(f.topology().rails[r].device, "mlx5_" + std::to_string(info["rail"].get<int>())) << desc;
+    EXPECT_EQ(f.topology().rails[r].device, "mlx5_" + std::to_string(info["rail"].get<int>()))
+        << desc;
   }
 }
 

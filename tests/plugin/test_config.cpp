@@ -25,12 +25,15 @@ TEST(PluginConfig, ReadsEveryKey) {
 }
 
 TEST(PluginConfig, RejectsBadArguments) {
-  EXPECT_EQ(parse_plugin_args({"fabric"}).error().message, "plugstack.conf argument \"fabric\": expected key=value");
-  EXPECT_EQ(parse_plugin_args({"mode=fast"}).error().message, "mode=fast: expected constrain, exact or off");
+  EXPECT_EQ(parse_plugin_args({"fabric"}).error().message,
+            "plugstack.conf argument \"fabric\": expected key=value");
+  EXPECT_EQ(parse_plugin_args({"mode=fast"}).error().message,
+            "mode=fast: expected constrain, exact or off");
   EXPECT_EQ(parse_plugin_args({"policy=best"}).error().message,
             "policy=best: expected fabric, slurm-tree or first-fit");
   EXPECT_EQ(parse_plugin_args({"gpus_per_node=0"}).error().message,
             "gpus_per_node=0: expected an integer from 1 to 1024");
   EXPECT_EQ(parse_plugin_args({"colour=red"}).error().message,
-            "unknown plugstack.conf argument \"colour\", expected fabric=, policy=, mode=, gpus_per_node= or log=");
+            "unknown plugstack.conf argument \"colour\", expected fabric=, policy=, mode=, "
+            "gpus_per_node= or log=");
 }

@@ -12,14 +12,19 @@
 
 namespace fabricplace::test {
 
-inline std::string data(const std::string& rel) { return std::string(FABRICPLACE_TEST_DATA) + "/" + rel; }
-inline std::string fabric_file(const std::string& rel) { return data("fabrics/" + rel); }
+inline std::string data(const std::string& rel) {
+  return std::string(FABRICPLACE_TEST_DATA) + "/" + rel;
+}
+inline std::string fabric_file(const std::string& rel) {
+  return data("fabrics/" + rel);
+}
 
 /// Every fabric a test builds passes Fabric::check() (hwloc's habit).
 inline void expect_valid(const fabric::Fabric& f) {
   const auto problems = f.check();
-  EXPECT_TRUE(problems.empty()) << "first invariant violation: " << (problems.empty() ? "" : problems.front())
-                                << " (" << problems.size() << " in all)";
+  EXPECT_TRUE(problems.empty()) << "first invariant violation: "
+                                << (problems.empty() ? "" : problems.front()) << " ("
+                                << problems.size() << " in all)";
 }
 
 /// Loads a fabric source; a failure fails the test with the error text.

@@ -13,12 +13,12 @@
 namespace fabricplace {
 
 enum class ErrorCode {
-  kIo,          ///< a file could not be opened, read or written
-  kSyntax,      ///< input does not follow its format
-  kReference,   ///< input is well-formed but inconsistent (e.g. a peer that does not link back)
-  kDuplicate,   ///< the same identity twice (GUID, host, switch name)
-  kUnsupported, ///< a valid input this build cannot handle
-  kUsage,       ///< a request that cannot be satisfied as asked (bad option values)
+  kIo,           ///< a file could not be opened, read or written
+  kSyntax,       ///< input does not follow its format
+  kReference,    ///< input is well-formed but inconsistent (e.g. a peer that does not link back)
+  kDuplicate,    ///< the same identity twice (GUID, host, switch name)
+  kUnsupported,  ///< a valid input this build cannot handle
+  kUsage,        ///< a request that cannot be satisfied as asked (bad option values)
 };
 
 struct Error {

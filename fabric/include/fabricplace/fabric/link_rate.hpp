@@ -20,7 +20,16 @@ enum class LinkWidth : std::uint8_t { kUnknown = 0, k1x = 1, k2x = 2, k4x = 4, k
 /// Active link speed, in increasing per-lane rate order (FDR10 runs at QDR's 10 Gb/s/lane
 /// with 64b/66b encoding, so it sorts after QDR).
 enum class LinkSpeed : std::uint8_t {
-  kUnknown = 0, kSDR, kDDR, kQDR, kFDR10, kFDR, kEDR, kHDR, kNDR, kXDR
+  kUnknown = 0,
+  kSDR,
+  kDDR,
+  kQDR,
+  kFDR10,
+  kFDR,
+  kEDR,
+  kHDR,
+  kNDR,
+  kXDR
 };
 
 struct LinkRate {
@@ -39,8 +48,8 @@ struct LinkRate {
 };
 
 double lane_gbps(LinkSpeed speed);
-std::string_view to_string(LinkWidth width);  ///< "4x", "??"
-std::string_view to_string(LinkSpeed speed);  ///< "HDR", "???"
+std::string_view to_string(LinkWidth width);               ///< "4x", "??"
+std::string_view to_string(LinkSpeed speed);               ///< "HDR", "???"
 std::optional<LinkWidth> parse_width(std::string_view s);  ///< "4x" (also "4"), "??" -> unknown
 std::optional<LinkSpeed> parse_speed(std::string_view s);  ///< "HDR", "hdr", "???" -> unknown
 /// Parses "4xHDR" (ibnetdiscover's comment form; "??" and "???" are accepted as unknown).
