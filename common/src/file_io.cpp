@@ -49,7 +49,13 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
     return {};
   }
   namespace fs = std::filesystem;
-  const fs::path target(path);
+  std::error_code ec;
+  // Writing through a symlink replaces the file it points to, not the link.
+  fs::path target(path);
+  if (fs::is_symlink(target, ec)) {
+    const auto resolved = fs::weakly_canonical(target, ec);
+    if (!ec) target = resolved;
+  }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
@@ -75,19 +81,31 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
     left -= static_cast<std::size_t>(n);
   }
   if (::fsync(fd) != 0) return cleanup("fsync failed");
-  // mkstemp creates 0600; published files get the usual 0644 (minus umask).
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0) return cleanup("chmod failed");
+  // mkstemp creates 0600: keep the mode of the file being replaced, or use 0666 minus umask.
+  struct stat old{};
+  mode_t mode;
+  if (::stat(target.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    mode = old.st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (::fchmod(fd, mode) != 0) return cleanup("chmod failed");
   if (::close(fd) != 0) {
     const std::string msg = std::string("close failed: ") + std::strerror(errno);
     ::unlink(tmpl.c_str());
     return fail(ErrorCode::kIo, msg, path);
   }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+  if (::rename(tmpl.c_str(), target.c_str()) != 0) {
     const std::string msg = std::string("rename failed: ") + std::strerror(errno);
     ::unlink(tmpl.c_str());
     return fail(ErrorCode::kIo, msg, path);
+  }
+  // Make the rename itself durable.
+  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
   }
   return {};
 }

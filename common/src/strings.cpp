@@ -42,7 +42,7 @@ std::optional<std::uint64_t> parse_uint(std::string_view s, std::uint64_t max) {
   for (char c : s) {
     if (c < '0' || c > '9') return std::nullopt;
     const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
-    if (v > (max - d) / 10) return std::nullopt;
+    if (d > max || v > (max - d) / 10) return std::nullopt;  // v * 10 + d would exceed max
     v = v * 10 + d;
   }
   return v;

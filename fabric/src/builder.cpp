@@ -9,12 +9,12 @@
 namespace fabricplace::fabric {
 namespace {
 
-std::string describe(Guid guid, std::uint8_t port) {
+std::string describe(Guid guid, PortNum port) {
   return str::guid_hex(guid) + "[" + std::to_string(port) + "]";
 }
 
 template <class Map>
-std::string describe(const Map& nodes, Guid guid, std::uint8_t port) {
+std::string describe(const Map& nodes, Guid guid, PortNum port) {
   const auto it = nodes.find(guid);
   if (it == nodes.end() || it->second.rec.description.empty()) return describe(guid, port);
   return "\"" + it->second.rec.description + "\"" + describe(guid, port).substr(18);
@@ -110,11 +110,23 @@ std::string_view to_string(NodeType type) {
 std::pair<std::string_view, std::string_view> split_ca_description(std::string_view desc) {
   desc = str::trim(desc);
   const auto sp = desc.find_first_of(" \t");
-  if (sp == std::string_view::npos) return {desc, {}};
-  return {desc.substr(0, sp), str::trim(desc.substr(sp + 1))};
+  std::string_view host = desc.substr(0, sp), dev;
+  if (sp != std::string_view::npos) dev = str::trim(desc.substr(sp + 1));
+  // Slurm knows hosts by their short name: "node001.cluster.example mlx5_0" is node001. An
+  // address ("10.0.0.1") is kept whole.
+  const auto dot = host.find('.');
+  if (dot != std::string_view::npos && dot > 0 &&
+      host.find_first_not_of("0123456789.") != std::string_view::npos)
+    host = host.substr(0, dot);
+  return {host, dev};
 }
 
 FabricBuilder::FabricBuilder(std::string origin) : origin_(std::move(origin)) {}
+
+bool FabricBuilder::has_port(Guid guid, PortNum port) const {
+  const auto it = nodes_.find(guid);
+  return it != nodes_.end() && port < it->second.ports.size() && it->second.ports[port].present;
+}
 
 const NodeRecord* FabricBuilder::find_node(Guid guid) const {
   const auto it = nodes_.find(guid);
@@ -137,7 +149,7 @@ Result<void> FabricBuilder::add_node(const NodeRecord& node) {
   return {};
 }
 
-FabricBuilder::PortEntry& FabricBuilder::port_entry(NodeEntry& node, std::uint8_t number) {
+FabricBuilder::PortEntry& FabricBuilder::port_entry(NodeEntry& node, PortNum number) {
   if (node.ports.size() <= number) node.ports.resize(number + 1u);
   auto& entry = node.ports[number];
   entry.rec.number = number;
@@ -157,7 +169,7 @@ Result<void> FabricBuilder::add_port(Guid node, const PortRecord& port) {
   return {};
 }
 
-Result<void> FabricBuilder::add_link(Guid a, std::uint8_t pa, Guid b, std::uint8_t pb,
+Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb,
                                      LinkRate rate) {
   const auto ia = nodes_.find(a);
   const auto ib = nodes_.find(b);
@@ -169,8 +181,8 @@ Result<void> FabricBuilder::add_link(Guid a, std::uint8_t pa, Guid b, std::uint8
     return fail(ErrorCode::kReference, "port " + describe(a, pa) + " is linked to itself");
   auto& ea = port_entry(ia->second, pa);
   auto& eb = port_entry(ib->second, pb);
-  auto check = [&](const PortEntry& e, Guid self, std::uint8_t sp, Guid peer,
-                   std::uint8_t pp) -> Result<void> {
+  auto check = [&](const PortEntry& e, Guid self, PortNum sp, Guid peer,
+                   PortNum pp) -> Result<void> {
     if (!e.linked) return {};
     if (e.peer != peer || e.peer_port != pp)
       return fail(ErrorCode::kReference, "port " + describe(nodes_, self, sp) + " is linked to " +
@@ -252,12 +264,12 @@ Result<Fabric> FabricBuilder::build() {
   f.port_begin_.push_back(static_cast<std::uint32_t>(f.ports_.size()));
 
   // 3. Links, from their lower (GUID, port) end.
-  auto find_port = [&](Guid guid, std::uint8_t number) -> PortId {
+  auto find_port = [&](Guid guid, PortNum number) -> PortId {
     const NodeId n = f.by_guid_.at(guid);
     const auto b = f.ports_.begin() + f.port_begin_[idx(n)],
                e = f.ports_.begin() + f.port_begin_[idx(n) + 1];
     const auto it = std::lower_bound(
-        b, e, number, [](const Port& p, std::uint8_t v) { return p.rec.number < v; });
+        b, e, number, [](const Port& p, PortNum v) { return p.rec.number < v; });
     return PortId{static_cast<std::uint32_t>(it - f.ports_.begin())};
   };
   for (std::uint32_t i = 0; i < order.size(); ++i) {

@@ -100,6 +100,7 @@ void classify(const Fabric& f, Topology& t) {
   t.node_rail.assign(n, kNone);
   t.host_pod.assign(f.num_hosts(), kNone);
   t.host_leaves.assign(f.num_hosts(), {});
+  t.host_leaf.assign(f.num_hosts(), kNoNode);
   auto is_switch = [&](NodeId x) { return f.node(x).type == NodeType::kSwitch; };
   auto is_ca = [&](NodeId x) { return f.node(x).type == NodeType::kCa; };
 
@@ -124,6 +125,35 @@ void classify(const Fabric& f, Topology& t) {
       }
     });
   }
+  // 1b. A leaf whose HCAs are all down (a rack powered off, a spare) is 3 hops from the
+  //     nearest CA and would pass for a core. Take a switch without CAs as a leaf when its
+  //     switch neighbours are exactly those of some real leaf (the same spines); a core's
+  //     neighbours (spines of several pods, or one spine per plane) never are.
+  auto switch_peers = [&](NodeId s) {
+    std::vector<NodeId> v;
+    for_each_peer(f, s, [&](NodeId peer, const Link&) {
+      if (is_switch(peer)) v.push_back(peer);
+    });
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  {
+    std::map<std::vector<NodeId>, NodeId> leaf_uplinks;
+    for (NodeId s : f.switches())
+      if (t.level[idx(s)] == 1) leaf_uplinks.try_emplace(switch_peers(s), s);
+    std::vector<NodeId> hostless;
+    for (NodeId s : f.switches()) {
+      if (t.level[idx(s)] < 3) continue;
+      const auto it = leaf_uplinks.find(switch_peers(s));
+      if (it == leaf_uplinks.end()) continue;
+      hostless.push_back(s);
+      t.warnings.push_back("leaf " + t.switch_name[idx(s)] +
+                           " has no active HCA link; taken as a leaf without hosts (its uplinks "
+                           "match " + t.switch_name[idx(it->second)] + "'s)");
+    }
+    for (NodeId s : hostless) t.level[idx(s)] = 1;
+  }
   for (NodeId s : f.switches()) {
     t.max_level = std::max(t.max_level, t.level[idx(s)]);
     if (t.level[idx(s)] == 1) t.leaves.push_back(s);
@@ -132,7 +162,7 @@ void classify(const Fabric& f, Topology& t) {
                            str::guid_hex(f.node(s).guid) + ") has no path to any HCA");
   }
 
-  // 2. Leaves of CAs and hosts.
+  // 2. Leaves of CAs and hosts. A host's primary leaf is that of its first connected HCA.
   std::map<std::string, int> desc_count;
   for (NodeId ca : f.cas()) {
     ++desc_count[f.node(ca).description];
@@ -149,21 +179,66 @@ void classify(const Fabric& f, Topology& t) {
     if (c > 1)
       t.warnings.push_back(std::to_string(c) + " HCAs share the node description \"" + desc +
                            "\": host grouping is ambiguous");
+  std::size_t connected = 0, multi = 0;
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+    for (NodeId ca : f.host(HostId{h}).hcas)
+      if (t.ca_leaf[idx(ca)] != kNoNode) {
+        t.host_leaf[h] = t.ca_leaf[idx(ca)];
+        break;
+      }
     auto& v = t.host_leaves[h];
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
-    if (v.size() > 1) t.rail_optimised = true;
+    connected += !v.empty();
+    multi += v.size() > 1;
     if (v.empty())
       t.warnings.push_back("host " + f.host(HostId{h}).name + " reaches no leaf switch");
   }
+  // Rail-optimised when most hosts reach several leaves; a few such hosts on a single-rail
+  // fabric are dual-homed (storage, login) and must not turn the whole fabric into rails.
+  t.rail_optimised = connected > 0 && 2 * multi > connected;
+  if (!t.rail_optimised && multi > 0) {
+    std::vector<std::string> names;
+    for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
+      if (t.host_leaves[h].size() > 1) names.push_back(f.host(HostId{h}).name);
+    t.warnings.push_back(std::to_string(multi) +
+                         " host(s) reach several leaves on a single-rail fabric (dual-homed); "
+                         "each is placed under its first HCA's leaf: " +
+                         hostlist::compress(names));
+  }
 
-  // 3. Pods. Rail-optimised: leaves joined by the hosts that span them (rail groups).
-  //    Otherwise: connected parts of the leaf+spine layer (levels 1 and 2).
+  // 3. Pods. Trees: connected parts of the leaf+spine layer (levels 1 and 2).
+  //    Rail-optimised: rail groups. Hosts are grouped by the exact set of leaves they reach;
+  //    each leaf belongs to the group holding most of its hosts; a group that owns leaves is
+  //    a pod. A host whose set differs from its pod's (a rail down, a miscabled HCA) joins
+  //    the pod owning most of its leaves, with a warning.
   UnionFind uf(n);
+  std::vector<std::uint32_t> leaf_group(n, kNone);  // rail mode: leaf -> owning group
+  std::vector<std::vector<NodeId>> group_sets;
   if (t.rail_optimised) {
-    for (const auto& v : t.host_leaves)
-      for (std::size_t k = 1; k < v.size(); ++k) uf.unite(idx(v[0]), idx(v[k]));
+    std::map<std::vector<NodeId>, std::uint32_t> group_of_set;
+    std::vector<std::uint32_t> group_hosts;
+    for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+      if (t.host_leaves[h].empty()) continue;
+      auto [it, inserted] = group_of_set.try_emplace(t.host_leaves[h], static_cast<std::uint32_t>(group_sets.size()));
+      if (inserted) {
+        group_sets.push_back(t.host_leaves[h]);
+        group_hosts.push_back(0);
+      }
+      ++group_hosts[it->second];
+    }
+    for (std::uint32_t g = 0; g < group_sets.size(); ++g)
+      for (NodeId l : group_sets[g]) {
+        auto& owner = leaf_group[idx(l)];
+        if (owner == kNone || group_hosts[g] > group_hosts[owner]) owner = g;  // ties: first group
+      }
+    std::map<std::uint32_t, NodeId> representative;  // group -> its first owned leaf
+    for (NodeId leaf : t.leaves) {
+      const auto g = leaf_group[idx(leaf)];
+      if (g == kNone) continue;  // a leaf without hosts is a pod of its own
+      const auto [it, inserted] = representative.try_emplace(g, leaf);
+      if (!inserted) uf.unite(idx(leaf), idx(it->second));
+    }
   } else {
     for (const Link& l : f.links()) {
       const auto la = t.level[idx(l.node_a)], lb = t.level[idx(l.node_b)];
@@ -203,19 +278,37 @@ void classify(const Fabric& f, Topology& t) {
   for (NodeId s : f.switches())
     if (t.level[idx(s)] >= 2 && t.node_pod[idx(s)] != kNone)
       t.pods[t.node_pod[idx(s)]].spines.push_back(s);
+  std::vector<std::string> partial, miscabled;
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
     const auto& v = t.host_leaves[h];
     if (v.empty()) continue;
-    const auto pod = t.node_pod[idx(v.front())];
-    bool same =
-        std::all_of(v.begin(), v.end(), [&](NodeId l) { return t.node_pod[idx(l)] == pod; });
-    if (!same) {
+    // The pod owning most of this host's leaves (ties: its primary leaf's pod).
+    std::map<std::uint32_t, int> votes;
+    for (NodeId l : v) ++votes[t.node_pod[idx(l)]];
+    std::uint32_t pod = t.node_pod[idx(t.host_leaf[h])];
+    for (const auto& [p, c] : votes)
+      if (c > votes[pod]) pod = p;
+    if (votes.size() > 1 && !t.rail_optimised) {
       t.warnings.push_back("host " + f.host(HostId{h}).name + " spans several pods");
-      continue;
+    } else if (t.rail_optimised) {
+      const auto& pod_leaves = t.pods[pod].leaves;
+      const bool inside = std::all_of(v.begin(), v.end(), [&](NodeId l) { return t.node_pod[idx(l)] == pod; });
+      if (!inside)
+        miscabled.push_back(f.host(HostId{h}).name);
+      else if (v.size() < pod_leaves.size())
+        partial.push_back(f.host(HostId{h}).name);
     }
     t.host_pod[h] = pod;
     t.pods[pod].hosts.push_back(HostId{h});
   }
+  if (!miscabled.empty())
+    t.warnings.push_back(std::to_string(miscabled.size()) +
+                         " host(s) have HCAs on leaves of another rail group (miscabled?): " +
+                         hostlist::compress(miscabled));
+  if (!partial.empty())
+    t.warnings.push_back(std::to_string(partial.size()) +
+                         " host(s) reach only some of their rail group's leaves (a rail down?): " +
+                         hostlist::compress(partial));
 
   // 4. Rails (rail-optimised only): rail k = device k in natural order of device names.
   if (t.rail_optimised) {
@@ -253,11 +346,11 @@ void classify(const Fabric& f, Topology& t) {
     Topology::LeafStats st{leaf};
     std::set<std::uint32_t> hosts;
     for_each_peer(f, leaf, [&](NodeId peer, const Link& l) {
-      if (!is_switch(peer)) {
+      if (is_ca(peer)) {  // routers are neither hosts nor uplinks
         ++st.down_links;
         st.down_gbps += l.rate.gbps();
-        if (is_ca(peer)) hosts.insert(idx(f.host_of(peer)));
-      } else if (t.level[idx(peer)] > 1) {
+        hosts.insert(idx(f.host_of(peer)));
+      } else if (is_switch(peer) && t.level[idx(peer)] > 1) {
         ++st.up_links;
         st.up_gbps += l.rate.gbps();
       }
@@ -268,25 +361,23 @@ void classify(const Fabric& f, Topology& t) {
     t.leaf_stats.push_back(st);
   }
 
-  // 6. Degraded links: active width or speed below the tier's nominal (most common) value.
-  std::map<std::pair<int, int>, std::pair<std::map<LinkWidth, int>, std::map<LinkSpeed, int>>>
-      tally;
+  // 6. Degraded links: active width or speed below the tier's nominal rate, the most common
+  //    (width, speed) of its links (ties: the faster), so the nominal is a rate links have.
+  std::map<std::pair<int, int>, std::map<std::pair<LinkWidth, LinkSpeed>, int>> tally;
   auto tier_of = [&](const Link& l) {
     const int a = t.level[idx(l.node_a)], b = t.level[idx(l.node_b)];
     return std::pair(std::min(a, b), std::max(a, b));
   };
   for (const Link& l : f.links()) {
-    auto& [widths, speeds] = tally[tier_of(l)];
-    if (l.rate.width != LinkWidth::kUnknown) ++widths[l.rate.width];
-    if (l.rate.speed != LinkSpeed::kUnknown) ++speeds[l.rate.speed];
+    auto& rates = tally[tier_of(l)];
+    if (l.rate.known()) ++rates[{l.rate.width, l.rate.speed}];
   }
-  auto mode = [](const auto& m) {
-    using K = typename std::decay_t<decltype(m)>::key_type;
-    K best{};
+  auto mode = [](const std::map<std::pair<LinkWidth, LinkSpeed>, int>& m) {
+    LinkRate best;
     int best_n = -1;
-    for (const auto& [k, c] : m)  // ascending keys: ">=" prefers the higher on ties
-      if (c >= best_n) {
-        best = k;
+    for (const auto& [k, c] : m)
+      if (c > best_n || (c == best_n && LinkRate{k.first, k.second}.gbps() >= best.gbps())) {
+        best = LinkRate{k.first, k.second};
         best_n = c;
       }
     return best;
@@ -295,8 +386,7 @@ void classify(const Fabric& f, Topology& t) {
   for (const auto& [key, tl] : tally) {
     tier_index[key] = t.tiers.size();
     t.tiers.push_back(Topology::Tier{static_cast<std::uint8_t>(key.first),
-                                     static_cast<std::uint8_t>(key.second),
-                                     LinkRate{mode(tl.first), mode(tl.second)}, 0, 0});
+                                     static_cast<std::uint8_t>(key.second), mode(tl), 0, 0});
   }
   for (std::uint32_t li = 0; li < f.num_links(); ++li) {
     const Link& l = f.link(LinkId{li});

@@ -19,7 +19,7 @@ struct DumpPort {
   PortRecord rec;
   bool has_peer = false;
   Guid peer = 0;
-  std::uint8_t peer_port = 0;
+  PortNum peer_port = 0;
   NodeType peer_type = NodeType::kSwitch;
   LinkRate rate;
   int line = 0;

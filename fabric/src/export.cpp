@@ -23,8 +23,8 @@ std::string hexplain(Guid g) {
   return buf;
 }
 
-std::uint8_t port_count(const Fabric& f, NodeId n) {
-  std::uint8_t count = f.node(n).num_ports;
+PortNum port_count(const Fabric& f, NodeId n) {
+  PortNum count = f.node(n).num_ports;
   for (const Port& p : f.ports_of(n)) count = std::max(count, p.rec.number);
   return count;
 }

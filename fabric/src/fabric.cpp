@@ -130,13 +130,21 @@ std::vector<std::string> Fabric::check() const {
       if (nodes_[idx(peer)].type == NodeType::kSwitch && t.level[idx(peer)] > 0)
         min_nb = std::min<int>(min_nb, t.level[idx(peer)]);
     }
-    if (lv == 1 && !has_ca) err("leaf " + t.switch_name[idx(s)] + " has no CA");
+    // (A leaf may have no CA: its hosts are down; classification says so in a warning.)
     if (lv > 1 && (has_ca || min_nb != lv - 1))
       err("switch " + t.switch_name[idx(s)] + " level " + std::to_string(lv) + " inconsistent");
     if (t.switch_name[idx(s)].empty() || !names.insert(t.switch_name[idx(s)]).second)
       err("switch name empty or duplicate: " + t.switch_name[idx(s)]);
     if (lv == 1 && t.node_pod[idx(s)] == kNone) err("leaf " + t.switch_name[idx(s)] + " in no pod");
   }
+  for (NodeId ca : cas_)
+    for (const Port& p : ports_of(ca)) {
+      if (p.link == kNoLink) continue;
+      const Link& l = links_[idx(p.link)];
+      const NodeId peer = l.node_a == ca ? l.node_b : l.node_a;
+      if (nodes_[idx(peer)].type == NodeType::kSwitch && t.level[idx(peer)] != 1)
+        err("CA " + nodes_[idx(ca)].description + " hangs off a switch that is not a leaf");
+    }
   for (std::uint32_t p = 0; p < t.pods.size(); ++p)
     for (NodeId l : t.pods[p].leaves)
       if (t.node_pod[idx(l)] != p) err("pod membership inconsistent");

@@ -14,7 +14,7 @@ namespace {
 
 struct PortKey {
   Guid guid;
-  std::uint8_t port;
+  PortNum port;
   bool operator==(const PortKey&) const = default;
 };
 struct PortKeyHash {
@@ -22,6 +22,17 @@ struct PortKeyHash {
     return std::hash<Guid>()(k.guid * 257 + k.port);
   }
 };
+
+// The lower of two readings of one link; an unknown half gives way to a known one.
+LinkRate lower_rate(LinkRate a, LinkRate b) {
+  auto pick = [](auto x, auto y) {
+    using T = decltype(x);
+    if (x == T::kUnknown) return y;
+    if (y == T::kUnknown) return x;
+    return std::min(x, y);
+  };
+  return LinkRate{pick(a.width, b.width), pick(a.speed, b.speed)};
+}
 
 std::string node_label(const DumpNode& n) {
   return "\"" + n.rec.description + "\" (" + str::guid_hex(n.rec.guid) + ")";
@@ -81,11 +92,13 @@ Result<void> resolve_dump(const DumpRecords& records, const std::string& file,
                       " links that port to port " + std::to_string(back.peer_port) + " of " +
                       str::guid_hex(back.peer),
                   file, p->line);
-    if (back.rate != p->rate)
-      return fail(ErrorCode::kReference,
-                  where() + " reports the link as " + p->rate.to_string() + " but line " +
-                      std::to_string(back.line) + " reports it as " + back.rate.to_string(),
-                  file, p->line);
+    if (back.rate != p->rate && p->line < back.line)
+      // Each end prints its own PortInfo; they can disagree (FDR10 is seen only through
+      // Mellanox extended port info, extended speeds only when the capability bit is set).
+      builder.add_warning(file + ":" + std::to_string(p->line) + ": " + where() +
+                          " reports the link as " + p->rate.to_string() + " but line " +
+                          std::to_string(back.line) + " reports it as " +
+                          back.rate.to_string() + "; taking the lower");
   }
 
   auto at_line = [&](Result<void> r, int line) -> Result<void> {
@@ -99,12 +112,13 @@ Result<void> resolve_dump(const DumpRecords& records, const std::string& file,
     if (auto r = at_line(builder.add_node(n.rec), n.line); !r) return r;
   for (const auto& p : records.ports)
     if (auto r = at_line(builder.add_port(p.node, p.rec), p.line); !r) return r;
-  for (const auto& p : records.ports)
-    if (p.has_peer && std::pair(p.node, p.rec.number) < std::pair(p.peer, p.peer_port))
-      if (auto r =
-              at_line(builder.add_link(p.node, p.rec.number, p.peer, p.peer_port, p.rate), p.line);
-          !r)
-        return r;
+  for (const auto& p : records.ports) {
+    if (!p.has_peer || std::pair(p.node, p.rec.number) > std::pair(p.peer, p.peer_port)) continue;
+    const LinkRate rate = lower_rate(p.rate, ports.at(PortKey{p.peer, p.peer_port})->rate);
+    if (auto r = at_line(builder.add_link(p.node, p.rec.number, p.peer, p.peer_port, rate), p.line);
+        !r)
+      return r;
+  }
   return {};
 }
 
@@ -169,7 +183,7 @@ class Cursor {
     return *v;
   }
   // "[12]" optionally followed by "[ext 3]" (ibnetdiscover -g).
-  Result<std::uint8_t> port_number(const char* what) {
+  Result<PortNum> port_number(const char* what) {
     if (!accept('[')) return error(std::string("expected '[' starting ") + what);
     auto n = number(254, what);
     if (!n) return std::unexpected(n.error());
@@ -178,7 +192,7 @@ class Cursor {
       until(']');
       if (!accept(']')) return error("expected ']' closing '[ext N]'");
     }
-    return static_cast<std::uint8_t>(*n);
+    return static_cast<PortNum>(*n);
   }
 
  private:
@@ -281,7 +295,7 @@ namespace {
 Result<void> read_plain(std::string_view text, const std::string& file, FabricBuilder& builder) {
   DumpRecords rec;
   std::unordered_map<Guid, int> node_line;
-  std::unordered_map<Guid, std::vector<std::uint8_t>> seen_ports;
+  std::unordered_map<Guid, std::vector<PortNum>> seen_ports;
   Pending pending;
   DumpNode* current = nullptr;
   Guid switch_port_guid = 0;
@@ -356,7 +370,7 @@ Result<void> read_plain(std::string_view text, const std::string& file, FabricBu
       node.line = lineno;
       node.rec.guid = id->second;
       node.rec.type = type;
-      node.rec.num_ports = static_cast<std::uint8_t>(*nports);
+      node.rec.num_ports = static_cast<PortNum>(*nports);
       node.rec.vendor_id = pending.vendor_id;
       node.rec.device_id = pending.device_id;
       node.rec.system_image_guid = pending.system_image_guid;
@@ -423,6 +437,10 @@ Result<void> read_plain(std::string_view text, const std::string& file, FabricBu
     auto num = c.port_number("the port number");
     if (!num) return std::unexpected(num.error());
     if (*num == 0) return c.error("port 0 is the switch management port and has no link");
+    if (current->rec.num_ports != 0 && *num > current->rec.num_ports)
+      return c.error("port " + std::to_string(*num) + " is beyond the " +
+                     std::to_string(current->rec.num_ports) + " ports the node record on line " +
+                     std::to_string(current->line) + " declares");
     p.rec.number = *num;
     const bool is_switch = current->rec.type == NodeType::kSwitch;
     if (is_switch) {
@@ -498,8 +516,8 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
   // which groups the ports of one multi-port HCA (documented in docs/sources.md).
   DumpRecords rec;
   std::unordered_map<Guid, std::size_t> node_index;
-  std::unordered_map<Guid, std::vector<std::uint8_t>> seen_ports;
-  auto node_guid = [](NodeType type, Guid port_guid, std::uint8_t port) {
+  std::unordered_map<Guid, std::vector<PortNum>> seen_ports;
+  auto node_guid = [](NodeType type, Guid port_guid, PortNum port) {
     return type == NodeType::kSwitch ? port_guid : port_guid - (port - 1u);
   };
   auto parse_type = [](std::string_view w) -> std::optional<NodeType> {
@@ -511,7 +529,7 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
   struct End {
     NodeType type;
     std::uint16_t lid;
-    std::uint8_t port;
+    PortNum port;
     Guid guid;
   };
   const auto lines = str::lines(text);
@@ -540,7 +558,7 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
       c.seek(c.pos() - 2);
       auto guid = c.hex("a hexadecimal port GUID");
       if (!guid) return std::unexpected(guid.error());
-      return End{*type, static_cast<std::uint16_t>(*lid), static_cast<std::uint8_t>(*port), *guid};
+      return End{*type, static_cast<std::uint16_t>(*lid), static_cast<PortNum>(*port), *guid};
     };
     auto self = end(false);
     if (!self) return std::unexpected(self.error());
@@ -606,7 +624,7 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
     p.node = *g;
     p.rec.number = self->port;
     p.rec.guid = self->guid;
-    if (self->type != NodeType::kSwitch) p.rec.lid = self->lid;
+    p.rec.lid = self->lid;  // a switch port shows the switch's LID, a CA port its own
     if (peer) {
       auto pg = add(*peer, peer_desc);
       if (!pg) return std::unexpected(pg.error());

@@ -177,8 +177,8 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
     n.description = desc->get<std::string>();
     FP_TRY(nports, rd.member(jn, at, "nports"));
     FP_TRY(np, rd.uint(
-                   *nports, [&] { return at("nports"); }, 254));
-    n.num_ports = static_cast<std::uint8_t>(np);
+                   *nports, [&] { return at("nports"); }, 65535));
+    n.num_ports = static_cast<PortNum>(np);
     FP_TRY(vend, rd.member(jn, at, "vendid"));
     FP_TRY(vv, rd.hex(*vend, [&] { return at("vendid"); }));
     n.vendor_id = static_cast<std::uint32_t>(vv);
@@ -218,20 +218,20 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
       PortRecord p;
       if (jp.is_number()) {
         FP_TRY(num, rd.uint(
-                        jp, [&] { return pat(""); }, 254));
+                        jp, [&] { return pat(""); }, 65535));
         if (n.type != NodeType::kSwitch)
           return rd.bad(pat(""),
                         "a bare port number is only allowed on switches; expected {\"port\": N, "
                         "\"guid\": ...}");
-        p.number = static_cast<std::uint8_t>(num);
+        p.number = static_cast<PortNum>(num);
         p.guid = n.guid;
         p.lid = n.lid;
         p.lmc = n.lmc;
       } else if (jp.is_object()) {
         FP_TRY(num, rd.member(jp, pat, "port"));
         FP_TRY(nv, rd.uint(
-                       *num, [&] { return pat("port"); }, 254));
-        p.number = static_cast<std::uint8_t>(nv);
+                       *num, [&] { return pat("port"); }, 65535));
+        p.number = static_cast<PortNum>(nv);
         FP_TRY(pg, rd.member(jp, pat, "guid"));
         FP_TRY(pgv, rd.hex(*pg, [&] { return pat("guid"); }));
         p.guid = pgv;
@@ -265,24 +265,22 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
       return rd.bad(lat(-1), "expected [\"0x<guid>\", port, \"0x<guid>\", port, \"<rate>\"]");
     FP_TRY(ga, rd.hex(jl[0], [&] { return lat(0); }));
     FP_TRY(pa, rd.uint(
-                   jl[1], [&] { return lat(1); }, 254));
+                   jl[1], [&] { return lat(1); }, 65535));
     FP_TRY(gb, rd.hex(jl[2], [&] { return lat(2); }));
     FP_TRY(pb, rd.uint(
-                   jl[3], [&] { return lat(3); }, 254));
+                   jl[3], [&] { return lat(3); }, 65535));
     const auto rate =
         jl[4].is_string() ? parse_rate(jl[4].get_ref<const std::string&>()) : std::nullopt;
     if (!rate) return rd.bad(lat(4), "expected a link rate like \"4xHDR\"");
-    auto have_port = [&](Guid g, std::uint64_t port) { return builder.has_node(g) && port >= 1; };
-    if (!have_port(ga, pa) || !have_port(gb, pb))
-      return fail(
-          ErrorCode::kReference,
-          lat(-1) + ": links " + str::guid_hex(ga) + "[" + std::to_string(pa) + "] and " +
-              str::guid_hex(gb) + "[" + std::to_string(pb) + "], but " +
-              (builder.has_node(ga) && builder.has_node(gb) ? "port 0 has no link"
-                                                            : "that node is not in \"nodes\""),
-          file);
-    if (auto r = builder.add_link(ga, static_cast<std::uint8_t>(pa), gb,
-                                  static_cast<std::uint8_t>(pb), *rate);
+    for (const auto& [g, port] : {std::pair(ga, pa), std::pair(gb, pb)})
+      if (!builder.has_port(g, static_cast<PortNum>(port)))
+        return fail(ErrorCode::kReference,
+                    lat(-1) + ": port " + std::to_string(port) + " of " + str::guid_hex(g) + " is " +
+                        (builder.has_node(g) ? "not listed in that node's \"ports\""
+                                             : "on a node that is not in \"nodes\""),
+                    file);
+    if (auto r = builder.add_link(ga, static_cast<PortNum>(pa), gb,
+                                  static_cast<PortNum>(pb), *rate);
         !r)
       return fail(r.error().code, lat(-1) + ": " + r.error().message, file);
   }

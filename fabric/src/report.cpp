@@ -114,9 +114,7 @@ std::string show_text(const Fabric& f) {
         (l == 0 ? std::string("unreached") : tier_name(l, l).substr(0, tier_name(l, l).find('-'))) +
         " " + std::to_string(sws.size()) + (l == by_level.rbegin()->first ? "" : ",");
   line(lv);
-  if (t.num_components > 1)
-    line("  connected parts: " + std::to_string(t.num_components) +
-         " (separate subnets / rail planes)");
+  if (t.num_components > 1) line("  connected parts: " + std::to_string(t.num_components));
   line(std::string("  ") + (t.rail_optimised ? "rail-optimised: " + std::to_string(t.rails.size()) +
                                                    " rails, pods are rail groups"
                                              : "single-rail"));
@@ -160,9 +158,11 @@ std::string show_text(const Fabric& f) {
     for (const auto& d : t.degraded_links) {
       const Link& l = f.link(d.link);
       const auto [lo, hi] = ends_low_first(f, l);
+      std::string behind = names_of(f, hosts_behind(f, d.link));
+      if (behind.empty()) behind = "none";
       line("    " + end_name(f, lo.first, lo.second) + " - " + end_name(f, hi.first, hi.second) +
            ": " + l.rate.to_string() + " (" + d.reason +
-           "); hosts behind: " + names_of(f, hosts_behind(f, d.link)));
+           "); hosts behind: " + behind);
     }
   }
   if (t.warnings.empty()) {

@@ -71,10 +71,15 @@ SlurmTree slurm_tree(const Fabric& f) {
   std::set<std::string> used;
   std::vector<std::uint32_t> group_of(f.num_nodes(), kNone);
 
-  // Level 1.
+  // Level 1. Leaves without hosts are left out: Slurm has nothing to place under them.
+  std::vector<std::string> empty;
   if (t.rail_optimised) {
     for (std::size_t p = 0; p < t.pods.size(); ++p) {
       const auto& pod = t.pods[p];
+      if (pod.hosts.empty()) {
+        for (NodeId l : pod.leaves) empty.push_back(t.switch_name[idx(l)]);
+        continue;
+      }
       SlurmSwitch s;
       s.level = 1;
       s.members = pod.leaves;
@@ -88,10 +93,15 @@ SlurmTree slurm_tree(const Fabric& f) {
       tree.switches.push_back(std::move(s));
     }
   } else {
+    // A dual-homed host sits under its first HCA's leaf only: Slurm keeps one.
     std::vector<std::vector<HostId>> hosts_of(f.num_nodes());
     for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
-      for (NodeId l : t.host_leaves[h]) hosts_of[idx(l)].push_back(HostId{h});
+      if (t.host_leaf[h] != kNoNode) hosts_of[idx(t.host_leaf[h])].push_back(HostId{h});
     for (NodeId l : t.leaves) {
+      if (hosts_of[idx(l)].empty()) {
+        empty.push_back(t.switch_name[idx(l)]);
+        continue;
+      }
       SlurmSwitch s;
       s.level = 1;
       s.members = {l};
@@ -166,6 +176,8 @@ SlurmTree slurm_tree(const Fabric& f) {
     }
   }
 
+  if (!empty.empty())
+    tree.warnings.push_back("leaves without hosts are left out: " + hostlist::compress(empty));
   std::vector<std::string> orphans;
   std::vector<bool> placed(f.num_hosts(), false);
   for (const auto& s : tree.switches)

@@ -59,6 +59,7 @@ Result<Fabric> load_fabric(const std::string& source, const SourceOptions& optio
     return generate(source);
   auto text = read_file(source);
   if (!text) return std::unexpected(text.error());
+  if (text->starts_with("\xEF\xBB\xBF")) text->erase(0, 3);  // UTF-8 byte order mark
   const SourceFormat format =
       options.format == SourceFormat::kAuto ? sniff_format(*text) : options.format;
   FabricBuilder b(std::string(to_string(format)) + " " + source);

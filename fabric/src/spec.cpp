@@ -1,5 +1,6 @@
 #include "fabricplace/fabric/spec.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -55,7 +56,7 @@ const std::map<std::string, std::vector<KeyInfo>>& kinds() {
        {{"sus", "scalable units (rail groups)", "2"},
         {"hosts", "hosts per scalable unit", "20"},
         {"rails", "rails = single-port HCAs per host (mlx5_0..)", "8"},
-        {"up", "uplinks per rail leaf", "20"},
+        {"up", "uplinks per rail leaf (default: hosts)", ""},
         {"spines", "spines (per rail plane with planes=1; default: fewest that hold all uplinks)",
          ""},
         {"planes", "1 = a separate spine plane (subnet) per rail", "0"},
@@ -131,6 +132,11 @@ Result<Params> parse(std::string_view spec) {
                         ", degrade, cut)");
     if (!p.kv.emplace(key, value).second)
       return spec_error(p.kind + ": key \"" + key + "\" given twice");
+    // Every key but speed and width is a count: check them all here, so that a key read
+    // only when given (spines, cores, spine_up) cannot be silently ignored.
+    if (key != "speed" && key != "width")
+      if (auto v = p.num(key, 0, key == "planes" ? 0 : 1, key == "planes" ? 1 : 1u << 20); !v)
+        return std::unexpected(v.error());
   }
   return p;
 }
@@ -414,8 +420,13 @@ Result<PortRef> port_ref(const Gen& g, const std::string& kind, const std::strin
 }  // namespace
 
 bool looks_like_spec(std::string_view s) {
+  // "word:..." with a lower-case word and no path separator; generate() then names an
+  // unknown kind instead of the user seeing "no such file".
   const auto colon = s.find(':');
-  return colon != std::string_view::npos && kinds().contains(std::string(s.substr(0, colon)));
+  if (colon == std::string_view::npos || colon == 0 || s.find('/') != std::string_view::npos)
+    return false;
+  return std::all_of(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(colon),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
 }
 
 std::string spec_help() {
@@ -504,14 +515,14 @@ Result<Fabric> generate(std::string_view spec) {
     n.guid = guid[i];
     n.type = g.is_ca[i] ? NodeType::kCa : NodeType::kSwitch;
     n.description = g.is_ca[i] ? g.nodes[i].id : g.switch_desc(g.nodes[i].id);
-    n.num_ports = static_cast<std::uint8_t>(g.nodes[i].nports);
+    n.num_ports = static_cast<PortNum>(g.nodes[i].nports);
     n.vendor_id = kVendorMellanox;
     n.device_id = g.is_ca[i] ? kDevConnectX6 : g.device_id;
     n.system_image_guid = guid[i];
     n.enhanced_port0 = !g.is_ca[i];
     if (auto res = b.add_node(n); !res) return std::unexpected(res.error());
     for (const auto& [port, peer] : g.nodes[i].ports) {
-      PortRecord pr{static_cast<std::uint8_t>(port), g.is_ca[i] ? guid[i] + port : guid[i], 0, 0};
+      PortRecord pr{static_cast<PortNum>(port), g.is_ca[i] ? guid[i] + port : guid[i], 0, 0};
       if (auto res = b.add_port(guid[i], pr); !res) return std::unexpected(res.error());
     }
   }
@@ -519,8 +530,8 @@ Result<Fabric> generate(std::string_view spec) {
     for (const auto& [port, peer] : g.nodes[i].ports) {
       if (cut.contains({i, port})) continue;
       const auto it = rate_of.find({i, port});
-      if (auto res = b.add_link(guid[i], static_cast<std::uint8_t>(port), guid[peer.first],
-                                static_cast<std::uint8_t>(peer.second),
+      if (auto res = b.add_link(guid[i], static_cast<PortNum>(port), guid[peer.first],
+                                static_cast<PortNum>(peer.second),
                                 it == rate_of.end() ? g.rate : it->second);
           !res)
         return std::unexpected(res.error());

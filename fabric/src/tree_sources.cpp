@@ -4,6 +4,8 @@
 // file's switch order (Slurm breaks ties by it). Each host gets one HCA "<host> hca<K>" per
 // leaf it is listed under.
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -34,9 +36,10 @@ class TreeBuilder {
     hosts_[host].push_back(switch_guid(leaf));
   }
   bool has_switch(const std::string& name) const { return switches_.contains(name); }
+  const std::string& name_of(Guid g) const { return order_.at(g - kTreeSwitchBase - 1); }
 
   Result<Fabric> build() {
-    std::map<Guid, std::uint8_t> next_port;
+    std::map<Guid, PortNum> next_port;
     for (const auto& name : order_) {
       NodeRecord n;
       n.guid = switches_.at(name);
@@ -45,11 +48,11 @@ class TreeBuilder {
       n.system_image_guid = n.guid;
       if (auto r = b_.add_node(n); !r) return std::unexpected(r.error());
     }
-    auto take = [&](Guid g) -> Result<std::uint8_t> {
+    auto take = [&](Guid g) -> Result<PortNum> {
       auto& p = next_port[g];
-      if (p == 254)
-        return fail(ErrorCode::kUnsupported,
-                    "switch " + str::guid_hex(g) + " would need more than 254 ports");
+      if (p == std::numeric_limits<PortNum>::max())
+        return fail(ErrorCode::kUnsupported, "switch " + name_of(g) + " would need more than " +
+                                                 std::to_string(p) + " ports");
       return ++p;
     };
     std::sort(edges_.begin(), edges_.end());
@@ -100,8 +103,13 @@ class TreeBuilder {
   std::map<std::string, std::vector<Guid>> hosts_;
 };
 
-Result<void> copy_into(Result<Fabric> built, FabricBuilder& builder, const char* kind) {
-  if (!built) return std::unexpected(built.error());
+Result<void> copy_into(Result<Fabric> built, FabricBuilder& builder, const char* kind,
+                       const std::string& file) {
+  if (!built) {
+    Error e = built.error();
+    e.file = file;
+    return std::unexpected(std::move(e));
+  }
   builder.add_warning(std::string(kind) +
                       " carries no link counts: one link per switch pair is assumed, so "
                       "oversubscription reflects host counts only");
@@ -135,7 +143,9 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
     line = str::trim(line);
     if (line.empty()) continue;
     std::string name, nodes, switches;
-    for (auto tok : str::split(line, ' ')) {
+    std::string spaced(line);
+    std::replace(spaced.begin(), spaced.end(), '\t', ' ');
+    for (auto tok : str::split(spaced, ' ')) {
       tok = str::trim(tok);
       if (tok.empty()) continue;
       const auto eq = tok.find('=');
@@ -189,7 +199,6 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
   }
   if (defined.empty())
     return fail(ErrorCode::kSyntax, "no SwitchName= lines: not a Slurm topology.conf", file);
-  std::map<std::string, std::string> parent_of;
   for (const auto& r : switch_refs) {
     if (!defined.contains(r.child))
       return fail(
@@ -199,9 +208,30 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
     if (r.child == r.parent)
       return fail(ErrorCode::kReference, "switch " + r.parent + " lists itself as a child", file,
                   r.line);
-    tb.parent_of(r.child, r.parent);
   }
-  return copy_into(tb.build(), builder, "topology.conf");
+  // A switch that is its own ancestor makes no tree.
+  std::map<std::string, std::vector<const Ref*>> parents;  // child -> referring lines
+  for (const auto& r : switch_refs) parents[r.child].push_back(&r);
+  std::map<std::string, int> state;  // 0 unvisited, 1 on the path, 2 done
+  std::function<const Ref*(const std::string&)> cycle = [&](const std::string& sw) -> const Ref* {
+    state[sw] = 1;
+    for (const Ref* r : parents[sw]) {
+      if (state[r->parent] == 1) return r;
+      if (state[r->parent] == 0)
+        if (const Ref* c = cycle(r->parent)) return c;
+    }
+    state[sw] = 2;
+    return nullptr;
+  };
+  for (const auto& [sw, line] : defined)
+    if (state[sw] == 0)
+      if (const Ref* r = cycle(sw))
+        return fail(ErrorCode::kReference,
+                    "switch " + r->parent + " lists " + r->child + " as a child, but " + r->child +
+                        " is already above it: a cycle, not a tree",
+                    file, r->line);
+  for (const auto& r : switch_refs) tb.parent_of(r.child, r.parent);
+  return copy_into(tb.build(), builder, "topology.conf", file);
 }
 
 Result<void> read_tiers_csv(std::string_view text, const std::string& file,
@@ -266,7 +296,7 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
     return fail(ErrorCode::kSyntax, "empty file: expected a \"host,leaf,spine[,core]\" header",
                 file);
   if (host_line.empty()) return fail(ErrorCode::kSyntax, "no host rows after the header", file);
-  return copy_into(tb.build(), builder, "a tiers CSV");
+  return copy_into(tb.build(), builder, "a tiers CSV", file);
 }
 
 }  // namespace fabricplace::fabric

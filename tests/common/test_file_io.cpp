@@ -67,3 +67,19 @@ TEST(FileIo, ReadErrorsNameTheFile) {
   ASSERT_FALSE(d);
   EXPECT_EQ(d.error().to_string(), "/tmp: is a directory, expected a file");
 }
+
+TEST(FileIo, KeepsTheModeAndWritesThroughSymlinks) {
+  const auto d = scratch();
+  const auto real = (d / "real.conf").string();
+  ASSERT_TRUE(write_file_atomic(real, "v1"));
+  ASSERT_EQ(::chmod(real.c_str(), 0640), 0);
+  fs::create_symlink("real.conf", d / "link.conf");
+  ASSERT_TRUE(write_file_atomic((d / "link.conf").string(), "v2"));
+  EXPECT_TRUE(fs::is_symlink(d / "link.conf"));  // the link survives
+  EXPECT_EQ(*read_file(real), "v2");
+  struct stat st{};
+  ASSERT_EQ(::stat(real.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  EXPECT_EQ(entries(d), 2u);
+  fs::remove_all(d);
+}

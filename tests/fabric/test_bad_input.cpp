@@ -121,11 +121,6 @@ INSTANTIATE_TEST_SUITE_P(
             "speed SDR/DDR/QDR/FDR10/FDR/EDR/HDR/NDR/XDR); got "
             "\"[2]\t\"H-1070fd0300200002\"[1](1070fd0300200003) \t\t# \"node002 mlx5_0\" lid 0 "
             "7xHDR\""},
-        Bad{"rate_mismatch",
-            replace(kGood, "\"MF0;leaf01:MQM8700/U1\" lid 0 4xHDR\n",
-                    "\"MF0;leaf01:MQM8700/U1\" lid 0 4xEDR\n"),
-            "dump.txt:6: port 1 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) reports the link "
-            "as 4xHDR but line 13 reports it as 4xEDR"},
         Bad{"wrong_peer_type",
             replace(kGood, "[2]\t\"H-1070fd0300200002\"", "[2]\t\"S-1070fd0300200002\""),
             "dump.txt:7: port 2 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) names its peer "
@@ -167,6 +162,32 @@ INSTANTIATE_TEST_SUITE_P(
             "got \"SW     0  1 0xfc6a1c0300100004 4x HXR - CA     0  1 0x1070fd0300200001 ( "
             "'MF0;leaf01:MQM8700/U1' - 'node001 mlx5_0' )\""}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(DumpQuirks, EndsReportingDifferentRatesGiveTheLowerAndAWarning) {
+  // Each end prints its own PortInfo; a switch that does not report extended speeds shows
+  // QDR where the HCA shows EDR.
+  FabricBuilder b;
+  const std::string text = replace(kGood, "\"MF0;leaf01:MQM8700/U1\" lid 0 4xHDR\n", "\"MF0;leaf01:MQM8700/U1\" lid 0 4xEDR\n");
+  ASSERT_TRUE(read_ibnetdiscover(text, "dump.txt", b));
+  auto f = b.build();
+  ASSERT_TRUE(f);
+  test::expect_valid(*f);
+  const auto ca = f->host(*f->find_host("node001")).hcas[0];
+  EXPECT_EQ(f->link(f->ports_of(ca)[0].link).rate.to_string(), "4xEDR");
+  ASSERT_FALSE(f->topology().warnings.empty());
+  EXPECT_EQ(f->topology().warnings[0],
+            "dump.txt:6: port 1 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) reports the link as 4xHDR but line "
+            "13 reports it as 4xEDR; taking the lower");
+}
+
+TEST(DumpQuirks, PortBeyondTheDeclaredCountIsAnErrorOnItsLine) {
+  FabricBuilder b;
+  auto r = read_ibnetdiscover(replace(kGood, "Switch\t40 ", "Switch\t1 "), "dump.txt", b);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().line, 7);
+  EXPECT_NE(r.error().message.find("port 2 is beyond the 1 ports the node record on line 5 declares"), std::string::npos)
+      << r.error().message;
+}
 
 TEST(SourceErrors, UnreadableAndMissingFiles) {
   auto missing = load_fabric("/nonexistent/fabric.txt");

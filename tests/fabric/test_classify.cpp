@@ -6,6 +6,8 @@
 #include <map>
 
 #include "fabricplace/fabric/report.hpp"
+#include "fabricplace/fabric/slurm_tree.hpp"
+#include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/fabric/spec.hpp"
 #include "test_support.hpp"
 
@@ -173,4 +175,118 @@ TEST(Hosts, AreInNaturalOrderWhateverTheirNames) {
   for (const auto& h : f->hosts()) names.push_back(h.name);
   EXPECT_EQ(names, (std::vector<std::string>{"gpu-a2", "gpu-a10", "n1x", "n01x", "node", "node9",
                                              "node009", "node10", "node0100", "zeta"}));
+}
+
+namespace {
+bool has_warning(const Fabric& f, const std::string& text) {
+  const auto& w = f.topology().warnings;
+  return std::any_of(w.begin(), w.end(), [&](const std::string& s) { return s.find(text) != std::string::npos; });
+}
+Fabric from_topology_conf(const std::string& text) {
+  FabricBuilder b("conf");
+  auto r = read_slurm_topology(text, "t.conf", SourceOptions{}, b);
+  if (!r) {
+    ADD_FAILURE() << r.error().to_string();
+    std::abort();
+  }
+  auto f = b.build();
+  if (!f) {
+    ADD_FAILURE() << f.error().to_string();
+    std::abort();
+  }
+  test::expect_valid(*f);
+  return std::move(*f);
+}
+}  // namespace
+
+TEST(Classify, ADualHomedHostDoesNotMakeTheFabricRailOptimised) {
+  // A storage node with a second HCA on another leaf.
+  FabricBuilder b("dual");
+  ASSERT_TRUE(b.merge(test::gen("fat2:leaves=4,down=4,up=4")));
+  ASSERT_TRUE(b.add_node(NodeRecord{0x2000, NodeType::kCa, "node001 mlx5_1", 1}));
+  ASSERT_TRUE(b.add_port(0x2000, PortRecord{1, 0x2001, 0, 0}));
+  const Guid leaf02 = 0xfc6a1c0300100002;  // spine01, leaf01, leaf02, ...
+  ASSERT_TRUE(b.add_link(0x2000, 1, leaf02, 20, {LinkWidth::k4x, LinkSpeed::kHDR}));
+  auto f = b.build();
+  ASSERT_TRUE(f);
+  test::expect_valid(*f);
+  const auto& t = f->topology();
+  EXPECT_FALSE(t.rail_optimised);
+  EXPECT_TRUE(t.rails.empty());
+  EXPECT_EQ(t.pods.size(), 1u);
+  const HostId h = *f->find_host("node001");
+  EXPECT_EQ(t.host_leaves[idx(h)].size(), 2u);
+  EXPECT_EQ(t.switch_name[idx(t.host_leaf[idx(h)])], "leaf01");  // its first HCA's leaf
+  EXPECT_TRUE(has_warning(*f, "1 host(s) reach several leaves on a single-rail fabric (dual-homed); "
+                              "each is placed under its first HCA's leaf: node001"));
+  const auto tree = slurm_tree(*f);
+  ASSERT_EQ(tree.switches.front().name, "leaf01");
+  EXPECT_EQ(tree.switches.front().hosts.size(), 4u);
+  EXPECT_EQ(tree.switches[1].hosts.size(), 4u);  // leaf02 does not list node001 again
+}
+
+TEST(Classify, RailGroupsAreHostsWithTheSameLeavesNotEverythingTheyTouch) {
+  // n1's second HCA is cabled into SU 2's rail-1 leaf; n9 has lost its rail-1 link.
+  const Fabric f = from_topology_conf(
+      "SwitchName=su1r0 Nodes=n[1-4]\nSwitchName=su1r1 Nodes=n[2-4]\n"
+      "SwitchName=su2r0 Nodes=n[5-9]\nSwitchName=su2r1 Nodes=n[1,5-8]\n"
+      "SwitchName=spine Switches=su1r0,su1r1,su2r0,su2r1\n");
+  const auto& t = f.topology();
+  ASSERT_TRUE(t.rail_optimised);
+  ASSERT_EQ(t.pods.size(), 2u);
+  auto leaves = [&](std::uint32_t p) {
+    std::vector<std::string> v;
+    for (NodeId l : t.pods[p].leaves) v.push_back(t.switch_name[idx(l)]);
+    return v;
+  };
+  EXPECT_EQ(leaves(0), (std::vector<std::string>{"su1r0", "su1r1"}));
+  EXPECT_EQ(leaves(1), (std::vector<std::string>{"su2r0", "su2r1"}));
+  EXPECT_EQ(t.host_pod[idx(*f.find_host("n1"))], 0u);  // tie: its first HCA's group
+  EXPECT_EQ(t.host_pod[idx(*f.find_host("n9"))], 1u);
+  EXPECT_TRUE(has_warning(f, "1 host(s) have HCAs on leaves of another rail group (miscabled?): n1"));
+  EXPECT_TRUE(has_warning(f, "1 host(s) reach only some of their rail group's leaves (a rail down?): n9"));
+  const auto tree = slurm_tree(f);
+  ASSERT_GE(tree.switches.size(), 2u);
+  EXPECT_EQ(tree.switches[0].hosts.size(), 4u);  // n[1-4]
+  EXPECT_EQ(tree.switches[1].hosts.size(), 5u);  // n[5-9]
+}
+
+TEST(Classify, ALeafWhoseHostsAreAllDownStaysALeaf) {
+  const Fabric f = test::gen("fat2:leaves=4,down=4,up=4,cut=leaf04:1,cut=leaf04:2,cut=leaf04:3,cut=leaf04:4");
+  const auto& t = f.topology();
+  const NodeId leaf04 = *f.find_switch("leaf04");
+  EXPECT_EQ(t.level[idx(leaf04)], 1);
+  EXPECT_EQ(t.max_level, 2);
+  EXPECT_EQ(t.leaves.size(), 4u);
+  EXPECT_EQ(t.pods.size(), 1u);
+  EXPECT_TRUE(has_warning(f, "leaf leaf04 has no active HCA link; taken as a leaf without hosts (its uplinks match leaf01's)"));
+  const auto tree = slurm_tree(f);
+  EXPECT_EQ(tree.switches.size(), 4u);  // leaf01-03 and the spine; leaf04 left out
+  EXPECT_EQ(tree.switches.back().children.size(), 3u);
+  // In a 3-level tree the cores stay cores.
+  const Fabric g = test::gen("fat3:pods=2,leaves=2,down=2,up=2,spines=2,cut=p01-leaf02:1,cut=p01-leaf02:2");
+  EXPECT_EQ(g.topology().level[idx(*g.find_switch("p01-leaf02"))], 1);
+  EXPECT_EQ(g.topology().level[idx(*g.find_switch("core001"))], 3);
+  EXPECT_EQ(g.topology().max_level, 3);
+}
+
+TEST(Classify, RouterLinksAreNotHostBandwidth) {
+  FabricBuilder b("router");
+  ASSERT_TRUE(b.merge(test::gen("fat2:leaves=1,down=2,up=2")));
+  ASSERT_TRUE(b.add_node(NodeRecord{0x3000, NodeType::kRouter, "gw1", 1}));
+  const Guid leaf01 = 0xfc6a1c0300100001;
+  ASSERT_TRUE(b.add_link(0x3000, 1, leaf01, 10, {LinkWidth::k4x, LinkSpeed::kHDR}));
+  auto f = b.build();
+  ASSERT_TRUE(f);
+  test::expect_valid(*f);
+  EXPECT_EQ(f->topology().leaf_stats[0].down_links, 2u);
+  EXPECT_DOUBLE_EQ(f->topology().leaf_stats[0].oversubscription, 1.0);
+}
+
+TEST(Hosts, ShortNamesDropTheDomainButKeepAddresses) {
+  EXPECT_EQ(split_ca_description("node001.cluster.example mlx5_0").first, "node001");
+  EXPECT_EQ(split_ca_description("node001.cluster.example mlx5_0").second, "mlx5_0");
+  EXPECT_EQ(split_ca_description("10.1.2.3 mlx5_0").first, "10.1.2.3");
+  EXPECT_EQ(split_ca_description("  gpu7   mlx5_1 ").second, "mlx5_1");
+  EXPECT_EQ(split_ca_description("loner").first, "loner");
 }

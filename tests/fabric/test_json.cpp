@@ -95,7 +95,12 @@ INSTANTIATE_TEST_SUITE_P(
             kHead +
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []}],
                            "links": [["0x1", 1, "0x2", 1, "4xHDR"]]})",
-            "in.json: links[0]: links 0x0000000000000001[1] and 0x0000000000000002[1], but that "
-            "node is not in \"nodes\""},
+            "in.json: links[0]: port 1 of 0x0000000000000001 is not listed in that node's \"ports\""},
+        BadJson{
+            "unknown node",
+            kHead +
+                R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]}],
+                           "links": [["0x1", 1, "0x9", 1, "4xHDR"]]})",
+            "in.json: links[0]: port 1 of 0x0000000000000009 is on a node that is not in \"nodes\""},
         BadJson{"bad rate", kHead + R"("nodes": [], "links": [["0x1", 1, "0x2", 1, "5xHDR"]]})",
                 "in.json: links[0][4]: expected a link rate like \"4xHDR\""}));

@@ -96,3 +96,24 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.csv:2: column host: expected a name without blanks, commas, brackets or quotes, "
                 "got \"h 1\""},
         BadTree{"csv_no_rows", true, "host,leaf,spine\n", "t.csv: no host rows after the header"}));
+
+TEST(SlurmTopologySource, FlatSwitchesMayHoldThousandsOfHosts) {
+  auto f = read("SwitchName=s1 Nodes=node[0001-1000]\n", false);
+  ASSERT_TRUE(f) << f.error().to_string();
+  test::expect_valid(*f);
+  EXPECT_EQ(f->num_hosts(), 1000u);
+  EXPECT_EQ(f->topology().leaf_stats[0].hosts, 1000u);
+}
+
+TEST(SlurmTopologySource, TabsSeparateKeysToo) {
+  auto f = read("SwitchName=s1\tNodes=n[1-2]\n", false);
+  ASSERT_TRUE(f) << f.error().to_string();
+  EXPECT_EQ(f->num_hosts(), 2u);
+}
+
+TEST(SlurmTopologySource, CyclesAreRejected) {
+  auto f = read("SwitchName=a Nodes=n1\nSwitchName=s1 Switches=s2,a\nSwitchName=s2 Switches=s1\n", false);
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().to_string(),
+            "topology.conf:2: switch s1 lists s2 as a child, but s2 is already above it: a cycle, not a tree");
+}

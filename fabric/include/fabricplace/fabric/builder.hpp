@@ -32,11 +32,12 @@ class FabricBuilder {
   /// Links (a, pa) with (b, pb). Both nodes must exist; missing ports are created with the
   /// switch's port GUID or a zero GUID. kReference when either port is already linked to a
   /// different peer or the rates differ.
-  Result<void> add_link(Guid a, std::uint8_t pa, Guid b, std::uint8_t pb, LinkRate rate);
+  Result<void> add_link(Guid a, PortNum pa, Guid b, PortNum pb, LinkRate rate);
   /// Merges a built fabric into this one (union by GUID; conflicts as above).
   Result<void> merge(const Fabric& other);
 
   [[nodiscard]] bool has_node(Guid guid) const { return nodes_.contains(guid); }
+  [[nodiscard]] bool has_port(Guid guid, PortNum port) const;
   [[nodiscard]] const NodeRecord* find_node(Guid guid) const;
 
   void set_origin(std::string origin) { origin_ = std::move(origin); }
@@ -50,7 +51,7 @@ class FabricBuilder {
   struct PortEntry {
     PortRecord rec;
     Guid peer = 0;
-    std::uint8_t peer_port = 0;
+    PortNum peer_port = 0;
     LinkRate rate;
     bool linked = false;
     bool present = false;
@@ -59,7 +60,7 @@ class FabricBuilder {
     NodeRecord rec;
     std::vector<PortEntry> ports;  // indexed by port number; `present` marks real ones
   };
-  PortEntry& port_entry(NodeEntry& node, std::uint8_t number);
+  PortEntry& port_entry(NodeEntry& node, PortNum number);
 
   std::string origin_;
   std::vector<std::string> warnings_;

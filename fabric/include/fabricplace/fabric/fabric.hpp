@@ -27,6 +27,10 @@
 namespace fabricplace::fabric {
 
 using Guid = std::uint64_t;
+/// A port number. InfiniBand stops at 254 (dump parsers enforce it); sources without IB
+/// identity (topology.conf, tiers CSV) may hang more hosts under one switch.
+using PortNum = std::uint16_t;
+inline constexpr PortNum kMaxIbPort = 254;
 
 enum class NodeId : std::uint32_t {};
 enum class PortId : std::uint32_t {};
@@ -50,7 +54,7 @@ struct NodeRecord {
   Guid guid = 0;
   NodeType type = NodeType::kCa;
   std::string description;
-  std::uint8_t num_ports = 0;  ///< NodeInfo.NumPorts (0 when the source does not say)
+  PortNum num_ports = 0;  ///< NodeInfo.NumPorts (0 when the source does not say)
   std::uint32_t vendor_id = 0;
   std::uint32_t device_id = 0;
   Guid system_image_guid = 0;
@@ -63,7 +67,7 @@ struct NodeRecord {
 
 /// A physical port. Switch ports carry the switch's port-0 GUID and LID.
 struct PortRecord {
-  std::uint8_t number = 0;
+  PortNum number = 0;
   Guid guid = 0;
   std::uint16_t lid = 0;
   std::uint8_t lmc = 0;
@@ -103,6 +107,9 @@ struct Topology {
   std::vector<std::vector<NodeId>> host_leaves;
   /// Leaf each CA's first connected port reaches (kNoNode for a CA with no link).
   std::vector<NodeId> ca_leaf;
+  /// Per host: the leaf of its first connected HCA (device order); kNoNode if none. This is
+  /// where a dual-homed host of a single-rail fabric is placed.
+  std::vector<NodeId> host_leaf;
 
   /// Pods: leaves under one set of spines (2- and 3-level trees: connected parts of the
   /// leaf+spine layer); on rail-optimised fabrics the rail group / scalable unit. Numbered
@@ -225,7 +232,8 @@ class Fabric {
 };
 
 /// Hostname and device of a CA node description: "node001 mlx5_3" -> {"node001", "mlx5_3"}.
-/// A description without a blank is all hostname.
+/// A description without a blank is all hostname; a domain is dropped
+/// ("node001.example.org mlx5_0" -> "node001"), an IPv4 address kept whole.
 std::pair<std::string_view, std::string_view> split_ca_description(std::string_view desc);
 
 }  // namespace fabricplace::fabric

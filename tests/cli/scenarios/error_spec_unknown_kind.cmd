@@ -1,0 +1,1 @@
+fabric show fat4:leaves=2
