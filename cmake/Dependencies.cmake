@@ -2,7 +2,6 @@
 # configure error, never a silent OFF (DESIGN.md section 2).
 find_package(PkgConfig REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
-find_package(Boost 1.74 REQUIRED)
 find_package(CLI11 CONFIG QUIET)
 if(NOT CLI11_FOUND)
   find_path(FABRICPLACE_CLI11_INCLUDE CLI/CLI.hpp)

@@ -10,6 +10,7 @@ if(FABRICPLACE_WITH_SLURM)
       CACHE STRING "Where Slurm looks for SPANK plugins (relative to the prefix)")
   install(TARGETS fabricplace_spank LIBRARY DESTINATION ${FABRICPLACE_SPANK_DIR})
 endif()
-install(DIRECTORY etc/ DESTINATION ${CMAKE_INSTALL_DATADIR}/fabricplace/examples)
+# etc/examples/ (example fabric, topology.conf, tiers CSV) and etc/plugstack.conf.d/.
+install(DIRECTORY etc/ DESTINATION ${CMAKE_INSTALL_DATADIR}/fabricplace)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})

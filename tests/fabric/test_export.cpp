@@ -12,7 +12,7 @@ using namespace fabricplace;
 using namespace fabricplace::fabric;
 
 TEST(IbsimNet, CarriesExactGuidsRatesAndLimits) {
-  const Fabric f = *generate("fat2:leaves=2,down=2,up=2,degrade=leaf01:3:w=1");
+  const Fabric f = test::gen("fat2:leaves=2,down=2,up=2,degrade=leaf01:3:w=1");
   const std::string net = to_ibsim_net(f);
   const auto sz = ibsim_sizes(f);
   EXPECT_EQ(sz.nodes, 7u);
@@ -41,17 +41,18 @@ TEST(IbsimNet, CarriesExactGuidsRatesAndLimits) {
 TEST(IbsimNet, IsAlsoReadableAsADumpOfTheSameFabric) {
   // ibsim's net format is ibnetdiscover's; our reader needs "S-<guid>" ids, so this checks
   // the rates and descriptions line up by reading the ibnetdiscover writer instead.
-  const Fabric f = *generate("rail:sus=2,hosts=3,rails=2,up=3");
+  const Fabric f = test::gen("rail:sus=2,hosts=3,rails=2,up=3");
   FabricBuilder b;
   ASSERT_TRUE(read_ibnetdiscover(to_ibnetdiscover(f), "x", b));
   auto g = b.build();
   ASSERT_TRUE(g);
+  test::expect_valid(*g);
   EXPECT_EQ(to_ibsim_net(*g).substr(to_ibsim_net(*g).find('\n')),
             to_ibsim_net(f).substr(to_ibsim_net(f).find('\n')));
 }
 
 TEST(Dot, FoldsParallelLinksAndMarksDegradedOnes) {
-  const Fabric f = *generate("fat2:leaves=2,down=2,up=4,spines=2,degrade=leaf02:4:s=EDR");
+  const Fabric f = test::gen("fat2:leaves=2,down=2,up=4,spines=2,degrade=leaf02:4:s=EDR");
   const std::string dot = to_dot(f);
   EXPECT_EQ(dot.rfind("graph fabric {", 200) != std::string::npos, true);
   EXPECT_NE(dot.find("  \"leaf01\" -- \"spine01\" [label=\"2 x 4xHDR\"];\n"), std::string::npos)

@@ -68,6 +68,7 @@ TEST_P(TopologyConf, PutsExactlyTheTruthHostsUnderEachLeaf) {
   for (const auto& f : GetParam().files) paths.push_back(test::fabric_file(f));
   auto f = load_fabrics(paths);
   ASSERT_TRUE(f) << f.error().to_string();
+  test::expect_valid(*f);
   const auto truth = nlohmann::json::parse(test::slurp(test::fabric_file(GetParam().truth)));
   const SlurmTree tree = slurm_tree(*f);
   EXPECT_TRUE(tree.warnings.empty()) << tree.warnings.front();

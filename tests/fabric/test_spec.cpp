@@ -39,6 +39,7 @@ TEST(Spec, ReproducesTheIbsimDumpsExactly) {
         test::fabric_file("rail_4su_planes/plane" + std::to_string(k) + ".ibnetdiscover.txt"));
   auto merged = load_fabrics(planes);
   ASSERT_TRUE(merged);
+  test::expect_valid(*merged);
   EXPECT_EQ(without_origin(to_json(gen("rail:sus=4,hosts=20,rails=8,planes=1"))),
             without_origin(to_json(*merged)));
 }
