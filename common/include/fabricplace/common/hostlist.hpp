@@ -3,9 +3,11 @@
 // expand() follows Slurm's syntax: comma-separated terms at the top level, each term a
 // prefix with zero or more bracketed range sets (cartesian product, left to right).
 // Zero padding is kept from the range bounds ("[08-11]" -> 08 09 10 11).
-// compress() writes the shortest common Slurm form: names that differ only in their last
-// run of digits (same prefix, suffix and digit width) share one bracket, in input order of
-// first appearance of each prefix; duplicates are dropped.
+// compress() writes the Slurm form: names that differ only in their trailing run of digits
+// share one bracket ("node[001-016,020]"), groups in order of first appearance, duplicates
+// dropped. Only a trailing number is ranged because Slurm 22.05 rejects text after the last
+// ']' of a term (_hostlist_create_bracketed in src/common/hostlist.c), so "su[01-02]-leaf"
+// would not read back there; expand() is more lenient and accepts it.
 #pragma once
 
 #include <string>
