@@ -142,10 +142,9 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
           text = to_dot(*f);
         } else if (*format == "json") {
           text = to_json(*f);
-        } else if (*format == "ibsim-net") {
-          text = to_ibsim_net(*f);
         } else {
-          text = to_ibnetdiscover(*f);
+          if (auto ok = fits_infiniband(*f); !ok) return report(ok.error());
+          text = *format == "ibsim-net" ? to_ibsim_net(*f) : to_ibnetdiscover(*f);
         }
         return write_output(*out, text);
       };

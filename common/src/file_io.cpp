@@ -52,9 +52,10 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
   std::error_code ec;
   // Writing through a symlink replaces the file it points to, not the link.
   fs::path target(path);
-  if (fs::is_symlink(target, ec)) {
-    const auto resolved = fs::weakly_canonical(target, ec);
-    if (!ec) target = resolved;
+  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
+    const fs::path next = fs::read_symlink(target, ec);
+    if (ec) break;
+    target = next.is_absolute() ? next : target.parent_path() / next;
   }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
@@ -86,6 +87,7 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
   mode_t mode;
   if (::stat(target.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
     mode = old.st_mode & 07777;
+    (void)::fchown(fd, old.st_uid, old.st_gid);  // keeps owner and group where we may (root)
   } else {
     const mode_t mask = ::umask(0);
     ::umask(mask);

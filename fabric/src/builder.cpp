@@ -123,6 +123,11 @@ std::pair<std::string_view, std::string_view> split_ca_description(std::string_v
 
 FabricBuilder::FabricBuilder(std::string origin) : origin_(std::move(origin)) {}
 
+bool FabricBuilder::is_linked(Guid guid, PortNum port) const {
+  const auto it = nodes_.find(guid);
+  return it != nodes_.end() && port < it->second.ports.size() && it->second.ports[port].linked;
+}
+
 bool FabricBuilder::has_port(Guid guid, PortNum port) const {
   const auto it = nodes_.find(guid);
   return it != nodes_.end() && port < it->second.ports.size() && it->second.ports[port].present;
@@ -188,14 +193,17 @@ Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb,
       return fail(ErrorCode::kReference, "port " + describe(nodes_, self, sp) + " is linked to " +
                                              describe(nodes_, e.peer, e.peer_port) + " and to " +
                                              describe(nodes_, peer, pp));
-    if (e.rate != rate)
-      return fail(ErrorCode::kReference, "link " + describe(self, sp) + " - " + describe(peer, pp) +
-                                             " reported as " + e.rate.to_string() + " and as " +
-                                             rate.to_string());
     return {};
   };
   if (auto r = check(ea, a, pa, b, pb); !r) return r;
   if (auto r = check(eb, b, pb, a, pa); !r) return r;
+  if (ea.linked && ea.rate != rate) {
+    const LinkRate lower = lower_rate(ea.rate, rate);
+    warnings_.push_back("link " + describe(nodes_, a, pa) + " - " + describe(nodes_, b, pb) +
+                        " is read as " + ea.rate.to_string() + " and as " + rate.to_string() +
+                        "; taking " + lower.to_string());
+    rate = lower;
+  }
   ea.linked = eb.linked = true;
   ea.peer = b;
   ea.peer_port = pb;

@@ -106,53 +106,72 @@ void classify(const Fabric& f, Topology& t) {
 
   name_switches(f, t);
 
-  // 1. Levels: multi-source BFS from every CA through switches only.
-  std::deque<NodeId> queue;
+  // 1. Levels: multi-source BFS through switches only, from the switches with a CA (leaves,
+  //    level 1) and, in a second pass, also from hostless leaves (1b).
+  auto bfs = [&](const std::vector<NodeId>& seeds) {
+    std::fill(t.level.begin(), t.level.end(), std::uint8_t{0});
+    std::deque<NodeId> queue;
+    for (NodeId s : seeds)
+      if (t.level[idx(s)] == 0) {
+        t.level[idx(s)] = 1;
+        queue.push_back(s);
+      }
+    while (!queue.empty()) {
+      const NodeId s = queue.front();
+      queue.pop_front();
+      for_each_peer(f, s, [&](NodeId peer, const Link&) {
+        if (is_switch(peer) && t.level[idx(peer)] == 0) {
+          t.level[idx(peer)] = static_cast<std::uint8_t>(std::min(255, t.level[idx(s)] + 1));
+          queue.push_back(peer);
+        }
+      });
+    }
+  };
+  std::vector<NodeId> seeds;
   for (NodeId ca : f.cas())
     for_each_peer(f, ca, [&](NodeId peer, const Link&) {
-      if (is_switch(peer) && t.level[idx(peer)] == 0) {
-        t.level[idx(peer)] = 1;
-        queue.push_back(peer);
-      }
+      if (is_switch(peer)) seeds.push_back(peer);
     });
-  while (!queue.empty()) {
-    const NodeId s = queue.front();
-    queue.pop_front();
-    for_each_peer(f, s, [&](NodeId peer, const Link&) {
-      if (is_switch(peer) && t.level[idx(peer)] == 0) {
-        t.level[idx(peer)] = static_cast<std::uint8_t>(std::min(255, t.level[idx(s)] + 1));
-        queue.push_back(peer);
-      }
-    });
-  }
-  // 1b. A leaf whose HCAs are all down (a rack powered off, a spare) is 3 hops from the
-  //     nearest CA and would pass for a core. Take a switch without CAs as a leaf when its
-  //     switch neighbours are exactly those of some real leaf (the same spines); a core's
-  //     neighbours (spines of several pods, or one spine per plane) never are.
-  auto switch_peers = [&](NodeId s) {
-    std::vector<NodeId> v;
-    for_each_peer(f, s, [&](NodeId peer, const Link&) {
-      if (is_switch(peer)) v.push_back(peer);
-    });
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-    return v;
-  };
+  bfs(seeds);
+
+  // 1b. A leaf whose HCAs are all down (a rack powered off, a spare; a whole pod) is 3 or
+  //     more hops from the nearest CA and would pass for a core. Cabling tells them apart:
+  //     leaves use fixed ports for their uplinks (hosts on 1-20, spines on 21-40), while a
+  //     core's or spine's links start at port 1. So a switch without CAs, 3+ hops out, whose
+  //     linked ports are all uplink ports of some real leaf, is taken as a leaf without hosts.
   {
-    std::map<std::vector<NodeId>, NodeId> leaf_uplinks;
-    for (NodeId s : f.switches())
-      if (t.level[idx(s)] == 1) leaf_uplinks.try_emplace(switch_peers(s), s);
+    std::set<std::vector<PortNum>> uplink_ports;  // per real leaf: its ports to switches
+    auto switch_ports = [&](NodeId s) {
+      std::vector<PortNum> v;
+      const PortId first = f.first_port(s);
+      const auto ports = f.ports_of(s);
+      for (std::uint32_t k = 0; k < ports.size(); ++k) {
+        const NodeId peer = f.peer_node(PortId{idx(first) + k});
+        if (peer != kNoNode && is_switch(peer)) v.push_back(ports[k].rec.number);
+      }
+      return v;
+    };
+    for (NodeId s : seeds) uplink_ports.insert(switch_ports(s));
     std::vector<NodeId> hostless;
     for (NodeId s : f.switches()) {
       if (t.level[idx(s)] < 3) continue;
-      const auto it = leaf_uplinks.find(switch_peers(s));
-      if (it == leaf_uplinks.end()) continue;
-      hostless.push_back(s);
-      t.warnings.push_back("leaf " + t.switch_name[idx(s)] +
-                           " has no active HCA link; taken as a leaf without hosts (its uplinks "
-                           "match " + t.switch_name[idx(it->second)] + "'s)");
+      const auto mine = switch_ports(s);
+      if (mine.empty()) continue;
+      const auto match = std::find_if(uplink_ports.begin(), uplink_ports.end(), [&](const auto& up) {
+        return std::includes(up.begin(), up.end(), mine.begin(), mine.end());
+      });
+      if (match != uplink_ports.end()) hostless.push_back(s);
     }
-    for (NodeId s : hostless) t.level[idx(s)] = 1;
+    if (!hostless.empty()) {
+      seeds.insert(seeds.end(), hostless.begin(), hostless.end());
+      bfs(seeds);
+      std::vector<std::string> names;
+      for (NodeId s : hostless) names.push_back(t.switch_name[idx(s)]);
+      t.warnings.push_back(std::to_string(names.size()) +
+                           " switch(es) without any active HCA link are taken as leaves without "
+                           "hosts (their links use leaf uplink ports): " +
+                           hostlist::compress(names));
+    }
   }
   for (NodeId s : f.switches()) {
     t.max_level = std::max(t.max_level, t.level[idx(s)]);
@@ -179,66 +198,55 @@ void classify(const Fabric& f, Topology& t) {
     if (c > 1)
       t.warnings.push_back(std::to_string(c) + " HCAs share the node description \"" + desc +
                            "\": host grouping is ambiguous");
-  std::size_t connected = 0, multi = 0;
+  std::size_t connected = 0, several_hcas = 0, several_leaves = 0;
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+    std::size_t linked_hcas = 0;
     for (NodeId ca : f.host(HostId{h}).hcas)
       if (t.ca_leaf[idx(ca)] != kNoNode) {
-        t.host_leaf[h] = t.ca_leaf[idx(ca)];
-        break;
+        if (linked_hcas++ == 0) t.host_leaf[h] = t.ca_leaf[idx(ca)];
       }
     auto& v = t.host_leaves[h];
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
     connected += !v.empty();
-    multi += v.size() > 1;
+    several_hcas += linked_hcas > 1;
+    several_leaves += v.size() > 1;
     if (v.empty())
       t.warnings.push_back("host " + f.host(HostId{h}).name + " reaches no leaf switch");
   }
-  // Rail-optimised when most hosts reach several leaves; a few such hosts on a single-rail
-  // fabric are dual-homed (storage, login) and must not turn the whole fabric into rails.
-  t.rail_optimised = connected > 0 && 2 * multi > connected;
-  if (!t.rail_optimised && multi > 0) {
+  // Rail-optimised: at least half the hosts have several connected HCAs, and most of those
+  // reach a different leaf with each. Hosts that lost HCAs (absent from a dump) do not count
+  // against it; a few dual-homed hosts (storage, login) on a single-rail fabric do not make
+  // one: they are listed and placed under their first HCA's leaf.
+  t.rail_optimised = connected > 0 && 2 * several_hcas >= connected && 2 * several_leaves > several_hcas;
+  if (!t.rail_optimised && several_leaves > 0) {
     std::vector<std::string> names;
     for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
       if (t.host_leaves[h].size() > 1) names.push_back(f.host(HostId{h}).name);
-    t.warnings.push_back(std::to_string(multi) +
+    t.warnings.push_back(std::to_string(several_leaves) +
                          " host(s) reach several leaves on a single-rail fabric (dual-homed); "
                          "each is placed under its first HCA's leaf: " +
                          hostlist::compress(names));
   }
 
   // 3. Pods. Trees: connected parts of the leaf+spine layer (levels 1 and 2).
-  //    Rail-optimised: rail groups. Hosts are grouped by the exact set of leaves they reach;
-  //    each leaf belongs to the group holding most of its hosts; a group that owns leaves is
-  //    a pod. A host whose set differs from its pod's (a rail down, a miscabled HCA) joins
-  //    the pod owning most of its leaves, with a warning.
+  //    Rail-optimised: rail groups. Two leaves are in one group when at least half of the
+  //    hosts of the smaller one reach both: every host of a scalable unit reaches all its
+  //    rail leaves, even with a rail or two down, while a miscabled HCA links two units
+  //    through a single host and must not merge them. A leaf whose hosts are all down is a
+  //    group of its own (nothing tells which unit it belongs to).
   UnionFind uf(n);
-  std::vector<std::uint32_t> leaf_group(n, kNone);  // rail mode: leaf -> owning group
-  std::vector<std::vector<NodeId>> group_sets;
   if (t.rail_optimised) {
-    std::map<std::vector<NodeId>, std::uint32_t> group_of_set;
-    std::vector<std::uint32_t> group_hosts;
-    for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
-      if (t.host_leaves[h].empty()) continue;
-      auto [it, inserted] = group_of_set.try_emplace(t.host_leaves[h], static_cast<std::uint32_t>(group_sets.size()));
-      if (inserted) {
-        group_sets.push_back(t.host_leaves[h]);
-        group_hosts.push_back(0);
-      }
-      ++group_hosts[it->second];
+    std::vector<std::uint32_t> leaf_hosts(n, 0);
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> shared;  // leaf pair -> hosts
+    for (const auto& v : t.host_leaves) {
+      for (NodeId l : v) ++leaf_hosts[idx(l)];
+      for (std::size_t a = 0; a < v.size(); ++a)
+        for (std::size_t b = a + 1; b < v.size(); ++b) ++shared[{idx(v[a]), idx(v[b])}];
     }
-    for (std::uint32_t g = 0; g < group_sets.size(); ++g)
-      for (NodeId l : group_sets[g]) {
-        auto& owner = leaf_group[idx(l)];
-        if (owner == kNone || group_hosts[g] > group_hosts[owner]) owner = g;  // ties: first group
-      }
-    std::map<std::uint32_t, NodeId> representative;  // group -> its first owned leaf
-    for (NodeId leaf : t.leaves) {
-      const auto g = leaf_group[idx(leaf)];
-      if (g == kNone) continue;  // a leaf without hosts is a pod of its own
-      const auto [it, inserted] = representative.try_emplace(g, leaf);
-      if (!inserted) uf.unite(idx(leaf), idx(it->second));
-    }
+    for (const auto& [pair, both] : shared)
+      if (2 * both >= std::min(leaf_hosts[pair.first], leaf_hosts[pair.second]))
+        uf.unite(pair.first, pair.second);
   } else {
     for (const Link& l : f.links()) {
       const auto la = t.level[idx(l.node_a)], lb = t.level[idx(l.node_b)];
@@ -278,7 +286,7 @@ void classify(const Fabric& f, Topology& t) {
   for (NodeId s : f.switches())
     if (t.level[idx(s)] >= 2 && t.node_pod[idx(s)] != kNone)
       t.pods[t.node_pod[idx(s)]].spines.push_back(s);
-  std::vector<std::string> partial, miscabled;
+  std::vector<std::string> partial, miscabled, spanning;
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
     const auto& v = t.host_leaves[h];
     if (v.empty()) continue;
@@ -289,7 +297,7 @@ void classify(const Fabric& f, Topology& t) {
     for (const auto& [p, c] : votes)
       if (c > votes[pod]) pod = p;
     if (votes.size() > 1 && !t.rail_optimised) {
-      t.warnings.push_back("host " + f.host(HostId{h}).name + " spans several pods");
+      spanning.push_back(f.host(HostId{h}).name);
     } else if (t.rail_optimised) {
       const auto& pod_leaves = t.pods[pod].leaves;
       const bool inside = std::all_of(v.begin(), v.end(), [&](NodeId l) { return t.node_pod[idx(l)] == pod; });
@@ -305,6 +313,10 @@ void classify(const Fabric& f, Topology& t) {
     t.warnings.push_back(std::to_string(miscabled.size()) +
                          " host(s) have HCAs on leaves of another rail group (miscabled?): " +
                          hostlist::compress(miscabled));
+  if (!spanning.empty())
+    t.warnings.push_back(std::to_string(spanning.size()) +
+                         " host(s) reach leaves of several pods; each is placed in the pod of "
+                         "most of its leaves: " + hostlist::compress(spanning));
   if (!partial.empty())
     t.warnings.push_back(std::to_string(partial.size()) +
                          " host(s) reach only some of their rail group's leaves (a rail down?): " +
@@ -364,8 +376,12 @@ void classify(const Fabric& f, Topology& t) {
   // 6. Degraded links: active width or speed below the tier's nominal rate, the most common
   //    (width, speed) of its links (ties: the faster), so the nominal is a rate links have.
   std::map<std::pair<int, int>, std::map<std::pair<LinkWidth, LinkSpeed>, int>> tally;
+  // Routers get a tier of their own (pseudo-level kRouterTier), apart from host links.
+  auto tier_level = [&](NodeId x) {
+    return f.node(x).type == NodeType::kRouter ? int{Topology::kRouterTier} : int{t.level[idx(x)]};
+  };
   auto tier_of = [&](const Link& l) {
-    const int a = t.level[idx(l.node_a)], b = t.level[idx(l.node_b)];
+    const int a = tier_level(l.node_a), b = tier_level(l.node_b);
     return std::pair(std::min(a, b), std::max(a, b));
   };
   for (const Link& l : f.links()) {

@@ -44,6 +44,17 @@ char id_letter(NodeType t) {
 
 }  // namespace
 
+Result<void> fits_infiniband(const Fabric& f) {
+  for (std::uint32_t i = 0; i < f.num_nodes(); ++i)
+    if (const PortNum p = port_count(f, NodeId{i}); p > kMaxIbPort)
+      return fail(ErrorCode::kUnsupported,
+                  "node \"" + f.node(NodeId{i}).description + "\" uses " + std::to_string(p) +
+                      " ports; InfiniBand formats hold at most " + std::to_string(kMaxIbPort) +
+                      " per node (a topology.conf or tiers CSV switch may hold more hosts than a "
+                      "real one)");
+  return {};
+}
+
 IbsimSizes ibsim_sizes(const Fabric& f) {
   IbsimSizes s;
   s.nodes = f.num_nodes();

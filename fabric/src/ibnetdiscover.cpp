@@ -23,17 +23,6 @@ struct PortKeyHash {
   }
 };
 
-// The lower of two readings of one link; an unknown half gives way to a known one.
-LinkRate lower_rate(LinkRate a, LinkRate b) {
-  auto pick = [](auto x, auto y) {
-    using T = decltype(x);
-    if (x == T::kUnknown) return y;
-    if (y == T::kUnknown) return x;
-    return std::min(x, y);
-  };
-  return LinkRate{pick(a.width, b.width), pick(a.speed, b.speed)};
-}
-
 std::string node_label(const DumpNode& n) {
   return "\"" + n.rec.description + "\" (" + str::guid_hex(n.rec.guid) + ")";
 }

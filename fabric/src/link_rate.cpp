@@ -92,6 +92,16 @@ std::optional<LinkSpeed> parse_speed(std::string_view s) {
   return std::nullopt;
 }
 
+LinkRate lower_rate(LinkRate a, LinkRate b) {
+  if (a.known() && b.known()) {
+    if (a.gbps() != b.gbps()) return a.gbps() < b.gbps() ? a : b;
+    return a.width < b.width ? a : b;  // same rate: fewer, faster lanes
+  }
+  if (a.width == LinkWidth::kUnknown) a.width = b.width;
+  if (a.speed == LinkSpeed::kUnknown) a.speed = b.speed;
+  return a;
+}
+
 std::optional<LinkRate> parse_rate(std::string_view s) {
   // Width: "??" or digits followed by 'x'.
   std::size_t w_end;

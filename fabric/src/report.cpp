@@ -22,6 +22,7 @@ std::string ratio(double r) {
 
 std::string tier_name(int lo, int hi) {
   auto word = [](int l) {
+    if (l == Topology::kRouterTier) return std::string("router");
     return l == 0   ? std::string("host")
            : l == 1 ? "leaf"
            : l == 2 ? "spine"
@@ -137,7 +138,8 @@ std::string show_text(const Fabric& f) {
       groups;
   std::vector<std::tuple<std::string, std::uint32_t, std::uint32_t, std::uint32_t>> order;
   for (const auto& st : t.leaf_stats) {
-    auto key = std::tuple(ratio(st.oversubscription), st.hosts, st.down_links, st.up_links);
+    auto key = std::tuple(st.hosts == 0 ? std::string("no hosts") : ratio(st.oversubscription), st.hosts,
+                          st.down_links, st.up_links);
     if (!groups.contains(key)) order.push_back(key);
     groups[key].push_back(st.leaf);
   }
@@ -235,6 +237,16 @@ std::string show_json(const Fabric& f) {
          {"up_gbps", st.up_gbps},
          {"oversubscription", std::isfinite(st.oversubscription) ? ordered_json(st.oversubscription)
                                                                  : ordered_json(nullptr)}});
+  }
+  j["hosts"] = ordered_json::array();
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+    ordered_json leaves = ordered_json::array();
+    for (NodeId l : t.host_leaves[h]) leaves.push_back(t.switch_name[idx(l)]);
+    const NodeId primary = t.host_leaf[h];
+    j["hosts"].push_back({{"name", f.host(HostId{h}).name},
+                          {"leaf", primary == kNoNode ? ordered_json(nullptr) : ordered_json(t.switch_name[idx(primary)])},
+                          {"leaves", leaves},
+                          {"pod", opt(t.host_pod[h])}});
   }
   j["hcas"] = ordered_json::array();
   for (NodeId ca : f.cas()) {

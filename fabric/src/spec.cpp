@@ -474,6 +474,8 @@ Result<Fabric> generate(std::string_view spec) {
       return spec_error(params->kind + ": degrade=" + d + ": expected w=<lanes> or s=<speed>");
     }
     const auto [peer, pp] = g.nodes[ref->node].ports.at(ref->port);
+    if (rate_of.contains({ref->node, ref->port}))
+      return spec_error(params->kind + ": degrade=" + d + ": that link is already degraded");
     rate_of[{ref->node, ref->port}] = lr;
     rate_of[{peer, pp}] = lr;
   }
@@ -481,6 +483,10 @@ Result<Fabric> generate(std::string_view spec) {
     auto ref = port_ref(g, params->kind, "cut", c, false);
     if (!ref) return std::unexpected(ref.error());
     const auto [peer, pp] = g.nodes[ref->node].ports.at(ref->port);
+    if (cut.contains({ref->node, ref->port}))
+      return spec_error(params->kind + ": cut=" + c + ": that link is already cut");
+    if (rate_of.contains({ref->node, ref->port}))
+      return spec_error(params->kind + ": cut=" + c + ": that link is also degraded; cut or degrade it, not both");
     cut[{ref->node, ref->port}] = true;
     cut[{peer, pp}] = true;
   }

@@ -259,7 +259,8 @@ TEST(Classify, ALeafWhoseHostsAreAllDownStaysALeaf) {
   EXPECT_EQ(t.max_level, 2);
   EXPECT_EQ(t.leaves.size(), 4u);
   EXPECT_EQ(t.pods.size(), 1u);
-  EXPECT_TRUE(has_warning(f, "leaf leaf04 has no active HCA link; taken as a leaf without hosts (its uplinks match leaf01's)"));
+  EXPECT_TRUE(has_warning(f, "1 switch(es) without any active HCA link are taken as leaves without hosts (their "
+                              "links use leaf uplink ports): leaf04"));
   const auto tree = slurm_tree(f);
   EXPECT_EQ(tree.switches.size(), 4u);  // leaf01-03 and the spine; leaf04 left out
   EXPECT_EQ(tree.switches.back().children.size(), 3u);
@@ -289,4 +290,98 @@ TEST(Hosts, ShortNamesDropTheDomainButKeepAddresses) {
   EXPECT_EQ(split_ca_description("10.1.2.3 mlx5_0").first, "10.1.2.3");
   EXPECT_EQ(split_ca_description("  gpu7   mlx5_1 ").second, "mlx5_1");
   EXPECT_EQ(split_ca_description("loner").first, "loner");
+}
+
+TEST(Classify, HostlessLeavesAreFoundByTheirUplinkPorts) {
+  // A hostless leaf that also lost an uplink.
+  const Fabric a = test::gen("fat2:leaves=4,down=2,up=2,spines=2,cut=leaf04:1,cut=leaf04:2,cut=leaf04:4");
+  EXPECT_EQ(a.topology().level[idx(*a.find_switch("leaf04"))], 1);
+  EXPECT_EQ(a.topology().max_level, 2);
+  // A whole pod without hosts: its leaves are leaves and its spines spines, not levels 5 and 4.
+  const Fabric b = test::gen(
+      "fat3:pods=3,leaves=2,down=2,up=2,cut=p02-leaf01:1,cut=p02-leaf01:2,cut=p02-leaf02:1,cut=p02-leaf02:2");
+  const auto& t = b.topology();
+  EXPECT_EQ(t.level[idx(*b.find_switch("p02-leaf01"))], 1);
+  EXPECT_EQ(t.level[idx(*b.find_switch("p02-spine01"))], 2);
+  EXPECT_EQ(t.level[idx(*b.find_switch("core001"))], 3);
+  EXPECT_EQ(t.max_level, 3);
+  EXPECT_EQ(t.pods.size(), 3u);
+}
+
+TEST(Classify, CoresAboveASingleSpineStayCores) {
+  // Topologically a core above one spine looks like a hostless leaf; its ports do not.
+  const Fabric a = test::gen("fat3:pods=1,leaves=2,down=4,up=4,spines=1");
+  EXPECT_EQ(a.topology().level[idx(*a.find_switch("core001"))], 3);
+  const Fabric b = test::gen("fat3:pods=2,leaves=2,down=2,up=2,cut=core001:3,cut=core001:4,cut=p01-leaf01:4");
+  EXPECT_EQ(b.topology().level[idx(*b.find_switch("core001"))], 3);
+  FabricBuilder csv("csv");
+  ASSERT_TRUE(read_tiers_csv("host,leaf,spine,core\nh1,l1,s1,c1\nh2,l2,s1,c1\n", "x.csv", SourceOptions{}, csv));
+  auto c = csv.build();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->topology().level[idx(*c->find_switch("c1"))], 3);
+  const Fabric d = from_topology_conf("SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n[3-4]\n"
+                                      "SwitchName=spine1 Switches=s[1-2]\nSwitchName=top Switches=spine1\n");
+  EXPECT_EQ(d.topology().level[idx(*d.find_switch("top"))], 3);
+  EXPECT_EQ(slurm_tree(d).switches.back().name, "top");
+}
+
+TEST(Classify, AnSuThatLostARailOnHalfItsHostsStaysOneRailGroup) {
+  const Fabric f = test::gen("rail:sus=2,hosts=4,rails=4,cut=su01-r3-leaf:1,cut=su01-r3-leaf:2");
+  const auto& t = f.topology();
+  ASSERT_TRUE(t.rail_optimised);
+  ASSERT_EQ(t.pods.size(), 2u);
+  EXPECT_EQ(t.pods[0].leaves.size(), 4u);
+  EXPECT_EQ(t.pods[0].hosts.size(), 4u);
+  EXPECT_TRUE(has_warning(f, "2 host(s) reach only some of their rail group's leaves (a rail down?): node[001-002]"));
+  EXPECT_FALSE(has_warning(f, "miscabled"));
+  const auto tree = slurm_tree(f);
+  EXPECT_TRUE(tree.warnings.empty()) << tree.warnings.front();
+}
+
+TEST(Classify, ADeadRailLeafKeepsTheFabricRailOptimised) {
+  // 2 SUs x 2 rails, su01's rail-1 leaf is dead: half the hosts have one HCA left.
+  const Fabric f = test::gen("rail:sus=2,hosts=4,rails=2,cut=su01-r1-leaf:1,cut=su01-r1-leaf:2,"
+                             "cut=su01-r1-leaf:3,cut=su01-r1-leaf:4");
+  const auto& t = f.topology();
+  EXPECT_TRUE(t.rail_optimised);
+  EXPECT_EQ(t.rails.size(), 2u);
+  EXPECT_FALSE(has_warning(f, "dual-homed"));
+  EXPECT_EQ(t.level[idx(*f.find_switch("su01-r1-leaf"))], 1);
+  EXPECT_EQ(t.host_pod[idx(*f.find_host("node001"))], t.node_pod[idx(*f.find_switch("su01-r0-leaf"))]);
+  EXPECT_EQ(t.host_pod[idx(*f.find_host("node005"))], t.node_pod[idx(*f.find_switch("su02-r1-leaf"))]);
+  // Rail planes, two SUs with a dead rail-1 leaf: the other SUs keep their hosts in topology.conf.
+  const Fabric p = test::gen("rail:sus=4,hosts=4,rails=2,planes=1,cut=su01-r1-leaf:1,cut=su01-r1-leaf:2,"
+                             "cut=su01-r1-leaf:3,cut=su01-r1-leaf:4,cut=su02-r1-leaf:1,cut=su02-r1-leaf:2,"
+                             "cut=su02-r1-leaf:3,cut=su02-r1-leaf:4");
+  EXPECT_TRUE(p.topology().rail_optimised);
+  EXPECT_FALSE(has_warning(p, "several pods"));
+  const auto tree = slurm_tree(p);
+  std::size_t placed = 0;
+  for (const auto& s : tree.switches) placed += s.hosts.size();
+  EXPECT_EQ(placed, 16u);
+}
+
+TEST(Classify, RouterLinksFormTheirOwnTier) {
+  FabricBuilder b("router");
+  ASSERT_TRUE(b.merge(test::gen("fat2:leaves=1,down=2,up=2")));
+  ASSERT_TRUE(b.add_node(NodeRecord{0x3000, NodeType::kRouter, "gw1", 1}));
+  ASSERT_TRUE(b.add_link(0x3000, 1, 0xfc6a1c0300100001, 10, {LinkWidth::k4x, LinkSpeed::kEDR}));
+  auto f = b.build();
+  ASSERT_TRUE(f);
+  test::expect_valid(*f);
+  EXPECT_TRUE(f->topology().degraded_links.empty());
+  ASSERT_EQ(f->topology().tiers.size(), 3u);
+  EXPECT_EQ(f->topology().tiers.back().upper, Topology::kRouterTier);
+  EXPECT_EQ(f->topology().tiers.back().nominal.to_string(), "4xEDR");
+}
+
+TEST(Merge, DifferentReadingsOfOneLinkTakeTheLowerWithAWarning) {
+  FabricBuilder b("merge");
+  ASSERT_TRUE(b.merge(test::gen("fat2:leaves=1,down=2,up=2")));
+  ASSERT_TRUE(b.merge(test::gen("fat2:leaves=1,down=2,up=2,degrade=leaf01:1:w=1")));
+  auto f = b.build();
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f->topology().degraded_links.size(), 1u);
+  EXPECT_EQ(f->link(f->topology().degraded_links[0].link).rate.to_string(), "1xHDR");
+  EXPECT_TRUE(has_warning(*f, "is read as 4xHDR and as 1xHDR; taking 1xHDR"));
 }

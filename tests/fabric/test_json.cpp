@@ -102,5 +102,31 @@ INSTANTIATE_TEST_SUITE_P(
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]}],
                            "links": [["0x1", 1, "0x9", 1, "4xHDR"]]})",
             "in.json: links[0]: port 1 of 0x0000000000000009 is on a node that is not in \"nodes\""},
+        BadJson{"link twice",
+                kHead + R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]},
+                                     {"guid": "0x9", "type": "ca", "desc": "b x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0xa", "lid": 0, "lmc": 0}]}],
+                           "links": [["0x1", 1, "0x9", 1, "4xHDR"], ["0x1", 1, "0x9", 1, "4xHDR"]]})",
+                "in.json: links[1]: port 1 of 0x0000000000000001 is already linked by an earlier entry"},
+        BadJson{"port twice",
+                kHead + R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0",
+                                      "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}, {"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]}], "links": []})",
+                "in.json: nodes[0].ports[1]: port 1 is listed twice"},
+        BadJson{"missing key", kHead + R"("nodes": [{"guid": "0x1", "type": "ca"}], "links": []})",
+                "in.json: nodes[0]: missing \"desc\""},
+        BadJson{"object for a string", kHead + R"("nodes": [{"guid": {"x": 1}}], "links": []})",
+                "in.json: nodes[0].guid: expected a value here, not an object"},
+        BadJson{"not an object", "[1, 2]", "in.json: (top level): expected an object"},
         BadJson{"bad rate", kHead + R"("nodes": [], "links": [["0x1", 1, "0x2", 1, "5xHDR"]]})",
                 "in.json: links[0][4]: expected a link rate like \"4xHDR\""}));
+
+TEST(Json, KeysMayComeInAnyOrderAndLinksBeforeNodes) {
+  const std::string text = R"({"links": [["0x9", 1, "0x1", 1, "2xNDR"]], "version": 1,
+    "nodes": [{"ports": [{"lmc": 0, "lid": 0, "guid": "0xa", "port": 1}], "desc": "b x", "type": "ca", "guid": "0x9", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0"},
+              {"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]}],
+    "format": "fabricplace-fabric"})";
+  auto f = from_json(text);
+  ASSERT_TRUE(f) << f.error().to_string();
+  test::expect_valid(*f);
+  EXPECT_EQ(f->num_links(), 1u);
+  EXPECT_EQ(f->link(LinkId{0}).rate.to_string(), "2xNDR");
+}

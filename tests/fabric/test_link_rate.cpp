@@ -48,3 +48,12 @@ TEST(LinkRate, SpeedsOrderByLaneRate) {
   EXPECT_LT(LinkSpeed::kEDR, LinkSpeed::kHDR);
   EXPECT_LT(lane_gbps(LinkSpeed::kFDR), lane_gbps(LinkSpeed::kEDR));
 }
+
+TEST(LinkRate, LowerReadingIsAWholeReading) {
+  const auto r = [](const char* s) { return *parse_rate(s); };
+  EXPECT_EQ(lower_rate(r("4xEDR"), r("1xHDR")), r("1xHDR"));  // 50 < 100 Gb/s
+  EXPECT_EQ(lower_rate(r("2xNDR"), r("4xHDR")), r("2xNDR"));  // equal rate: fewer lanes
+  EXPECT_EQ(lower_rate(r("4xHDR"), r("4xHDR")), r("4xHDR"));
+  EXPECT_EQ(lower_rate(r("??HDR"), r("4xEDR")), r("4xHDR"));  // unknown parts filled in
+  EXPECT_EQ(lower_rate(r("4x???"), r("?????")), r("4x???"));
+}

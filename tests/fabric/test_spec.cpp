@@ -140,6 +140,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"fat2:leaves=2,degrade=leaf01:1:w=3",
                 "spec: fat2: degrade=leaf01:1:w=3: expected w=1, w=2, w=4, w=8 or w=12"},
         BadSpec{"fat2:leaves=2,cut=leaf01", "spec: fat2: cut=leaf01: expected SWITCH:PORT"},
+        BadSpec{"fat2:leaves=2,down=4,up=4,cut=leaf01:1,cut=leaf01:1", "spec: fat2: cut=leaf01:1: that link is already cut"},
+        BadSpec{"fat2:leaves=2,down=4,up=4,degrade=leaf01:1:w=1,cut=leaf01:1",
+                "spec: fat2: cut=leaf01:1: that link is also degraded; cut or degrade it, not both"},
         BadSpec{
             "fat3:cores=6",
             "spec: fat3: cores=6 must be a multiple of spines=20 (one core plane per spine index)"},

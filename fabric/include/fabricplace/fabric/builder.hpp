@@ -31,13 +31,15 @@ class FabricBuilder {
   Result<void> add_port(Guid node, const PortRecord& port);
   /// Links (a, pa) with (b, pb). Both nodes must exist; missing ports are created with the
   /// switch's port GUID or a zero GUID. kReference when either port is already linked to a
-  /// different peer or the rates differ.
+  /// different peer. The same link again with another rate (two sources reading it
+  /// differently) keeps the lower reading (lower_rate) and adds a warning.
   Result<void> add_link(Guid a, PortNum pa, Guid b, PortNum pb, LinkRate rate);
   /// Merges a built fabric into this one (union by GUID; conflicts as above).
   Result<void> merge(const Fabric& other);
 
   [[nodiscard]] bool has_node(Guid guid) const { return nodes_.contains(guid); }
   [[nodiscard]] bool has_port(Guid guid, PortNum port) const;
+  [[nodiscard]] bool is_linked(Guid guid, PortNum port) const;
   [[nodiscard]] const NodeRecord* find_node(Guid guid) const;
 
   void set_origin(std::string origin) { origin_ = std::move(origin); }

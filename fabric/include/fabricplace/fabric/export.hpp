@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "fabricplace/common/error.hpp"
 #include "fabricplace/fabric/fabric.hpp"
 
 namespace fabricplace::fabric {
@@ -22,6 +23,11 @@ std::string to_ibsim_net(const Fabric& fabric);
 
 /// The fabric in plain `ibnetdiscover` output format (what read_ibnetdiscover reads).
 std::string to_ibnetdiscover(const Fabric& fabric);
+
+/// The InfiniBand writers (to_ibsim_net, to_ibnetdiscover) need every node to fit IB's
+/// 8-bit port numbers; fabrics from topology.conf or a tiers CSV may hang more hosts under
+/// one switch. kUnsupported names the first node that does not fit.
+Result<void> fits_infiniband(const Fabric& fabric);
 
 /// Exact ibsim limits for a fabric: nodes, switches, ports (switch ports + port 0, CA ports).
 struct IbsimSizes {

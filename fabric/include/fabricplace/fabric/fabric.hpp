@@ -146,6 +146,8 @@ struct Topology {
 
   /// Tier = the pair of levels a link joins (0 = CA/router): 0-1 host links, 1-2
   /// leaf-spine, 2-3 spine-core. Nominal = most common width and speed in the tier.
+  /// Level used for routers in tiers, so router links form a tier of their own.
+  static constexpr std::uint8_t kRouterTier = 255;
   struct Tier {
     std::uint8_t lower = 0, upper = 0;
     LinkRate nominal;

@@ -55,4 +55,8 @@ std::optional<LinkSpeed> parse_speed(std::string_view s);  ///< "HDR", "hdr", "?
 /// Parses "4xHDR" (ibnetdiscover's comment form; "??" and "???" are accepted as unknown).
 std::optional<LinkRate> parse_rate(std::string_view s);
 
+/// The lower of two readings of one link (the one with the lower rate, e.g. 2xNDR against
+/// 4xHDR gives 4xHDR); an unknown width or speed in one reading is taken from the other.
+LinkRate lower_rate(LinkRate a, LinkRate b);
+
 }  // namespace fabricplace::fabric

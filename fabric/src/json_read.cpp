@@ -1,0 +1,489 @@
+// Reading canonical JSON as a stream of SAX events straight into a FabricBuilder.
+//
+// Why not a DOM: building nlohmann's tree (a std::map per object) was over half the cost
+// of loading a fabric, and canonical JSON is what the plugin and the simulator load on
+// every start. The reader still accepts any valid JSON layout (keys in any order, links
+// before nodes), rejects unknown and duplicate keys, and names the JSON path of every
+// error ("nodes[3].guid: expected ...").
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/json_io.hpp"
+
+namespace fabricplace::fabric {
+namespace {
+
+using nlohmann::json;
+
+// Fields of a node object, in the order docs/fabric-json.md lists them.
+enum NodeField { kGuid, kType, kDesc, kNports, kVendid, kDevid, kSysimg, kLid, kLmc, kEnh, kPorts, kNodeFields };
+constexpr std::array<const char*, kNodeFields> kNodeKeys{
+    "guid", "type", "desc", "nports", "vendid", "devid", "sysimgguid", "lid", "lmc", "enhanced_port0", "ports"};
+enum PortField { kPortNum, kPortGuid, kPortLid, kPortLmc, kPortFields };
+constexpr std::array<const char*, kPortFields> kPortKeys{"port", "guid", "lid", "lmc"};
+
+template <std::size_t N>
+int index_of(const std::array<const char*, N>& keys, const std::string& key) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (key == keys[i]) return static_cast<int>(i);
+  return -1;
+}
+
+// What a value means depends on where it is: the innermost open container and its key.
+enum class Ctx { kTop, kNodes, kNode, kPorts, kPort, kLinks, kLink };
+
+struct PendingPort {
+  PortNum number = 0;
+  bool bare = false;  // a bare number: the switch's GUID, LID and LMC
+  PortRecord rec;
+  std::size_t index = 0;
+};
+
+struct PendingLink {
+  std::array<std::uint64_t, 4> v{};  // guid_a, port_a, guid_b, port_b
+  LinkRate rate;
+  std::size_t index = 0;
+};
+
+class Reader final : public json::json_sax_t {
+ public:
+  Reader(const std::string& file, FabricBuilder& builder) : file_(file), b_(builder) {}
+
+  std::optional<Error> error;
+
+  // --- containers ------------------------------------------------------------------
+  bool start_object(std::size_t) override {
+    if (stack_.empty()) return push(Ctx::kTop);
+    switch (top()) {
+      case Ctx::kNodes:
+        node_ = NodeRecord{};
+        node_seen_ = {};
+        ports_.clear();
+        return push(Ctx::kNode);
+      case Ctx::kPorts:
+        port_ = PendingPort{};
+        port_.index = port_index_;
+        port_seen_ = {};
+        return push(Ctx::kPort);
+      default:
+        return unexpected_value("object");
+    }
+  }
+
+  bool key(string_t& k) override {
+    key_ = k;
+    switch (top()) {
+      case Ctx::kTop: {
+        static constexpr std::array<const char*, 5> kTop{"format", "version", "origin", "nodes", "links"};
+        const int i = index_of(kTop, k);
+        if (i < 0) return bad("(top level)", "unknown key \"" + k + "\"");
+        if (top_seen_[static_cast<std::size_t>(i)]) return bad("(top level)", "duplicate key \"" + k + "\"");
+        top_seen_[static_cast<std::size_t>(i)] = true;
+        return true;
+      }
+      case Ctx::kNode: {
+        const int i = index_of(kNodeKeys, k);
+        if (i < 0) return bad(node_path(""), "unknown key \"" + k + "\"");
+        if (node_seen_[static_cast<std::size_t>(i)]) return bad(node_path(""), "duplicate key \"" + k + "\"");
+        node_seen_[static_cast<std::size_t>(i)] = true;
+        return true;
+      }
+      case Ctx::kPort: {
+        const int i = index_of(kPortKeys, k);
+        if (i < 0) return bad(port_path(""), "unknown key \"" + k + "\"");
+        if (port_seen_[static_cast<std::size_t>(i)]) return bad(port_path(""), "duplicate key \"" + k + "\"");
+        port_seen_[static_cast<std::size_t>(i)] = true;
+        return true;
+      }
+      default:
+        return true;
+    }
+  }
+
+  bool end_object() override {
+    const Ctx ctx = top();
+    stack_.pop_back();
+    switch (ctx) {
+      case Ctx::kNode: return finish_node();
+      case Ctx::kPort: return finish_port();
+      case Ctx::kTop: return finish_top();
+      default: return true;
+    }
+  }
+
+  bool start_array(std::size_t) override {
+    if (stack_.empty()) return bad("(top level)", "expected an object");
+    switch (top()) {
+      case Ctx::kTop:
+        if (key_ == "nodes") return push(Ctx::kNodes);
+        if (key_ == "links") return push(Ctx::kLinks);
+        return unexpected_value("array");
+      case Ctx::kNode:
+        if (key_ == "ports") {
+          port_index_ = 0;
+          return push(Ctx::kPorts);
+        }
+        return unexpected_value("array");
+      case Ctx::kLinks:
+        link_ = PendingLink{};
+        link_.index = link_index_;
+        link_pos_ = 0;
+        return push(Ctx::kLink);
+      default:
+        return unexpected_value("array");
+    }
+  }
+
+  bool end_array() override {
+    const Ctx ctx = top();
+    stack_.pop_back();
+    switch (ctx) {
+      case Ctx::kNodes: return true;
+      case Ctx::kPorts: return true;
+      case Ctx::kLinks: return true;
+      case Ctx::kLink:
+        if (link_pos_ != 5) return bad(link_path(-1), kLinkShape);
+        links_.push_back(link_);
+        ++link_index_;
+        return true;
+      default: return true;
+    }
+  }
+
+  // --- scalars ---------------------------------------------------------------------
+  bool number_unsigned(number_unsigned_t v) override { return scalar(Scalar{Scalar::kUnsigned, v, {}, false}); }
+  bool number_integer(number_integer_t v) override {
+    if (v >= 0) return number_unsigned(static_cast<number_unsigned_t>(v));
+    return scalar(Scalar{Scalar::kOther, 0, {}, false});
+  }
+  bool number_float(number_float_t, const string_t&) override { return scalar(Scalar{Scalar::kOther, 0, {}, false}); }
+  bool string(string_t& s) override { return scalar(Scalar{Scalar::kString, 0, std::move(s), false}); }
+  bool boolean(bool v) override { return scalar(Scalar{Scalar::kBool, 0, {}, v}); }
+  bool null() override { return scalar(Scalar{Scalar::kOther, 0, {}, false}); }
+  bool binary(binary_t&) override { return scalar(Scalar{Scalar::kOther, 0, {}, false}); }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    parse_error_what = e.what();
+    return false;
+  }
+
+  std::string parse_error_what;
+
+ private:
+  static constexpr const char* kLinkShape = "expected [\"0x<guid>\", port, \"0x<guid>\", port, \"<rate>\"]";
+
+  struct Scalar {
+    enum Kind { kUnsigned, kString, kBool, kOther } kind;
+    std::uint64_t u;
+    std::string s;
+    bool b;
+  };
+
+  Ctx top() const { return stack_.back(); }
+  bool push(Ctx c) {
+    stack_.push_back(c);
+    return true;
+  }
+
+  bool bad(const std::string& path, const std::string& what, ErrorCode code = ErrorCode::kSyntax) {
+    if (!error) error = Error{code, path + ": " + what, file_, 0};
+    return false;
+  }
+  bool unexpected_value(const char* what) {
+    switch (top()) {
+      case Ctx::kTop: return bad(key_, std::string("expected a value here, not an ") + what);
+      case Ctx::kNodes: return bad("nodes[" + std::to_string(node_index_) + "]", "expected an object");
+      case Ctx::kNode: return bad(node_path(key_), std::string("expected a value here, not an ") + what);
+      case Ctx::kPorts: return bad(port_path(""), "expected a port number or an object");
+      case Ctx::kPort: return bad(port_path(key_), std::string("expected a value here, not an ") + what);
+      case Ctx::kLinks: return bad(link_path(-1), kLinkShape);
+      case Ctx::kLink: return bad(link_path(static_cast<int>(link_pos_)), std::string("expected a value here, not an ") + what);
+    }
+    return false;
+  }
+
+  std::string node_path(std::string_view field) const {
+    std::string p = "nodes[" + std::to_string(node_index_) + "]";
+    if (!field.empty()) p += "." + std::string(field);
+    return p;
+  }
+  std::string port_path(std::string_view field) const {
+    std::string p = node_path("ports[" + std::to_string(port_index_) + "]");
+    if (!field.empty()) p += "." + std::string(field);
+    return p;
+  }
+  std::string link_path(int k) const {
+    std::string p = "links[" + std::to_string(link_index_) + "]";
+    if (k >= 0) p += "[" + std::to_string(k) + "]";
+    return p;
+  }
+
+  // Typed field readers; `path` is only called on error.
+  template <class Path>
+  std::optional<std::uint64_t> hex(const Scalar& v, Path&& path) {
+    if (v.kind != Scalar::kString) {
+      bad(path(), "expected a hexadecimal string like \"0x2c9\"");
+      return std::nullopt;
+    }
+    if (!v.s.starts_with("0x")) {
+      bad(path(), "expected a 0x-prefixed hexadecimal string");
+      return std::nullopt;
+    }
+    const auto h = str::parse_hex(v.s);
+    if (!h) bad(path(), "\"" + v.s + "\" is not a 64-bit hexadecimal number");
+    return h;
+  }
+  template <class Path>
+  std::optional<std::uint64_t> uint(const Scalar& v, Path&& path, std::uint64_t max) {
+    if (v.kind != Scalar::kUnsigned || v.u > max) {
+      bad(path(), "expected an integer from 0 to " + std::to_string(max));
+      return std::nullopt;
+    }
+    return v.u;
+  }
+
+  bool scalar(Scalar v) {
+    if (stack_.empty()) return bad("(top level)", "expected an object");
+    switch (top()) {
+      case Ctx::kTop: return top_value(v);
+      case Ctx::kNodes: return bad("nodes[" + std::to_string(node_index_) + "]", "expected an object");
+      case Ctx::kNode: return node_value(v);
+      case Ctx::kPorts: return bare_port(v);
+      case Ctx::kPort: return port_value(v);
+      case Ctx::kLinks: return bad(link_path(-1), kLinkShape);
+      case Ctx::kLink: return link_value(v);
+    }
+    return false;
+  }
+
+  bool top_value(const Scalar& v) {
+    if (key_ == "format") {
+      if (v.kind != Scalar::kString || v.s != "fabricplace-fabric")
+        return bad("format", "expected \"fabricplace-fabric\"");
+      return true;
+    }
+    if (key_ == "version") {
+      if (v.kind != Scalar::kUnsigned || v.u != static_cast<std::uint64_t>(kJsonVersion))
+        return bad("version", "this build reads version " + std::to_string(kJsonVersion) + ", got " +
+                                  (v.kind == Scalar::kUnsigned ? std::to_string(v.u) : std::string("a non-integer")));
+      return true;
+    }
+    if (key_ == "origin") {
+      if (v.kind != Scalar::kString) return bad("origin", "expected a string");
+      b_.set_origin(v.s);
+      return true;
+    }
+    return bad(key_, "expected an array");  // nodes, links
+  }
+
+  bool node_value(const Scalar& v) {
+    const auto at = [&] { return node_path(key_); };
+    const int field = index_of(kNodeKeys, key_);
+    switch (field) {
+      case kGuid: {
+        const auto g = hex(v, at);
+        if (!g) return false;
+        node_.guid = *g;
+        return true;
+      }
+      case kType:
+        if (v.kind == Scalar::kString && v.s == "switch") node_.type = NodeType::kSwitch;
+        else if (v.kind == Scalar::kString && v.s == "ca") node_.type = NodeType::kCa;
+        else if (v.kind == Scalar::kString && v.s == "router") node_.type = NodeType::kRouter;
+        else return bad(at(), "expected \"switch\", \"ca\" or \"router\"");
+        return true;
+      case kDesc:
+        if (v.kind != Scalar::kString) return bad(at(), "expected a string");
+        node_.description = v.s;
+        return true;
+      case kNports: {
+        const auto n = uint(v, at, 65535);
+        if (!n) return false;
+        node_.num_ports = static_cast<PortNum>(*n);
+        return true;
+      }
+      case kVendid:
+      case kDevid: {
+        const auto h = hex(v, at);
+        if (!h) return false;
+        (field == kVendid ? node_.vendor_id : node_.device_id) = static_cast<std::uint32_t>(*h);
+        return true;
+      }
+      case kSysimg: {
+        const auto h = hex(v, at);
+        if (!h) return false;
+        node_.system_image_guid = *h;
+        return true;
+      }
+      case kLid: {
+        const auto n = uint(v, at, 65535);
+        if (!n) return false;
+        node_.lid = static_cast<std::uint16_t>(*n);
+        return true;
+      }
+      case kLmc: {
+        const auto n = uint(v, at, 7);
+        if (!n) return false;
+        node_.lmc = static_cast<std::uint8_t>(*n);
+        return true;
+      }
+      case kEnh:
+        if (v.kind != Scalar::kBool) return bad(at(), "expected true or false");
+        node_.enhanced_port0 = v.b;
+        return true;
+      default:
+        return bad(at(), "expected an array");  // ports
+    }
+  }
+
+  bool bare_port(const Scalar& v) {
+    const auto n = uint(v, [&] { return port_path(""); }, 65535);
+    if (!n) return false;
+    ports_.push_back(PendingPort{static_cast<PortNum>(*n), true, {}, port_index_++});
+    return true;
+  }
+
+  bool port_value(const Scalar& v) {
+    const auto at = [&] { return port_path(key_); };
+    const int field = index_of(kPortKeys, key_);
+    std::optional<std::uint64_t> x;
+    switch (field) {
+      case kPortNum:
+        if (!(x = uint(v, at, 65535))) return false;
+        port_.number = static_cast<PortNum>(*x);
+        return true;
+      case kPortGuid:
+        if (!(x = hex(v, at))) return false;
+        port_.rec.guid = *x;
+        return true;
+      case kPortLid:
+        if (!(x = uint(v, at, 65535))) return false;
+        port_.rec.lid = static_cast<std::uint16_t>(*x);
+        return true;
+      default:
+        if (!(x = uint(v, at, 7))) return false;
+        port_.rec.lmc = static_cast<std::uint8_t>(*x);
+        return true;
+    }
+  }
+
+  bool finish_port() {
+    for (std::size_t f = 0; f < kPortFields; ++f)
+      if (!port_seen_[f]) return bad(port_path(""), std::string("missing \"") + kPortKeys[f] + "\"");
+    ports_.push_back(port_);
+    ++port_index_;
+    return true;
+  }
+
+  bool link_value(const Scalar& v) {
+    const auto at = [&] { return link_path(static_cast<int>(link_pos_)); };
+    if (link_pos_ >= 5) return bad(link_path(-1), kLinkShape);
+    std::optional<std::uint64_t> x;
+    if (link_pos_ == 0 || link_pos_ == 2) {
+      if (!(x = hex(v, at))) return false;
+      link_.v[link_pos_] = *x;
+    } else if (link_pos_ == 1 || link_pos_ == 3) {
+      if (!(x = uint(v, at, 65535))) return false;
+      link_.v[link_pos_] = *x;
+    } else {
+      const auto rate = v.kind == Scalar::kString ? parse_rate(v.s) : std::nullopt;
+      if (!rate) return bad(at(), "expected a link rate like \"4xHDR\"");
+      link_.rate = *rate;
+    }
+    ++link_pos_;
+    return true;
+  }
+
+  bool finish_node() {
+    const bool sw = node_.type == NodeType::kSwitch;
+    for (std::size_t f = 0; f < kNodeFields; ++f) {
+      const bool switch_only = f == kLid || f == kLmc || f == kEnh;
+      if (switch_only && !sw) {
+        if (node_seen_[f]) return bad(node_path(""), std::string("unknown key \"") + kNodeKeys[f] + "\"");
+        continue;
+      }
+      if (!node_seen_[f]) return bad(node_path(""), std::string("missing \"") + kNodeKeys[f] + "\"");
+    }
+    if (b_.has_node(node_.guid))
+      return bad(node_path(""), "duplicate GUID " + str::guid_hex(node_.guid), ErrorCode::kDuplicate);
+    if (auto r = b_.add_node(node_); !r) return bad(node_path(""), r.error().message, r.error().code);
+    for (const PendingPort& p : ports_) {
+      port_index_ = p.index;
+      PortRecord rec = p.rec;
+      rec.number = p.number;
+      if (p.bare) {
+        if (!sw)
+          return bad(port_path(""),
+                     "a bare port number is only allowed on switches; expected {\"port\": N, \"guid\": ...}");
+        rec.guid = node_.guid;
+        rec.lid = node_.lid;
+        rec.lmc = node_.lmc;
+      }
+      if (rec.number == 0) return bad(port_path(""), "port numbers start at 1");
+      if (b_.has_port(node_.guid, rec.number))
+        return bad(port_path(""), "port " + std::to_string(rec.number) + " is listed twice", ErrorCode::kDuplicate);
+      if (auto r = b_.add_port(node_.guid, rec); !r) return bad(port_path(""), r.error().message, r.error().code);
+    }
+    ++node_index_;
+    return true;
+  }
+
+  bool finish_top() {
+    static constexpr std::array<const char*, 5> kTop{"format", "version", "origin", "nodes", "links"};
+    for (std::size_t i = 0; i < kTop.size(); ++i)
+      if (i != 2 && !top_seen_[i]) return bad("(top level)", std::string("missing \"") + kTop[i] + "\"");
+    // Links last: a hand-edited file may list them before the nodes.
+    for (const PendingLink& l : links_) {
+      link_index_ = l.index;
+      for (const auto& [g, port] : {std::pair(l.v[0], l.v[1]), std::pair(l.v[2], l.v[3])})
+        if (!b_.has_port(g, static_cast<PortNum>(port)))
+          return bad(link_path(-1),
+                     "port " + std::to_string(port) + " of " + str::guid_hex(g) + " is " +
+                         (b_.has_node(g) ? "not listed in that node's \"ports\"" : "on a node that is not in \"nodes\""),
+                     ErrorCode::kReference);
+      for (const auto& [g, port] : {std::pair(l.v[0], l.v[1]), std::pair(l.v[2], l.v[3])})
+        if (b_.is_linked(g, static_cast<PortNum>(port)))
+          return bad(link_path(-1),
+                     "port " + std::to_string(port) + " of " + str::guid_hex(g) + " is already linked by an earlier entry",
+                     ErrorCode::kDuplicate);
+      if (auto r = b_.add_link(l.v[0], static_cast<PortNum>(l.v[1]), l.v[2], static_cast<PortNum>(l.v[3]), l.rate); !r)
+        return bad(link_path(-1), r.error().message, r.error().code);
+    }
+    return true;
+  }
+
+  const std::string& file_;
+  FabricBuilder& b_;
+  std::vector<Ctx> stack_;
+  std::string key_;
+  std::array<bool, 5> top_seen_{};
+  NodeRecord node_;
+  std::array<bool, kNodeFields> node_seen_{};
+  std::vector<PendingPort> ports_;
+  PendingPort port_;
+  std::array<bool, kPortFields> port_seen_{};
+  PendingLink link_;
+  std::size_t link_pos_ = 0;
+  std::vector<PendingLink> links_;
+  std::size_t node_index_ = 0, port_index_ = 0, link_index_ = 0;
+};
+
+}  // namespace
+
+Result<void> read_json(std::string_view text, const std::string& file, FabricBuilder& builder) {
+  Reader reader(file, builder);
+  const bool ok = json::sax_parse(text.begin(), text.end(), &reader, json::input_format_t::json, true);
+  if (ok) return {};
+  if (reader.error) return std::unexpected(*reader.error);
+  // A syntax error: nlohmann's message says "at line L, column C"; keep the line for Error.
+  std::string what = reader.parse_error_what;
+  int line = 0;
+  if (const auto p = what.find("at line "); p != std::string::npos) line = std::atoi(what.c_str() + p + 8);
+  if (const auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
+  return fail(ErrorCode::kSyntax, "invalid JSON: " + what, file, line);
+}
+
+}  // namespace fabricplace::fabric

@@ -1,0 +1,1 @@
+fabric export --format ibnetdiscover flat.conf
