@@ -132,6 +132,8 @@ void classify(const Fabric& f, Topology& t) {
     for_each_peer(f, ca, [&](NodeId peer, const Link&) {
       if (is_switch(peer)) seeds.push_back(peer);
     });
+  std::sort(seeds.begin(), seeds.end());
+  seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
   bfs(seeds);
 
   // 1b. A leaf whose HCAs are all down (a rack powered off, a spare; a whole pod) is 3 or
