@@ -213,11 +213,33 @@ Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb,
   return {};
 }
 
+Result<void> FabricBuilder::set_port_health(Guid node, PortNum port, const PortHealth& health) {
+  const auto it = nodes_.find(node);
+  if (it == nodes_.end())
+    return fail(ErrorCode::kReference, "port " + describe(node, port) + " belongs to no known node");
+  auto& h = port_entry(it->second, port).health;
+  if (health.has_counters) {
+    h.has_counters = true;
+    h.counters = health.counters;
+  }
+  for (const auto& p : health.problems)
+    if (std::find(h.problems.begin(), h.problems.end(), p) == h.problems.end()) h.problems.push_back(p);
+  if (health.was_linked_to != 0) {
+    h.was_linked_to = health.was_linked_to;
+    h.was_linked_port = health.was_linked_port;
+  }
+  return {};
+}
+
 Result<void> FabricBuilder::merge(const Fabric& other) {
   for (const auto& n : other.nodes())
     if (auto r = add_node(n); !r) return r;
-  for (const auto& p : other.ports())
+  for (const auto& p : other.ports()) {
     if (auto r = add_port(other.node(p.node).guid, p.rec); !r) return r;
+    if (!p.health.empty())
+      if (auto r = set_port_health(other.node(p.node).guid, p.rec.number, p.health); !r) return r;
+  }
+  for (const auto& what : other.topology().incomplete) add_incomplete(what);
   for (const auto& l : other.links()) {
     const auto& pa = other.port(l.a);
     const auto& pb = other.port(l.b);
@@ -264,7 +286,7 @@ Result<Fabric> FabricBuilder::build() {
     f.port_begin_.push_back(static_cast<std::uint32_t>(f.ports_.size()));
     for (const PortEntry& pe : order[i]->ports) {  // ascending port number
       if (!pe.present) continue;
-      Port p{NodeId{i}, pe.rec, kNoLink};
+      Port p{NodeId{i}, pe.rec, kNoLink, pe.health};
       if (p.rec.guid == 0 && f.nodes_[i].type == NodeType::kSwitch) p.rec.guid = f.nodes_[i].guid;
       f.ports_.push_back(p);
     }
@@ -321,6 +343,8 @@ Result<Fabric> FabricBuilder::build() {
 
   // 5. Classification.
   classify(f, f.topo_);
+  f.topo_.incomplete = std::move(incomplete_);
+  incomplete_.clear();
   f.topo_.warnings.insert(f.topo_.warnings.begin(), warnings_.begin(), warnings_.end());
   warnings_.clear();
   for (NodeId s : f.switches_) f.by_switch_name_.emplace(f.topo_.switch_name[idx(s)], s);

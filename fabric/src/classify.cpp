@@ -427,6 +427,25 @@ void classify(const Fabric& f, Topology& t) {
     t.degraded_links.push_back(Topology::Degraded{LinkId{li}, tier.nominal, reason});
   }
 
+  // 6b. Health read from the fabric: error counters past their thresholds, links lost since
+  //     the previous discovery.
+  for (std::uint32_t li = 0; li < f.num_links(); ++li) {
+    const Link& l = f.link(LinkId{li});
+    Topology::Unhealthy u{LinkId{li}, {}};
+    for (PortId end : {l.a, l.b}) {
+      const Port& p = f.port(end);
+      const NodeRecord& owner = f.node(p.node);
+      const std::string where = (owner.type == NodeType::kSwitch ? t.switch_name[idx(p.node)] : owner.description) + "[" +
+                                std::to_string(p.rec.number) + "]";
+      for (const auto& problem : p.health.problems) u.problems.push_back(where + ": " + problem);
+    }
+    if (!u.problems.empty()) t.unhealthy_links.push_back(std::move(u));
+  }
+  for (std::uint32_t pi = 0; pi < f.num_ports(); ++pi) {
+    const Port& p = f.port(PortId{pi});
+    if (p.link == kNoLink && p.health.was_linked_to != 0) t.lost_links.push_back(PortId{pi});
+  }
+
   // 7. Connected parts, and hosts whose HCAs reach an unusual set of them.
   UnionFind cc(n);
   for (const Link& l : f.links()) cc.unite(idx(l.node_a), idx(l.node_b));

@@ -6,8 +6,27 @@
 namespace fabricplace::fabric {
 namespace {
 
-bool default_port(const NodeRecord& n, const PortRecord& p) {
-  return n.type == NodeType::kSwitch && p.guid == n.guid && p.lid == n.lid && p.lmc == n.lmc;
+bool default_port(const NodeRecord& n, const Port& p) {
+  return n.type == NodeType::kSwitch && p.rec.guid == n.guid && p.rec.lid == n.lid && p.rec.lmc == n.lmc &&
+         p.health.empty();
+}
+
+void write_health(std::string& out, const PortHealth& h) {
+  if (h.has_counters) {
+    out += ", \"counters\": {";
+    for (std::size_t i = 0; i < kNumCounters; ++i) {
+      if (i) out += ", ";
+      out += "\"" + std::string(to_string(static_cast<Counter>(i))) + "\": " + std::to_string(h.counters[i]);
+    }
+    out += "}";
+  }
+  if (!h.problems.empty()) {
+    out += ", \"problems\": [";
+    for (std::size_t i = 0; i < h.problems.size(); ++i) out += (i ? ", " : "") + str::json_quote(h.problems[i]);
+    out += "]";
+  }
+  if (h.was_linked_to != 0)
+    out += ", \"was_linked_to\": [\"" + str::guid_hex(h.was_linked_to) + "\", " + std::to_string(h.was_linked_port) + "]";
 }
 
 }  // namespace
@@ -19,6 +38,12 @@ std::string to_json(const Fabric& f) {
   out += "  \"format\": \"fabricplace-fabric\",\n";
   out += "  \"version\": " + std::to_string(kJsonVersion) + ",\n";
   out += "  \"origin\": " + str::json_quote(f.origin()) + ",\n";
+  if (!f.topology().incomplete.empty()) {
+    out += "  \"incomplete\": [";
+    const auto& inc = f.topology().incomplete;
+    for (std::size_t i = 0; i < inc.size(); ++i) out += (i ? ", " : "") + str::json_quote(inc[i]);
+    out += "],\n";
+  }
   out += "  \"nodes\": [\n";
   for (std::uint32_t i = 0; i < f.num_nodes(); ++i) {
     const NodeRecord& n = f.node(NodeId{i});
@@ -37,13 +62,15 @@ std::string to_json(const Fabric& f) {
     for (const Port& p : f.ports_of(NodeId{i})) {
       if (!first) out += ", ";
       first = false;
-      if (default_port(n, p.rec)) {
+      if (default_port(n, p)) {
         out += std::to_string(p.rec.number);
         continue;
       }
       out += "{\"port\": " + std::to_string(p.rec.number) + ", \"guid\": \"" +
              str::guid_hex(p.rec.guid) + "\", \"lid\": " + std::to_string(p.rec.lid) +
-             ", \"lmc\": " + std::to_string(p.rec.lmc) + "}";
+             ", \"lmc\": " + std::to_string(p.rec.lmc);
+      write_health(out, p.health);
+      out += "}";
     }
     out += "]}";
     out += i + 1 < f.num_nodes() ? ",\n" : "\n";

@@ -22,8 +22,11 @@ using nlohmann::json;
 enum NodeField { kGuid, kType, kDesc, kNports, kVendid, kDevid, kSysimg, kLid, kLmc, kEnh, kPorts, kNodeFields };
 constexpr std::array<const char*, kNodeFields> kNodeKeys{
     "guid", "type", "desc", "nports", "vendid", "devid", "sysimgguid", "lid", "lmc", "enhanced_port0", "ports"};
-enum PortField { kPortNum, kPortGuid, kPortLid, kPortLmc, kPortFields };
-constexpr std::array<const char*, kPortFields> kPortKeys{"port", "guid", "lid", "lmc"};
+enum PortField { kPortNum, kPortGuid, kPortLid, kPortLmc, kPortCounters, kPortProblems, kPortWas, kPortFields };
+constexpr std::array<const char*, kPortFields> kPortKeys{"port",     "guid",     "lid",          "lmc",
+                                                         "counters", "problems", "was_linked_to"};
+constexpr std::size_t kRequiredPortFields = 4;  // port, guid, lid, lmc; health is optional
+constexpr std::array<const char*, 6> kTopKeys{"format", "version", "origin", "incomplete", "nodes", "links"};
 
 template <std::size_t N>
 int index_of(const std::array<const char*, N>& keys, const std::string& key) {
@@ -33,13 +36,14 @@ int index_of(const std::array<const char*, N>& keys, const std::string& key) {
 }
 
 // What a value means depends on where it is: the innermost open container and its key.
-enum class Ctx { kTop, kNodes, kNode, kPorts, kPort, kLinks, kLink };
+enum class Ctx { kTop, kNodes, kNode, kPorts, kPort, kCounters, kProblems, kWas, kIncomplete, kLinks, kLink };
 
 struct PendingPort {
   PortNum number = 0;
   bool bare = false;  // a bare number: the switch's GUID, LID and LMC
   PortRecord rec;
   std::size_t index = 0;
+  PortHealth health;
 };
 
 struct PendingLink {
@@ -68,6 +72,13 @@ class Reader final : public json::json_sax_t {
         port_.index = port_index_;
         port_seen_ = {};
         return push(Ctx::kPort);
+      case Ctx::kPort:
+        if (key_ == "counters") {
+          port_.health.has_counters = true;
+          counter_seen_ = {};
+          return push(Ctx::kCounters);
+        }
+        return unexpected_value("object");
       default:
         return unexpected_value("object");
     }
@@ -77,8 +88,7 @@ class Reader final : public json::json_sax_t {
     key_ = k;
     switch (top()) {
       case Ctx::kTop: {
-        static constexpr std::array<const char*, 5> kTop{"format", "version", "origin", "nodes", "links"};
-        const int i = index_of(kTop, k);
+        const int i = index_of(kTopKeys, k);
         if (i < 0) return bad("(top level)", "unknown key \"" + k + "\"");
         if (top_seen_[static_cast<std::size_t>(i)]) return bad("(top level)", "duplicate key \"" + k + "\"");
         top_seen_[static_cast<std::size_t>(i)] = true;
@@ -96,6 +106,14 @@ class Reader final : public json::json_sax_t {
         if (i < 0) return bad(port_path(""), "unknown key \"" + k + "\"");
         if (port_seen_[static_cast<std::size_t>(i)]) return bad(port_path(""), "duplicate key \"" + k + "\"");
         port_seen_[static_cast<std::size_t>(i)] = true;
+        return true;
+      }
+      case Ctx::kCounters: {
+        const auto c = parse_counter(k);
+        if (!c) return bad(port_path("counters"), "unknown counter \"" + k + "\"");
+        counter_ = static_cast<std::size_t>(*c);
+        if (counter_seen_[counter_]) return bad(port_path("counters"), "duplicate key \"" + k + "\"");
+        counter_seen_[counter_] = true;
         return true;
       }
       default:
@@ -118,6 +136,7 @@ class Reader final : public json::json_sax_t {
     if (stack_.empty()) return bad("(top level)", "expected an object");
     switch (top()) {
       case Ctx::kTop:
+        if (key_ == "incomplete") return push(Ctx::kIncomplete);
         if (key_ == "nodes") return push(Ctx::kNodes);
         if (key_ == "links") return push(Ctx::kLinks);
         return unexpected_value("array");
@@ -125,6 +144,13 @@ class Reader final : public json::json_sax_t {
         if (key_ == "ports") {
           port_index_ = 0;
           return push(Ctx::kPorts);
+        }
+        return unexpected_value("array");
+      case Ctx::kPort:
+        if (key_ == "problems") return push(Ctx::kProblems);
+        if (key_ == "was_linked_to") {
+          was_pos_ = 0;
+          return push(Ctx::kWas);
         }
         return unexpected_value("array");
       case Ctx::kLinks:
@@ -144,6 +170,9 @@ class Reader final : public json::json_sax_t {
       case Ctx::kNodes: return true;
       case Ctx::kPorts: return true;
       case Ctx::kLinks: return true;
+      case Ctx::kWas:
+        if (was_pos_ != 2) return bad(port_path("was_linked_to"), "expected [\"0x<guid>\", port]");
+        return true;
       case Ctx::kLink:
         if (link_pos_ != 5) return bad(link_path(-1), kLinkShape);
         links_.push_back(link_);
@@ -199,6 +228,10 @@ class Reader final : public json::json_sax_t {
       case Ctx::kNode: return bad(node_path(key_), std::string("expected a value here, not an ") + what);
       case Ctx::kPorts: return bad(port_path(""), "expected a port number or an object");
       case Ctx::kPort: return bad(port_path(key_), std::string("expected a value here, not an ") + what);
+      case Ctx::kCounters: return bad(port_path("counters"), std::string("expected a number, not an ") + what);
+      case Ctx::kProblems: return bad(port_path("problems"), std::string("expected a string, not an ") + what);
+      case Ctx::kWas: return bad(port_path("was_linked_to"), "expected [\"0x<guid>\", port]");
+      case Ctx::kIncomplete: return bad("incomplete", std::string("expected a string, not an ") + what);
       case Ctx::kLinks: return bad(link_path(-1), kLinkShape);
       case Ctx::kLink: return bad(link_path(static_cast<int>(link_pos_)), std::string("expected a value here, not an ") + what);
     }
@@ -253,6 +286,35 @@ class Reader final : public json::json_sax_t {
       case Ctx::kNode: return node_value(v);
       case Ctx::kPorts: return bare_port(v);
       case Ctx::kPort: return port_value(v);
+      case Ctx::kCounters: {
+        const auto n = uint(v, [&] { return port_path("counters"); }, UINT64_MAX);
+        if (!n) return false;
+        port_.health.counters[counter_] = *n;
+        return true;
+      }
+      case Ctx::kProblems:
+        if (v.kind != Scalar::kString) return bad(port_path("problems"), "expected a string");
+        port_.health.problems.push_back(v.s);
+        return true;
+      case Ctx::kWas: {
+        const auto at = [&] { return port_path("was_linked_to"); };
+        std::optional<std::uint64_t> x;
+        if (was_pos_ == 0) {
+          if (!(x = hex(v, at))) return false;
+          port_.health.was_linked_to = *x;
+        } else if (was_pos_ == 1) {
+          if (!(x = uint(v, at, 65535))) return false;
+          port_.health.was_linked_port = static_cast<PortNum>(*x);
+        } else {
+          return bad(at(), "expected [\"0x<guid>\", port]");
+        }
+        ++was_pos_;
+        return true;
+      }
+      case Ctx::kIncomplete:
+        if (v.kind != Scalar::kString) return bad("incomplete", "expected a string");
+        b_.add_incomplete(v.s);
+        return true;
       case Ctx::kLinks: return bad(link_path(-1), kLinkShape);
       case Ctx::kLink: return link_value(v);
     }
@@ -276,7 +338,7 @@ class Reader final : public json::json_sax_t {
       b_.set_origin(v.s);
       return true;
     }
-    return bad(key_, "expected an array");  // nodes, links
+    return bad(key_, "expected an array");  // incomplete, nodes, links
   }
 
   bool node_value(const Scalar& v) {
@@ -342,7 +404,7 @@ class Reader final : public json::json_sax_t {
   bool bare_port(const Scalar& v) {
     const auto n = uint(v, [&] { return port_path(""); }, 65535);
     if (!n) return false;
-    ports_.push_back(PendingPort{static_cast<PortNum>(*n), true, {}, port_index_++});
+    ports_.push_back(PendingPort{static_cast<PortNum>(*n), true, {}, port_index_++, {}});
     return true;
   }
 
@@ -371,7 +433,7 @@ class Reader final : public json::json_sax_t {
   }
 
   bool finish_port() {
-    for (std::size_t f = 0; f < kPortFields; ++f)
+    for (std::size_t f = 0; f < kRequiredPortFields; ++f)
       if (!port_seen_[f]) return bad(port_path(""), std::string("missing \"") + kPortKeys[f] + "\"");
     ports_.push_back(port_);
     ++port_index_;
@@ -426,15 +488,17 @@ class Reader final : public json::json_sax_t {
       if (b_.has_port(node_.guid, rec.number))
         return bad(port_path(""), "port " + std::to_string(rec.number) + " is listed twice", ErrorCode::kDuplicate);
       if (auto r = b_.add_port(node_.guid, rec); !r) return bad(port_path(""), r.error().message, r.error().code);
+      if (!p.health.empty())
+        if (auto r = b_.set_port_health(node_.guid, rec.number, p.health); !r)
+          return bad(port_path(""), r.error().message, r.error().code);
     }
     ++node_index_;
     return true;
   }
 
   bool finish_top() {
-    static constexpr std::array<const char*, 5> kTop{"format", "version", "origin", "nodes", "links"};
-    for (std::size_t i = 0; i < kTop.size(); ++i)
-      if (i != 2 && !top_seen_[i]) return bad("(top level)", std::string("missing \"") + kTop[i] + "\"");
+    for (std::size_t i = 0; i < kTopKeys.size(); ++i)
+      if (i != 2 && i != 3 && !top_seen_[i]) return bad("(top level)", std::string("missing \"") + kTopKeys[i] + "\"");
     // Links last: a hand-edited file may list them before the nodes.
     for (const PendingLink& l : links_) {
       link_index_ = l.index;
@@ -459,7 +523,9 @@ class Reader final : public json::json_sax_t {
   FabricBuilder& b_;
   std::vector<Ctx> stack_;
   std::string key_;
-  std::array<bool, 5> top_seen_{};
+  std::array<bool, kTopKeys.size()> top_seen_{};
+  std::array<bool, kNumCounters> counter_seen_{};
+  std::size_t counter_ = 0, was_pos_ = 0;
   NodeRecord node_;
   std::array<bool, kNodeFields> node_seen_{};
   std::vector<PendingPort> ports_;

@@ -68,9 +68,14 @@ std::vector<HostId> hosts_behind(const Fabric& f, LinkId link) {
   const auto level = [&](NodeId n) {
     return f.node(n).type == NodeType::kSwitch ? t.level[idx(n)] : 0;
   };
-  const NodeId low = level(l.node_a) <= level(l.node_b) ? l.node_a : l.node_b;
+  return hosts_below(f, level(l.node_a) <= level(l.node_b) ? l.node_a : l.node_b);
+}
+
+std::vector<HostId> hosts_below(const Fabric& f, NodeId low) {
+  const Topology& t = f.topology();
   std::vector<HostId> out;
   if (f.node(low).type == NodeType::kCa) return {f.host_of(low)};
+  if (f.node(low).type != NodeType::kSwitch) return {};
   // Walk down from the lower end to the CAs below it.
   std::vector<bool> seen(f.num_nodes(), false);
   std::deque<NodeId> q{low};
@@ -153,19 +158,42 @@ std::string show_text(const Fabric& f) {
     line("    " + tier_name(tier.lower, tier.upper) + ": " + std::to_string(tier.links) +
          " links, nominal " + tier.nominal.to_string() + ", " + std::to_string(tier.degraded) +
          " degraded");
-  if (t.degraded_links.empty()) {
-    line("  degraded links: none");
+  // Link health: degraded rates, error counters past their thresholds, lost links.
+  const std::size_t problems = t.degraded_links.size() + t.unhealthy_links.size() + t.lost_links.size();
+  auto behind = [&](const std::vector<HostId>& hs) {
+    const std::string s = names_of(f, hs);
+    return s.empty() ? std::string("none") : s;
+  };
+  auto link_text = [&](LinkId id) {
+    const auto [lo, hi] = ends_low_first(f, f.link(id));
+    return end_name(f, lo.first, lo.second) + " <-> " + end_name(f, hi.first, hi.second);
+  };
+  if (problems == 0) {
+    line("  link health: no problems");
   } else {
-    line("  degraded links: " + std::to_string(t.degraded_links.size()));
-    for (const auto& d : t.degraded_links) {
-      const Link& l = f.link(d.link);
-      const auto [lo, hi] = ends_low_first(f, l);
-      std::string behind = names_of(f, hosts_behind(f, d.link));
-      if (behind.empty()) behind = "none";
-      line("    " + end_name(f, lo.first, lo.second) + " - " + end_name(f, hi.first, hi.second) +
-           ": " + l.rate.to_string() + " (" + d.reason +
-           "); hosts behind: " + behind);
+    line("  link health: " + std::to_string(problems) + " problem(s)");
+    for (const auto& d : t.degraded_links)
+      line("    degraded " + link_text(d.link) + ": " + f.link(d.link).rate.to_string() + ", nominal " +
+           d.nominal.to_string() + " (" + d.reason + "); hosts behind: " + behind(hosts_behind(f, d.link)));
+    for (const auto& u : t.unhealthy_links) {
+      std::string what;
+      for (const auto& p : u.problems) what += (what.empty() ? "" : "; ") + p;
+      line("    errors " + link_text(u.link) + ": " + what + "; hosts behind: " + behind(hosts_behind(f, u.link)));
     }
+    for (PortId p : t.lost_links) {
+      const Port& port = f.port(p);
+      const auto peer = f.find_guid(port.health.was_linked_to);
+      const std::string peer_name =
+          peer ? (f.node(*peer).type == NodeType::kSwitch ? t.switch_name[idx(*peer)] : f.node(*peer).description)
+               : str::guid_hex(port.health.was_linked_to);
+      line("    down " + end_name(f, port.node, p) + ": linked to " + peer_name + "[" +
+           std::to_string(port.health.was_linked_port) + "] in the previous discovery; hosts behind: " +
+           behind(hosts_below(f, port.node)));
+    }
+  }
+  if (!t.incomplete.empty()) {
+    line("  INCOMPLETE: this fabric was published with parts missing:");
+    for (const auto& what : t.incomplete) line("    " + what);
   }
   if (t.warnings.empty()) {
     line("  warnings: none");
@@ -276,6 +304,23 @@ std::string show_json(const Fabric& f) {
                                    {"reason", d.reason},
                                    {"hosts_behind", names_of(f, hosts_behind(f, d.link))}});
   }
+  j["unhealthy_links"] = ordered_json::array();
+  for (const auto& u : t.unhealthy_links) {
+    const auto [lo, hi] = ends_low_first(f, f.link(u.link));
+    j["unhealthy_links"].push_back({{"a", end_name(f, lo.first, lo.second)},
+                                    {"b", end_name(f, hi.first, hi.second)},
+                                    {"problems", u.problems},
+                                    {"hosts_behind", names_of(f, hosts_behind(f, u.link))}});
+  }
+  j["lost_links"] = ordered_json::array();
+  for (PortId p : t.lost_links) {
+    const Port& port = f.port(p);
+    j["lost_links"].push_back({{"port", end_name(f, port.node, p)},
+                               {"was_linked_to", str::guid_hex(port.health.was_linked_to)},
+                               {"was_linked_port", port.health.was_linked_port},
+                               {"hosts_behind", names_of(f, hosts_below(f, port.node))}});
+  }
+  j["incomplete"] = t.incomplete;
   std::vector<std::string> split;
   for (HostId h : t.split_hosts) split.push_back(f.host(h).name);
   j["split_hosts"] = hostlist::compress(split);

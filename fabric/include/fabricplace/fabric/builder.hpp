@@ -34,6 +34,11 @@ class FabricBuilder {
   /// different peer. The same link again with another rate (two sources reading it
   /// differently) keeps the lower reading (lower_rate) and adds a warning.
   Result<void> add_link(Guid a, PortNum pa, Guid b, PortNum pb, LinkRate rate);
+  /// Health of a port (counters read, their verdicts, a link lost since the previous
+  /// discovery). The port is created if needed; health given twice is merged.
+  Result<void> set_port_health(Guid node, PortNum port, const PortHealth& health);
+  /// Records that the source is incomplete and why (kept by the canonical JSON).
+  void add_incomplete(std::string what) { incomplete_.push_back(std::move(what)); }
   /// Merges a built fabric into this one (union by GUID; conflicts as above).
   Result<void> merge(const Fabric& other);
 
@@ -57,6 +62,7 @@ class FabricBuilder {
     LinkRate rate;
     bool linked = false;
     bool present = false;
+    PortHealth health;
   };
   struct NodeEntry {
     NodeRecord rec;
@@ -66,6 +72,7 @@ class FabricBuilder {
 
   std::string origin_;
   std::vector<std::string> warnings_;
+  std::vector<std::string> incomplete_;
   std::unordered_map<Guid, NodeEntry> nodes_;
 };
 

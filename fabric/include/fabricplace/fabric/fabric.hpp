@@ -13,6 +13,7 @@
 //   All const member functions are safe to call from several threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -75,10 +76,48 @@ struct PortRecord {
   friend bool operator==(const PortRecord&, const PortRecord&) = default;
 };
 
+/// The error counters of the PortCounters attribute (IBA 16.1.3.5), named as perfquery
+/// names them. Read on demand (`fabric discover --counters`).
+enum class Counter : std::uint8_t {
+  kSymbolErrorCounter,
+  kLinkErrorRecoveryCounter,
+  kLinkDownedCounter,
+  kPortRcvErrors,
+  kPortRcvRemotePhysicalErrors,
+  kPortRcvSwitchRelayErrors,
+  kPortXmitDiscards,
+  kPortXmitConstraintErrors,
+  kPortRcvConstraintErrors,
+  kLocalLinkIntegrityErrors,
+  kExcessiveBufferOverrunErrors,
+  kVL15Dropped,
+  kPortXmitWait,
+  kCount
+};
+inline constexpr std::size_t kNumCounters = static_cast<std::size_t>(Counter::kCount);
+std::string_view to_string(Counter c);
+std::optional<Counter> parse_counter(std::string_view name);
+
+/// What is known about a port's health beyond its rate.
+struct PortHealth {
+  bool has_counters = false;
+  std::array<std::uint64_t, kNumCounters> counters{};
+  /// Counters beyond their thresholds, as judged when they were read
+  /// ("LinkDownedCounter 3 > 0").
+  std::vector<std::string> problems;
+  /// A down port that was linked in the previous discovery: to what (0 = nothing known).
+  Guid was_linked_to = 0;
+  PortNum was_linked_port = 0;
+
+  [[nodiscard]] bool empty() const { return !has_counters && problems.empty() && was_linked_to == 0; }
+  friend bool operator==(const PortHealth&, const PortHealth&) = default;
+};
+
 struct Port {
   NodeId node;
   PortRecord rec;
   LinkId link = kNoLink;  ///< kNoLink: port known but down (no peer)
+  PortHealth health;
 };
 
 struct Link {
@@ -168,6 +207,19 @@ struct Topology {
   /// Hosts whose HCAs reach a different set of connected parts than most hosts do (cut
   /// off from the main fabric, or from some of its planes).
   std::vector<HostId> split_hosts;
+
+  /// Links with a port whose error counters passed their thresholds.
+  struct Unhealthy {
+    LinkId link;
+    std::vector<std::string> problems;  ///< "leaf01[21]: LinkDownedCounter 3 > 0"
+  };
+  std::vector<Unhealthy> unhealthy_links;
+  /// Down ports that were linked in the previous discovery (a cable out, a port off).
+  std::vector<PortId> lost_links;
+
+  /// The source could not see everything (a discovery with dropped MADs published anyway,
+  /// with --allow-partial); what was missing. Empty for complete fabrics.
+  std::vector<std::string> incomplete;
 
   std::vector<std::string> warnings;
 };

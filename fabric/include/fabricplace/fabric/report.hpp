@@ -11,6 +11,8 @@ namespace fabricplace::fabric {
 
 /// Hosts whose traffic crosses a link: the hosts below its lower end.
 std::vector<HostId> hosts_behind(const Fabric& fabric, LinkId link);
+/// Hosts below a node: a CA's own host, or every host under a switch (walking down levels).
+std::vector<HostId> hosts_below(const Fabric& fabric, NodeId node);
 
 std::string show_text(const Fabric& fabric);
 std::string show_json(const Fabric& fabric);

@@ -1,0 +1,39 @@
+// What changed between two discoveries of a fabric: links added, removed, degraded or
+// recovered; leaves whose oversubscription moved; hosts that moved between leaves; switches
+// and hosts that appeared or vanished; links that became unhealthy or healthy again.
+// Nodes are matched by GUID and links by their two (GUID, port) ends, so names may change.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabricplace/fabric/fabric.hpp"
+
+namespace fabricplace::fabric {
+
+struct FabricDiff {
+  struct LinkChange {
+    std::string link;  ///< "leaf01[21] - spine01[1]", lower level end first
+    std::string before, after;  ///< rates ("4xHDR"), empty for added/removed
+  };
+  std::vector<LinkChange> added, removed, degraded, recovered, rerated;
+  struct LeafChange {
+    std::string leaf;
+    double before = 0, after = 0;  ///< oversubscription; +inf = no uplink
+  };
+  std::vector<LeafChange> oversubscription;
+  struct HostMove {
+    std::string host, before, after;  ///< leaves ("leaf01", or "su01-r0-leaf,su01-r1-leaf")
+  };
+  std::vector<HostMove> moved;
+  std::vector<std::string> hosts_added, hosts_removed, switches_added, switches_removed;
+  std::vector<std::string> unhealthy, healthy_again;  ///< "link: problem; problem"
+
+  [[nodiscard]] bool empty() const;
+};
+
+FabricDiff diff(const Fabric& before, const Fabric& after);
+std::string diff_text(const FabricDiff& d);
+std::string diff_json(const FabricDiff& d);
+
+}  // namespace fabricplace::fabric

@@ -1,0 +1,109 @@
+#include "fabricplace/fabric/health.hpp"
+
+#include <map>
+
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::fabric {
+namespace {
+
+constexpr std::array<std::string_view, kNumCounters> kCounterNames{
+    "SymbolErrorCounter",           "LinkErrorRecoveryCounter", "LinkDownedCounter",
+    "PortRcvErrors",                "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors",
+    "PortXmitDiscards",             "PortXmitConstraintErrors", "PortRcvConstraintErrors",
+    "LocalLinkIntegrityErrors",     "ExcessiveBufferOverrunErrors", "VL15Dropped",
+    "PortXmitWait"};
+
+}  // namespace
+
+std::string_view to_string(Counter c) { return kCounterNames[static_cast<std::size_t>(c)]; }
+
+std::optional<Counter> parse_counter(std::string_view name) {
+  for (std::size_t i = 0; i < kNumCounters; ++i)
+    if (kCounterNames[i] == name) return static_cast<Counter>(i);
+  return std::nullopt;
+}
+
+HealthThresholds HealthThresholds::defaults() {
+  // Why these numbers: a link that went down (LinkDownedCounter) or retrained
+  // (LinkErrorRecoveryCounter) since the counters were cleared is suspect at once; physical
+  // layer errors (symbol, local link integrity, remote physical, buffer overrun) are
+  // tolerated in small numbers, as IB links see a few over months; receive errors likewise.
+  // Discards, constraint errors, VL15 drops and xmit-wait depend on traffic and policy, so
+  // they are read but not judged by default.
+  HealthThresholds t;
+  auto set = [&](Counter c, std::uint64_t v) { t.max[static_cast<std::size_t>(c)] = v; };
+  set(Counter::kLinkDownedCounter, 0);
+  set(Counter::kLinkErrorRecoveryCounter, 0);
+  set(Counter::kSymbolErrorCounter, 100);
+  set(Counter::kLocalLinkIntegrityErrors, 10);
+  set(Counter::kExcessiveBufferOverrunErrors, 10);
+  set(Counter::kPortRcvRemotePhysicalErrors, 10);
+  set(Counter::kPortRcvErrors, 100);
+  return t;
+}
+
+Result<HealthThresholds> parse_health_config(std::string_view text, const std::string& file) {
+  HealthThresholds t;
+  std::map<std::string, int> seen;
+  const auto lines = str::lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const int lineno = static_cast<int>(i) + 1;
+    auto line = lines[i];
+    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = str::trim(line);
+    if (line.empty()) continue;
+    const auto eq = line.find('=');
+    if (eq == std::string_view::npos)
+      return fail(ErrorCode::kSyntax, "expected \"CounterName = N\", got \"" + std::string(line) + "\"", file, lineno);
+    const std::string name(str::trim(line.substr(0, eq)));
+    const auto value = str::trim(line.substr(eq + 1));
+    const auto c = parse_counter(name);
+    if (!c) {
+      std::string all;
+      for (auto n : kCounterNames) all += (all.empty() ? "" : ", ") + std::string(n);
+      return fail(ErrorCode::kSyntax, "unknown counter \"" + name + "\", expected one of: " + all, file, lineno);
+    }
+    const auto v = str::parse_uint(value, UINT64_MAX);
+    if (!v)
+      return fail(ErrorCode::kSyntax,
+                  name + ": expected a non-negative integer threshold, got \"" + std::string(value) + "\"", file,
+                  lineno);
+    if (auto [it, inserted] = seen.emplace(name, lineno); !inserted)
+      return fail(ErrorCode::kDuplicate, name + " already set at line " + std::to_string(it->second), file, lineno);
+    t.max[static_cast<std::size_t>(*c)] = *v;
+  }
+  return t;
+}
+
+std::vector<std::string> judge(const std::array<std::uint64_t, kNumCounters>& counters,
+                               const HealthThresholds& thresholds) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < kNumCounters; ++i)
+    if (thresholds.max[i] && counters[i] > *thresholds.max[i])
+      out.push_back(std::string(kCounterNames[i]) + " " + std::to_string(counters[i]) + " > " +
+                    std::to_string(*thresholds.max[i]));
+  return out;
+}
+
+std::size_t note_lost_links(FabricBuilder& builder, const Fabric& previous) {
+  std::size_t lost = 0;
+  for (const Link& l : previous.links()) {
+    const Port& a = previous.port(l.a);
+    const Port& b = previous.port(l.b);
+    const Guid ga = previous.node(a.node).guid, gb = previous.node(b.node).guid;
+    if (!builder.has_node(ga) || !builder.has_node(gb)) continue;  // a node gone is not a link down
+    if (builder.is_linked(ga, a.rec.number) || builder.is_linked(gb, b.rec.number)) continue;
+    for (const auto& [self, port, peer, peer_port] :
+         {std::tuple(ga, a.rec.number, gb, b.rec.number), std::tuple(gb, b.rec.number, ga, a.rec.number)}) {
+      PortHealth h;
+      h.was_linked_to = peer;
+      h.was_linked_port = peer_port;
+      (void)builder.set_port_health(self, port, h);
+    }
+    ++lost;
+  }
+  return lost;
+}
+
+}  // namespace fabricplace::fabric
