@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/fabric/diff.hpp"
 #include "fabricplace/fabric/export.hpp"
 #include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/report.hpp"
@@ -114,6 +115,44 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
         if (!f) return report(f.error());
         std::cout << (*json ? show_json(*f) : show_text(*f));
         return kExitOk;
+      };
+    });
+  }
+  {  // merge
+    auto in = std::make_shared<InputOpts>();
+    auto out = std::make_shared<std::string>("-");
+    auto* cmd = fabric->add_subcommand(
+        "merge", "merge fabrics by GUID (one discovery per rail plane: LIDs may repeat) into one canonical JSON");
+    in->add(cmd, "fabrics to merge (JSON, dumps, ...)");
+    cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
+    cmd->callback([&run, in, out] {
+      run = [in, out] {
+        auto f = in->load();
+        if (!f) return report(f.error());
+        print_warnings(*f);
+        return write_output(*out, to_json(*f));
+      };
+    });
+  }
+  {  // diff
+    auto before = std::make_shared<std::string>();
+    auto after = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
+    auto* cmd = fabric->add_subcommand(
+        "diff", "what changed between two fabrics: links added, removed, degraded, recovered; hosts moved. "
+                "Exit status: 0 no change, 1 changed, 2 trouble (like diff(1))");
+    cmd->add_option("old", *before, "the earlier fabric")->required();
+    cmd->add_option("new", *after, "the later fabric")->required();
+    cmd->add_flag("--json", *json, "machine-readable output");
+    cmd->callback([&run, before, after, json] {
+      run = [before, after, json] {
+        auto a = load_fabric(*before);
+        if (!a) return report(a.error()), kExitUsage;
+        auto b = load_fabric(*after);
+        if (!b) return report(b.error()), kExitUsage;
+        const FabricDiff d = diff(*a, *b);
+        std::cout << (*json ? diff_json(d) : diff_text(d));
+        return d.empty() ? kExitOk : kExitError;
       };
     });
   }

@@ -441,9 +441,20 @@ void classify(const Fabric& f, Topology& t) {
     }
     if (!u.problems.empty()) t.unhealthy_links.push_back(std::move(u));
   }
+  // A lost cable is reported once, from its lower end (the hosts behind it are below that).
+  auto lost_level = [&](NodeId x) { return std::pair(is_switch(x) ? int{t.level[idx(x)]} : 0, f.node(x).guid); };
   for (std::uint32_t pi = 0; pi < f.num_ports(); ++pi) {
     const Port& p = f.port(PortId{pi});
-    if (p.link == kNoLink && p.health.was_linked_to != 0) t.lost_links.push_back(PortId{pi});
+    if (p.link != kNoLink || p.health.was_linked_to == 0) continue;
+    if (const auto peer = f.find_guid(p.health.was_linked_to)) {
+      const auto peer_ports = f.ports_of(*peer);
+      const bool peer_reports = std::any_of(peer_ports.begin(), peer_ports.end(), [&](const Port& q) {
+        return q.rec.number == p.health.was_linked_port && q.link == kNoLink &&
+               q.health.was_linked_to == f.node(p.node).guid;
+      });
+      if (peer_reports && lost_level(*peer) < lost_level(p.node)) continue;
+    }
+    t.lost_links.push_back(PortId{pi});
   }
 
   // 7. Connected parts, and hosts whose HCAs reach an unusual set of them.

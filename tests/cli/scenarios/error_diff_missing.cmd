@@ -1,0 +1,1 @@
+fabric diff no-such.json fat2:leaves=2
