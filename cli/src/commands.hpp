@@ -20,5 +20,10 @@ using RunFn = std::function<int()>;
 int report(const Error& e);
 
 void add_fabric_commands(CLI::App& app, RunFn& run);
+/// `fabric discover` (live, through libibnetdisc); a stub that explains itself in builds
+/// without FABRICPLACE_WITH_IBNETDISC.
+void add_discover_command(CLI::App& fabric, RunFn& run);
+/// Writes `content` to `path` atomically ("-" = stdout); returns the exit status.
+int write_output(const std::string& path, const std::string& content);
 
 }  // namespace fabricplace::cli

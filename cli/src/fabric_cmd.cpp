@@ -52,10 +52,14 @@ struct InputOpts {
   }
 };
 
+}  // namespace
+
 int write_output(const std::string& path, const std::string& content) {
   if (auto r = write_file_atomic(path, content); !r) return report(r.error());
   return kExitOk;
 }
+
+namespace {
 
 void print_warnings(const Fabric& f) {
   for (const auto& w : f.topology().warnings) std::cerr << "fabricplace: warning: " << w << "\n";
@@ -66,6 +70,7 @@ void print_warnings(const Fabric& f) {
 void add_fabric_commands(CLI::App& app, RunFn& run) {
   auto* fabric = app.add_subcommand("fabric", "build, inspect and export the fabric graph");
   fabric->require_subcommand(1);
+  add_discover_command(*fabric, run);
 
   {  // import
     auto in = std::make_shared<InputOpts>();

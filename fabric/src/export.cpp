@@ -99,7 +99,36 @@ std::string to_ibsim_net(const Fabric& f) {
   out += "# start with: ibsim -N " + std::to_string(sz.nodes) + " -S " +
          std::to_string(sz.switches) + " -P " + std::to_string(sz.ports) + " <this file>\n";
   out +=
-      "# Port rates come from the '# ... lid N <rate>' comments (ibsim >= 0.10; NDR needs 0.12).\n";
+      "# Port rates come from the '# ... lid N <rate>' comments (ibsim >= 0.10; NDR needs 0.12);\n"
+      "# the masks below enable the fabric's most common rate (and 1x) on ports without one,\n"
+      "# so a hand-added option such as 'w=1' changes only what it names.\n";
+  {
+    std::map<std::pair<LinkWidth, LinkSpeed>, std::size_t> count;
+    for (const Link& l : f.links())
+      if (l.rate.known()) ++count[{l.rate.width, l.rate.speed}];
+    LinkRate common{LinkWidth::k4x, LinkSpeed::kHDR};
+    std::size_t best = 0;
+    for (const auto& [r, c] : count)
+      if (c > best) {
+        best = c;
+        common = LinkRate{r.first, r.second};
+      }
+    // ibsim enable masks: width 1=1x 2=4x 4=8x 8=12x 16=2x; speed 1 SDR 2 DDR 4 QDR;
+    // extended speed 1 FDR 2 EDR 4 HDR 8 NDR. Cumulative, as real ports enable all lower ones.
+    const int wbit = common.width == LinkWidth::k4x    ? 2
+                     : common.width == LinkWidth::k8x  ? 4
+                     : common.width == LinkWidth::k12x ? 8
+                     : common.width == LinkWidth::k2x  ? 16
+                                                       : 1;
+    const int speed = common.speed == LinkSpeed::kSDR ? 1 : common.speed == LinkSpeed::kDDR ? 3 : 7;
+    const int ext = common.speed == LinkSpeed::kFDR   ? 1
+                    : common.speed == LinkSpeed::kEDR ? 3
+                    : common.speed == LinkSpeed::kHDR ? 7
+                    : common.speed == LinkSpeed::kNDR ? 15
+                                                      : 0;
+    out += "width=" + std::to_string(1 | wbit) + "\nspeed=" + std::to_string(speed) +
+           "\nextspeed=" + std::to_string(ext) + "\n";
+  }
 
   // The first HCA first, so that ibsim's default SIM_HOST is a compute node.
   std::vector<NodeId> order;
