@@ -11,6 +11,7 @@ packages=(
   libslurm-dev                                   # FABRICPLACE_WITH_SLURM (spank.h)
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  ibsim-utils opensm infiniband-diags             # the simulated fabric, its SM, ibnetdiscover
 )
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then
