@@ -266,3 +266,34 @@ TEST(IbsimDiscovery, NoFabricIsAClearError) {
   EXPECT_NE(r.err.find("libibnetdisc could not discover the fabric"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists("/tmp/fp-never-written.json"));
 }
+
+class Speeds : public ::testing::TestWithParam<std::string> {};
+
+// Rates as ibnetdiscover decodes them on the same simulated fabric: plain speeds (no
+// extended speed), extended speeds (capability bit 14, for switches in port 0), FDR10 (only
+// in Mellanox ExtendedPortInfo), and a degraded width.
+TEST_P(Speeds, DecodedLikeIbnetdiscover) {
+  const std::string speed = GetParam();
+  const std::string spec = "fat2:leaves=2,down=2,up=2,speed=" + std::string(speed == "FDR10" ? "QDR" : speed) +
+                           ",degrade=leaf01:3:w=1";
+  const Fabric f = test::gen(spec);
+  std::string net = to_ibsim_net(f);
+  if (speed == "FDR10")
+    for (std::size_t at; (at = net.find("xQDR\n")) != std::string::npos;) net.replace(at, 5, "xFDR10\n");
+  const std::string path = std::filesystem::temp_directory_path() / ("fp-" + std::to_string(::getpid()) + "-speed.net");
+  ASSERT_TRUE(write_file_atomic(path, net));
+  auto sim = start(path, f);
+  ASSERT_TRUE(sim->ok());
+  const Fabric found = discover(*sim, "found.json");
+  const auto dump = sim->run({"/usr/sbin/ibnetdiscover"});
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  FabricBuilder b("ibnetdiscover");
+  ASSERT_TRUE(read_ibnetdiscover(dump.out, "ibnetdiscover", b));
+  auto reference = b.build();
+  ASSERT_TRUE(reference);
+  EXPECT_EQ(without_origin(to_json(linked_only(found))), without_origin(to_json(*reference)));
+  EXPECT_EQ(found.topology().tiers[0].nominal.to_string(), "4x" + speed);
+  ASSERT_EQ(found.topology().degraded_links.size(), 1u);
+  EXPECT_EQ(found.link(found.topology().degraded_links[0].link).rate.to_string(), "1x" + speed);
+}
+INSTANTIATE_TEST_SUITE_P(Ibsim, Speeds, ::testing::Values("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR"));
