@@ -14,7 +14,14 @@ trap cleanup EXIT
 cd "$work"
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-timed() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc; }
+# Wall time of one run; a failed run fails the benchmark rather than timing an error.
+timed() {
+  local s e
+  s=$(date +%s.%N)
+  if ! "$@" >/dev/null 2>"$work/last.err"; then echo "benchmark run failed: $*" >&2; cat "$work/last.err" >&2; exit 1; fi
+  e=$(date +%s.%N)
+  echo "$e - $s" | bc
+}
 
 echo "| fabric | HCAs | switches | tool | max_smps | median wall time (s) of $repeats |"
 echo "|---|---|---|---|---|---|"

@@ -33,12 +33,16 @@ void add_discover_command(CLI::App& fabric, RunFn& run) {
   cmd->add_option("--attempts", o->d.attempts, "whole discoveries tried until one is complete")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100u));
-  cmd->add_option("--expect-hosts", o->expect_hosts, "fail (after retries) when fewer hosts are found");
-  cmd->add_option("--previous", o->previous,
-                  "an earlier fabric: its switches are expected, and links it had that are down now are "
-                  "marked as lost");
-  cmd->add_flag("--counters", o->d.counters, "read PortCounters of every linked port (needs an SM: LIDs)");
-  cmd->add_option("--health-config", o->health_config, "counter thresholds (default: etc/fabricplace/health.conf values)");
+  cmd->add_option("--expect-hosts", o->expect_hosts,
+                  "fail (after retries) when fewer hosts are found");
+  cmd->add_option(
+      "--previous", o->previous,
+      "an earlier fabric: its switches are expected, and links it had that are down now are "
+      "marked as lost");
+  cmd->add_flag("--counters", o->d.counters,
+                "read PortCounters of every linked port (needs an SM: LIDs)");
+  cmd->add_option("--health-config", o->health_config,
+                  "counter thresholds (default: etc/fabricplace/health.conf values)");
   cmd->add_flag("--allow-partial", o->d.allow_partial,
                 "publish an incomplete discovery anyway, marked incomplete in the JSON");
   cmd->add_flag("-q,--quiet", o->quiet, "no summary on stderr");
@@ -64,14 +68,19 @@ void add_discover_command(CLI::App& fabric, RunFn& run) {
       auto f = fabric::ibnd::discover(o->d, &rep);
       if (!f) return report(f.error());
       if (!o->quiet) {
-        std::fprintf(stderr,
-                     "fabricplace: discovered %zu switches, %zu HCAs, %zu links, %zu hosts in %.3f s "
-                     "(%u MADs, max_smps %u, attempt %u)%s\n",
-                     f->switches().size(), f->cas().size(), f->num_links(), f->num_hosts(), rep.seconds, rep.mads,
-                     o->d.max_smps, rep.attempts,
-                     o->d.counters ? (", counters of " + std::to_string(rep.counters_read) + " ports").c_str() : "");
-        for (const auto& m : f->topology().incomplete) std::cerr << "fabricplace: warning: INCOMPLETE: " << m << "\n";
-        for (const auto& w : f->topology().warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+        std::fprintf(
+            stderr,
+            "fabricplace: discovered %zu switches, %zu HCAs, %zu links, %zu hosts in %.3f s "
+            "(%u MADs, max_smps %u, attempt %u)%s\n",
+            f->switches().size(), f->cas().size(), f->num_links(), f->num_hosts(), rep.seconds,
+            rep.mads, o->d.max_smps, rep.attempts,
+            o->d.counters
+                ? (", counters of " + std::to_string(rep.counters_read) + " ports").c_str()
+                : "");
+        for (const auto& m : f->topology().incomplete)
+          std::cerr << "fabricplace: warning: INCOMPLETE: " << m << "\n";
+        for (const auto& w : f->topology().warnings)
+          std::cerr << "fabricplace: warning: " << w << "\n";
       }
       return write_output(o->out, fabric::to_json(*f));
     };

@@ -11,7 +11,8 @@ void add_discover_command(CLI::App& fabric, RunFn& run) {
   cmd->callback([&run] {
     run = [] {
       std::cerr << "fabricplace: error: this build has no live discovery; configure with "
-                   "-DFABRICPLACE_WITH_IBNETDISC=ON (needs libibnetdisc-dev libibmad-dev libibumad-dev)\n";
+                   "-DFABRICPLACE_WITH_IBNETDISC=ON (needs libibnetdisc-dev libibmad-dev "
+                   "libibumad-dev)\n";
       return kExitUsage;
     };
   });

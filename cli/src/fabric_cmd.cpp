@@ -62,6 +62,8 @@ int write_output(const std::string& path, const std::string& content) {
 namespace {
 
 void print_warnings(const Fabric& f) {
+  for (const auto& m : f.topology().incomplete)
+    std::cerr << "fabricplace: warning: INCOMPLETE fabric: " << m << "\n";
   for (const auto& w : f.topology().warnings) std::cerr << "fabricplace: warning: " << w << "\n";
 }
 
@@ -126,8 +128,9 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
   {  // merge
     auto in = std::make_shared<InputOpts>();
     auto out = std::make_shared<std::string>("-");
-    auto* cmd = fabric->add_subcommand(
-        "merge", "merge fabrics by GUID (one discovery per rail plane: LIDs may repeat) into one canonical JSON");
+    auto* cmd = fabric->add_subcommand("merge",
+                                       "merge fabrics by GUID (one discovery per rail plane: LIDs "
+                                       "may repeat) into one canonical JSON");
     in->add(cmd, "fabrics to merge (JSON, dumps, ...)");
     cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
     cmd->callback([&run, in, out] {
@@ -144,8 +147,9 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
     auto after = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
     auto* cmd = fabric->add_subcommand(
-        "diff", "what changed between two fabrics: links added, removed, degraded, recovered; hosts moved. "
-                "Exit status: 0 no change, 1 changed, 2 trouble (like diff(1))");
+        "diff",
+        "what changed between two fabrics: links added, removed, degraded, recovered; hosts moved. "
+        "Exit status: 0 no change, 1 changed, 2 trouble (like diff(1))");
     cmd->add_option("old", *before, "the earlier fabric")->required();
     cmd->add_option("new", *after, "the later fabric")->required();
     cmd->add_flag("--json", *json, "machine-readable output");
@@ -165,6 +169,7 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
     auto in = std::make_shared<InputOpts>();
     auto format = std::make_shared<std::string>();
     auto out = std::make_shared<std::string>("-");
+    auto allow_partial = std::make_shared<bool>(false);
     auto* cmd = fabric->add_subcommand("export",
                                        "write the fabric as Slurm topology.conf, DOT, JSON, an "
                                        "ibsim net file or an ibnetdiscover dump");
@@ -173,10 +178,25 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
         ->required()
         ->check(CLI::IsMember({"slurm-topology", "dot", "json", "ibsim-net", "ibnetdiscover"}));
     cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
-    cmd->callback([&run, in, format, out] {
-      run = [in, format, out] {
+    cmd->add_flag(
+        "--allow-partial", *allow_partial,
+        "export a fabric marked incomplete (its missing hosts and switches would be missing from "
+        "the output too)");
+    cmd->callback([&run, in, format, out, allow_partial] {
+      run = [in, format, out, allow_partial] {
         auto f = in->load();
         if (!f) return report(f.error());
+        if (!f->topology().incomplete.empty() && *format != "json") {
+          print_warnings(*f);
+          if (!*allow_partial)
+            return report(
+                Error{ErrorCode::kUsage,
+                      "the fabric is INCOMPLETE (a partial discovery): a " + *format +
+                          " export would silently lack what it misses; rediscover, or pass "
+                          "--allow-partial",
+                      {},
+                      0});
+        }
         std::string text;
         if (*format == "slurm-topology") {
           const auto tree = slurm_tree(*f);

@@ -83,7 +83,7 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
   }
   if (::fsync(fd) != 0) return cleanup("fsync failed");
   // mkstemp creates 0600: keep the mode of the file being replaced, or use 0666 minus umask.
-  struct stat old{};
+  struct stat old {};
   mode_t mode;
   if (::stat(target.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
     mode = old.st_mode & 07777;

@@ -174,8 +174,7 @@ Result<void> FabricBuilder::add_port(Guid node, const PortRecord& port) {
   return {};
 }
 
-Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb,
-                                     LinkRate rate) {
+Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb, LinkRate rate) {
   const auto ia = nodes_.find(a);
   const auto ib = nodes_.find(b);
   if (ia == nodes_.end() || ib == nodes_.end())
@@ -216,17 +215,21 @@ Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb,
 Result<void> FabricBuilder::set_port_health(Guid node, PortNum port, const PortHealth& health) {
   const auto it = nodes_.find(node);
   if (it == nodes_.end())
-    return fail(ErrorCode::kReference, "port " + describe(node, port) + " belongs to no known node");
+    return fail(ErrorCode::kReference,
+                "port " + describe(node, port) + " belongs to no known node");
   auto& h = port_entry(it->second, port).health;
   if (health.has_counters) {
     h.has_counters = true;
     h.counters = health.counters;
   }
   for (const auto& p : health.problems)
-    if (std::find(h.problems.begin(), h.problems.end(), p) == h.problems.end()) h.problems.push_back(p);
+    if (std::find(h.problems.begin(), h.problems.end(), p) == h.problems.end())
+      h.problems.push_back(p);
   if (health.was_linked_to != 0) {
     h.was_linked_to = health.was_linked_to;
     h.was_linked_port = health.was_linked_port;
+    h.was_linked_desc = health.was_linked_desc;
+    h.was_linked_type = health.was_linked_type;
   }
   return {};
 }
@@ -298,8 +301,8 @@ Result<Fabric> FabricBuilder::build() {
     const NodeId n = f.by_guid_.at(guid);
     const auto b = f.ports_.begin() + f.port_begin_[idx(n)],
                e = f.ports_.begin() + f.port_begin_[idx(n) + 1];
-    const auto it = std::lower_bound(
-        b, e, number, [](const Port& p, PortNum v) { return p.rec.number < v; });
+    const auto it =
+        std::lower_bound(b, e, number, [](const Port& p, PortNum v) { return p.rec.number < v; });
     return PortId{static_cast<std::uint32_t>(it - f.ports_.begin())};
   };
   for (std::uint32_t i = 0; i < order.size(); ++i) {

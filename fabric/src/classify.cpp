@@ -159,9 +159,10 @@ void classify(const Fabric& f, Topology& t) {
       if (t.level[idx(s)] < 3) continue;
       const auto mine = switch_ports(s);
       if (mine.empty()) continue;
-      const auto match = std::find_if(uplink_ports.begin(), uplink_ports.end(), [&](const auto& up) {
-        return std::includes(up.begin(), up.end(), mine.begin(), mine.end());
-      });
+      const auto match =
+          std::find_if(uplink_ports.begin(), uplink_ports.end(), [&](const auto& up) {
+            return std::includes(up.begin(), up.end(), mine.begin(), mine.end());
+          });
       if (match != uplink_ports.end()) hostless.push_back(s);
     }
     if (!hostless.empty()) {
@@ -220,7 +221,8 @@ void classify(const Fabric& f, Topology& t) {
   // reach a different leaf with each. Hosts that lost HCAs (absent from a dump) do not count
   // against it; a few dual-homed hosts (storage, login) on a single-rail fabric do not make
   // one: they are listed and placed under their first HCA's leaf.
-  t.rail_optimised = connected > 0 && 2 * several_hcas >= connected && 2 * several_leaves > several_hcas;
+  t.rail_optimised =
+      connected > 0 && 2 * several_hcas >= connected && 2 * several_leaves > several_hcas;
   if (!t.rail_optimised && several_leaves > 0) {
     std::vector<std::string> names;
     for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
@@ -302,7 +304,8 @@ void classify(const Fabric& f, Topology& t) {
       spanning.push_back(f.host(HostId{h}).name);
     } else if (t.rail_optimised) {
       const auto& pod_leaves = t.pods[pod].leaves;
-      const bool inside = std::all_of(v.begin(), v.end(), [&](NodeId l) { return t.node_pod[idx(l)] == pod; });
+      const bool inside =
+          std::all_of(v.begin(), v.end(), [&](NodeId l) { return t.node_pod[idx(l)] == pod; });
       if (!inside)
         miscabled.push_back(f.host(HostId{h}).name);
       else if (v.size() < pod_leaves.size())
@@ -318,7 +321,8 @@ void classify(const Fabric& f, Topology& t) {
   if (!spanning.empty())
     t.warnings.push_back(std::to_string(spanning.size()) +
                          " host(s) reach leaves of several pods; each is placed in the pod of "
-                         "most of its leaves: " + hostlist::compress(spanning));
+                         "most of its leaves: " +
+                         hostlist::compress(spanning));
   if (!partial.empty())
     t.warnings.push_back(std::to_string(partial.size()) +
                          " host(s) reach only some of their rail group's leaves (a rail down?): " +
@@ -435,23 +439,27 @@ void classify(const Fabric& f, Topology& t) {
     for (PortId end : {l.a, l.b}) {
       const Port& p = f.port(end);
       const NodeRecord& owner = f.node(p.node);
-      const std::string where = (owner.type == NodeType::kSwitch ? t.switch_name[idx(p.node)] : owner.description) + "[" +
-                                std::to_string(p.rec.number) + "]";
+      const std::string where =
+          (owner.type == NodeType::kSwitch ? t.switch_name[idx(p.node)] : owner.description) + "[" +
+          std::to_string(p.rec.number) + "]";
       for (const auto& problem : p.health.problems) u.problems.push_back(where + ": " + problem);
     }
     if (!u.problems.empty()) t.unhealthy_links.push_back(std::move(u));
   }
   // A lost cable is reported once, from its lower end (the hosts behind it are below that).
-  auto lost_level = [&](NodeId x) { return std::pair(is_switch(x) ? int{t.level[idx(x)]} : 0, f.node(x).guid); };
+  auto lost_level = [&](NodeId x) {
+    return std::pair(is_switch(x) ? int{t.level[idx(x)]} : 0, f.node(x).guid);
+  };
   for (std::uint32_t pi = 0; pi < f.num_ports(); ++pi) {
     const Port& p = f.port(PortId{pi});
     if (p.link != kNoLink || p.health.was_linked_to == 0) continue;
-    if (const auto peer = f.find_guid(p.health.was_linked_to)) {
+    if (const auto peer = f.find_guid(p.health.was_linked_to)) {  // else: gone, report from here
       const auto peer_ports = f.ports_of(*peer);
-      const bool peer_reports = std::any_of(peer_ports.begin(), peer_ports.end(), [&](const Port& q) {
-        return q.rec.number == p.health.was_linked_port && q.link == kNoLink &&
-               q.health.was_linked_to == f.node(p.node).guid;
-      });
+      const bool peer_reports =
+          std::any_of(peer_ports.begin(), peer_ports.end(), [&](const Port& q) {
+            return q.rec.number == p.health.was_linked_port && q.link == kNoLink &&
+                   q.health.was_linked_to == f.node(p.node).guid;
+          });
       if (peer_reports && lost_level(*peer) < lost_level(p.node)) continue;
     }
     t.lost_links.push_back(PortId{pi});

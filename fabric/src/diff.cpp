@@ -15,14 +15,15 @@ namespace {
 using LinkKey = std::tuple<Guid, PortNum, Guid, PortNum>;
 
 LinkKey key_of(const Fabric& f, const Link& l) {
-  return {f.node(l.node_a).guid, f.port(l.a).rec.number, f.node(l.node_b).guid, f.port(l.b).rec.number};
+  return {f.node(l.node_a).guid, f.port(l.a).rec.number, f.node(l.node_b).guid,
+          f.port(l.b).rec.number};
 }
 
 std::string end_name(const Fabric& f, PortId p) {
   const Port& port = f.port(p);
   const NodeRecord& n = f.node(port.node);
-  return (n.type == NodeType::kSwitch ? f.topology().switch_name[idx(port.node)] : n.description) + "[" +
-         std::to_string(port.rec.number) + "]";
+  return (n.type == NodeType::kSwitch ? f.topology().switch_name[idx(port.node)] : n.description) +
+         "[" + std::to_string(port.rec.number) + "]";
 }
 
 std::string link_name(const Fabric& f, const Link& l) {
@@ -47,6 +48,15 @@ std::string ratio(double r) {
   return buf;
 }
 
+// Links with counters read on at least one end: only there can health be compared.
+std::set<LinkKey> links_with_counters(const Fabric& f) {
+  std::set<LinkKey> out;
+  for (const Link& l : f.links())
+    if (f.port(l.a).health.has_counters || f.port(l.b).health.has_counters)
+      out.insert(key_of(f, l));
+  return out;
+}
+
 std::map<LinkKey, std::string> problems_by_link(const Fabric& f) {
   std::map<LinkKey, std::string> out;
   for (const auto& u : f.topology().unhealthy_links) {
@@ -60,19 +70,23 @@ std::map<LinkKey, std::string> problems_by_link(const Fabric& f) {
 }  // namespace
 
 bool FabricDiff::empty() const {
-  return added.empty() && removed.empty() && degraded.empty() && recovered.empty() && rerated.empty() &&
-         oversubscription.empty() && moved.empty() && hosts_added.empty() && hosts_removed.empty() &&
-         switches_added.empty() && switches_removed.empty() && unhealthy.empty() && healthy_again.empty();
+  return added.empty() && removed.empty() && degraded.empty() && recovered.empty() &&
+         rerated.empty() && oversubscription.empty() && moved.empty() && hosts_added.empty() &&
+         hosts_removed.empty() && switches_added.empty() && switches_removed.empty() &&
+         unhealthy.empty() && healthy_again.empty();
 }
 
 FabricDiff diff(const Fabric& a, const Fabric& b) {
   FabricDiff d;
   // Links.
   std::map<LinkKey, LinkId> in_a, in_b;
-  for (std::uint32_t i = 0; i < a.num_links(); ++i) in_a.emplace(key_of(a, a.link(LinkId{i})), LinkId{i});
-  for (std::uint32_t i = 0; i < b.num_links(); ++i) in_b.emplace(key_of(b, b.link(LinkId{i})), LinkId{i});
+  for (std::uint32_t i = 0; i < a.num_links(); ++i)
+    in_a.emplace(key_of(a, a.link(LinkId{i})), LinkId{i});
+  for (std::uint32_t i = 0; i < b.num_links(); ++i)
+    in_b.emplace(key_of(b, b.link(LinkId{i})), LinkId{i});
   for (const auto& [k, id] : in_a)
-    if (!in_b.contains(k)) d.removed.push_back({link_name(a, a.link(id)), a.link(id).rate.to_string(), {}});
+    if (!in_b.contains(k))
+      d.removed.push_back({link_name(a, a.link(id)), a.link(id).rate.to_string(), {}});
   for (const auto& [k, id] : in_b) {
     const Link& lb = b.link(id);
     const auto it = in_a.find(k);
@@ -83,21 +97,30 @@ FabricDiff diff(const Fabric& a, const Fabric& b) {
     const LinkRate ra = a.link(it->second).rate, rb = lb.rate;
     if (ra == rb) continue;
     FabricDiff::LinkChange c{link_name(b, lb), ra.to_string(), rb.to_string()};
-    if (rb.gbps() < ra.gbps()) d.degraded.push_back(c);
-    else if (rb.gbps() > ra.gbps()) d.recovered.push_back(c);
-    else d.rerated.push_back(c);
+    if (rb.gbps() < ra.gbps())
+      d.degraded.push_back(c);
+    else if (rb.gbps() > ra.gbps())
+      d.recovered.push_back(c);
+    else
+      d.rerated.push_back(c);
   }
   // Health by counters.
   const auto pa = problems_by_link(a), pb = problems_by_link(b);
   for (const auto& [k, problems] : pb) {
     const auto it = pa.find(k);
-    if (it == pa.end() || it->second != problems) d.unhealthy.push_back(link_name(b, b.link(in_b.at(k))) + ": " + problems);
+    if (it == pa.end() || it->second != problems)
+      d.unhealthy.push_back(link_name(b, b.link(in_b.at(k))) + ": " + problems);
   }
+  const auto read_b = links_with_counters(b);
   for (const auto& [k, problems] : pa)
-    if (!pb.contains(k) && in_b.contains(k)) d.healthy_again.push_back(link_name(b, b.link(in_b.at(k))));
+    if (!pb.contains(k) && in_b.contains(k) && read_b.contains(k))
+      d.healthy_again.push_back(link_name(b, b.link(in_b.at(k))));
+  d.before_incomplete = a.topology().incomplete;
+  d.after_incomplete = b.topology().incomplete;
   // Switches and leaves.
   for (NodeId s : a.switches())
-    if (!b.find_guid(a.node(s).guid)) d.switches_removed.push_back(a.topology().switch_name[idx(s)]);
+    if (!b.find_guid(a.node(s).guid))
+      d.switches_removed.push_back(a.topology().switch_name[idx(s)]);
   for (NodeId s : b.switches())
     if (!a.find_guid(b.node(s).guid)) d.switches_added.push_back(b.topology().switch_name[idx(s)]);
   std::map<Guid, double> over_a;
@@ -126,13 +149,23 @@ FabricDiff diff(const Fabric& a, const Fabric& b) {
 }
 
 std::string diff_text(const FabricDiff& d) {
-  if (d.empty()) return "no changes\n";
   std::string o;
+  for (const auto& [side, list] :
+       {std::pair("OLD", &d.before_incomplete), std::pair("NEW", &d.after_incomplete)}) {
+    if (list->empty()) continue;
+    o += "WARNING: the " + std::string(side) +
+         " fabric is INCOMPLETE (a partial discovery published with --allow-partial); what it "
+         "lacks shows as removed:\n";
+    for (const auto& what : *list) o += "  " + what + "\n";
+  }
+  if (d.empty()) return o + "no changes\n";
   auto links = [&](const char* what, const std::vector<FabricDiff::LinkChange>& v) {
     for (const auto& c : v) {
       o += std::string(what) + " " + c.link;
-      if (!c.before.empty() && !c.after.empty()) o += ": " + c.before + " -> " + c.after;
-      else o += ": " + (c.before.empty() ? c.after : c.before);
+      if (!c.before.empty() && !c.after.empty())
+        o += ": " + c.before + " -> " + c.after;
+      else
+        o += ": " + (c.before.empty() ? c.after : c.before);
       o += "\n";
     }
   };
@@ -148,8 +181,10 @@ std::string diff_text(const FabricDiff& d) {
   for (const auto& m : d.moved) o += "moved " + m.host + ": " + m.before + " -> " + m.after + "\n";
   if (!d.hosts_removed.empty()) o += "hosts removed: " + hostlist::compress(d.hosts_removed) + "\n";
   if (!d.hosts_added.empty()) o += "hosts added: " + hostlist::compress(d.hosts_added) + "\n";
-  if (!d.switches_removed.empty()) o += "switches removed: " + hostlist::compress(d.switches_removed) + "\n";
-  if (!d.switches_added.empty()) o += "switches added: " + hostlist::compress(d.switches_added) + "\n";
+  if (!d.switches_removed.empty())
+    o += "switches removed: " + hostlist::compress(d.switches_removed) + "\n";
+  if (!d.switches_added.empty())
+    o += "switches added: " + hostlist::compress(d.switches_added) + "\n";
   return o;
 }
 
@@ -157,9 +192,11 @@ std::string diff_json(const FabricDiff& d) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["changed"] = !d.empty();
+  j["incomplete"] = {{"old", d.before_incomplete}, {"new", d.after_incomplete}};
   auto links = [](const std::vector<FabricDiff::LinkChange>& v) {
     ordered_json a = ordered_json::array();
-    for (const auto& c : v) a.push_back({{"link", c.link}, {"before", c.before}, {"after", c.after}});
+    for (const auto& c : v)
+      a.push_back({{"link", c.link}, {"before", c.before}, {"after", c.after}});
     return a;
   };
   j["removed"] = links(d.removed);
@@ -171,11 +208,13 @@ std::string diff_json(const FabricDiff& d) {
   j["healthy_again"] = d.healthy_again;
   j["oversubscription"] = ordered_json::array();
   for (const auto& c : d.oversubscription)
-    j["oversubscription"].push_back({{"leaf", c.leaf},
-                                     {"before", std::isfinite(c.before) ? ordered_json(c.before) : ordered_json(nullptr)},
-                                     {"after", std::isfinite(c.after) ? ordered_json(c.after) : ordered_json(nullptr)}});
+    j["oversubscription"].push_back(
+        {{"leaf", c.leaf},
+         {"before", std::isfinite(c.before) ? ordered_json(c.before) : ordered_json(nullptr)},
+         {"after", std::isfinite(c.after) ? ordered_json(c.after) : ordered_json(nullptr)}});
   j["moved"] = ordered_json::array();
-  for (const auto& m : d.moved) j["moved"].push_back({{"host", m.host}, {"before", m.before}, {"after", m.after}});
+  for (const auto& m : d.moved)
+    j["moved"].push_back({{"host", m.host}, {"before", m.before}, {"after", m.after}});
   j["hosts_removed"] = d.hosts_removed;
   j["hosts_added"] = d.hosts_added;
   j["switches_removed"] = d.switches_removed;

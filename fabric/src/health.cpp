@@ -7,16 +7,25 @@
 namespace fabricplace::fabric {
 namespace {
 
-constexpr std::array<std::string_view, kNumCounters> kCounterNames{
-    "SymbolErrorCounter",           "LinkErrorRecoveryCounter", "LinkDownedCounter",
-    "PortRcvErrors",                "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors",
-    "PortXmitDiscards",             "PortXmitConstraintErrors", "PortRcvConstraintErrors",
-    "LocalLinkIntegrityErrors",     "ExcessiveBufferOverrunErrors", "VL15Dropped",
-    "PortXmitWait"};
+constexpr std::array<std::string_view, kNumCounters> kCounterNames{"SymbolErrorCounter",
+                                                                   "LinkErrorRecoveryCounter",
+                                                                   "LinkDownedCounter",
+                                                                   "PortRcvErrors",
+                                                                   "PortRcvRemotePhysicalErrors",
+                                                                   "PortRcvSwitchRelayErrors",
+                                                                   "PortXmitDiscards",
+                                                                   "PortXmitConstraintErrors",
+                                                                   "PortRcvConstraintErrors",
+                                                                   "LocalLinkIntegrityErrors",
+                                                                   "ExcessiveBufferOverrunErrors",
+                                                                   "VL15Dropped",
+                                                                   "PortXmitWait"};
 
 }  // namespace
 
-std::string_view to_string(Counter c) { return kCounterNames[static_cast<std::size_t>(c)]; }
+std::string_view to_string(Counter c) {
+  return kCounterNames[static_cast<std::size_t>(c)];
+}
 
 std::optional<Counter> parse_counter(std::string_view name) {
   for (std::size_t i = 0; i < kNumCounters; ++i)
@@ -50,27 +59,32 @@ Result<HealthThresholds> parse_health_config(std::string_view text, const std::s
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const int lineno = static_cast<int>(i) + 1;
     auto line = lines[i];
-    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    if (const auto hash = line.find('#'); hash != std::string_view::npos)
+      line = line.substr(0, hash);
     line = str::trim(line);
     if (line.empty()) continue;
     const auto eq = line.find('=');
     if (eq == std::string_view::npos)
-      return fail(ErrorCode::kSyntax, "expected \"CounterName = N\", got \"" + std::string(line) + "\"", file, lineno);
+      return fail(ErrorCode::kSyntax,
+                  "expected \"CounterName = N\", got \"" + std::string(line) + "\"", file, lineno);
     const std::string name(str::trim(line.substr(0, eq)));
     const auto value = str::trim(line.substr(eq + 1));
     const auto c = parse_counter(name);
     if (!c) {
       std::string all;
       for (auto n : kCounterNames) all += (all.empty() ? "" : ", ") + std::string(n);
-      return fail(ErrorCode::kSyntax, "unknown counter \"" + name + "\", expected one of: " + all, file, lineno);
+      return fail(ErrorCode::kSyntax, "unknown counter \"" + name + "\", expected one of: " + all,
+                  file, lineno);
     }
     const auto v = str::parse_uint(value, UINT64_MAX);
     if (!v)
-      return fail(ErrorCode::kSyntax,
-                  name + ": expected a non-negative integer threshold, got \"" + std::string(value) + "\"", file,
-                  lineno);
+      return fail(
+          ErrorCode::kSyntax,
+          name + ": expected a non-negative integer threshold, got \"" + std::string(value) + "\"",
+          file, lineno);
     if (auto [it, inserted] = seen.emplace(name, lineno); !inserted)
-      return fail(ErrorCode::kDuplicate, name + " already set at line " + std::to_string(it->second), file, lineno);
+      return fail(ErrorCode::kDuplicate,
+                  name + " already set at line " + std::to_string(it->second), file, lineno);
     t.max[static_cast<std::size_t>(*c)] = *v;
   }
   return t;
@@ -92,16 +106,21 @@ std::size_t note_lost_links(FabricBuilder& builder, const Fabric& previous) {
     const Port& a = previous.port(l.a);
     const Port& b = previous.port(l.b);
     const Guid ga = previous.node(a.node).guid, gb = previous.node(b.node).guid;
-    if (!builder.has_node(ga) || !builder.has_node(gb)) continue;  // a node gone is not a link down
     if (builder.is_linked(ga, a.rec.number) || builder.is_linked(gb, b.rec.number)) continue;
-    for (const auto& [self, port, peer, peer_port] :
-         {std::tuple(ga, a.rec.number, gb, b.rec.number), std::tuple(gb, b.rec.number, ga, a.rec.number)}) {
+    bool marked = false;
+    for (const auto& [self, port, peer] :
+         {std::tuple(ga, a.rec.number, &b), std::tuple(gb, b.rec.number, &a)}) {
+      // Only ends that are still there and whose port is known (a switch port's PortInfo);
+      // a host that vanished has no ports to mark.
+      if (!builder.has_port(self, port)) continue;
       PortHealth h;
-      h.was_linked_to = peer;
-      h.was_linked_port = peer_port;
-      (void)builder.set_port_health(self, port, h);
+      h.was_linked_to = previous.node(peer->node).guid;
+      h.was_linked_port = peer->rec.number;
+      h.was_linked_desc = previous.node(peer->node).description;
+      h.was_linked_type = previous.node(peer->node).type;
+      marked = builder.set_port_health(self, port, h).has_value() || marked;
     }
-    ++lost;
+    lost += marked;
   }
   return lost;
 }

@@ -86,8 +86,8 @@ Result<void> resolve_dump(const DumpRecords& records, const std::string& file,
       // Mellanox extended port info, extended speeds only when the capability bit is set).
       builder.add_warning(file + ":" + std::to_string(p->line) + ": " + where() +
                           " reports the link as " + p->rate.to_string() + " but line " +
-                          std::to_string(back.line) + " reports it as " +
-                          back.rate.to_string() + "; taking the lower");
+                          std::to_string(back.line) + " reports it as " + back.rate.to_string() +
+                          "; taking the lower");
   }
 
   auto at_line = [&](Result<void> r, int line) -> Result<void> {

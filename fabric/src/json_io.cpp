@@ -7,8 +7,8 @@ namespace fabricplace::fabric {
 namespace {
 
 bool default_port(const NodeRecord& n, const Port& p) {
-  return n.type == NodeType::kSwitch && p.rec.guid == n.guid && p.rec.lid == n.lid && p.rec.lmc == n.lmc &&
-         p.health.empty();
+  return n.type == NodeType::kSwitch && p.rec.guid == n.guid && p.rec.lid == n.lid &&
+         p.rec.lmc == n.lmc && p.health.empty();
 }
 
 void write_health(std::string& out, const PortHealth& h) {
@@ -16,17 +16,21 @@ void write_health(std::string& out, const PortHealth& h) {
     out += ", \"counters\": {";
     for (std::size_t i = 0; i < kNumCounters; ++i) {
       if (i) out += ", ";
-      out += "\"" + std::string(to_string(static_cast<Counter>(i))) + "\": " + std::to_string(h.counters[i]);
+      out += "\"" + std::string(to_string(static_cast<Counter>(i))) +
+             "\": " + std::to_string(h.counters[i]);
     }
     out += "}";
   }
   if (!h.problems.empty()) {
     out += ", \"problems\": [";
-    for (std::size_t i = 0; i < h.problems.size(); ++i) out += (i ? ", " : "") + str::json_quote(h.problems[i]);
+    for (std::size_t i = 0; i < h.problems.size(); ++i)
+      out += (i ? ", " : "") + str::json_quote(h.problems[i]);
     out += "]";
   }
   if (h.was_linked_to != 0)
-    out += ", \"was_linked_to\": [\"" + str::guid_hex(h.was_linked_to) + "\", " + std::to_string(h.was_linked_port) + "]";
+    out += ", \"was_linked_to\": [\"" + str::guid_hex(h.was_linked_to) + "\", " +
+           std::to_string(h.was_linked_port) + ", " + str::json_quote(h.was_linked_desc) + ", \"" +
+           std::string(to_string(h.was_linked_type)) + "\"]";
 }
 
 }  // namespace

@@ -19,14 +19,38 @@ namespace {
 using nlohmann::json;
 
 // Fields of a node object, in the order docs/fabric-json.md lists them.
-enum NodeField { kGuid, kType, kDesc, kNports, kVendid, kDevid, kSysimg, kLid, kLmc, kEnh, kPorts, kNodeFields };
+enum NodeField {
+  kGuid,
+  kType,
+  kDesc,
+  kNports,
+  kVendid,
+  kDevid,
+  kSysimg,
+  kLid,
+  kLmc,
+  kEnh,
+  kPorts,
+  kNodeFields
+};
 constexpr std::array<const char*, kNodeFields> kNodeKeys{
-    "guid", "type", "desc", "nports", "vendid", "devid", "sysimgguid", "lid", "lmc", "enhanced_port0", "ports"};
-enum PortField { kPortNum, kPortGuid, kPortLid, kPortLmc, kPortCounters, kPortProblems, kPortWas, kPortFields };
-constexpr std::array<const char*, kPortFields> kPortKeys{"port",     "guid",     "lid",          "lmc",
-                                                         "counters", "problems", "was_linked_to"};
+    "guid",       "type", "desc", "nports",         "vendid", "devid",
+    "sysimgguid", "lid",  "lmc",  "enhanced_port0", "ports"};
+enum PortField {
+  kPortNum,
+  kPortGuid,
+  kPortLid,
+  kPortLmc,
+  kPortCounters,
+  kPortProblems,
+  kPortWas,
+  kPortFields
+};
+constexpr std::array<const char*, kPortFields> kPortKeys{
+    "port", "guid", "lid", "lmc", "counters", "problems", "was_linked_to"};
 constexpr std::size_t kRequiredPortFields = 4;  // port, guid, lid, lmc; health is optional
-constexpr std::array<const char*, 6> kTopKeys{"format", "version", "origin", "incomplete", "nodes", "links"};
+constexpr std::array<const char*, 6> kTopKeys{"format",     "version", "origin",
+                                              "incomplete", "nodes",   "links"};
 
 template <std::size_t N>
 int index_of(const std::array<const char*, N>& keys, const std::string& key) {
@@ -36,7 +60,19 @@ int index_of(const std::array<const char*, N>& keys, const std::string& key) {
 }
 
 // What a value means depends on where it is: the innermost open container and its key.
-enum class Ctx { kTop, kNodes, kNode, kPorts, kPort, kCounters, kProblems, kWas, kIncomplete, kLinks, kLink };
+enum class Ctx {
+  kTop,
+  kNodes,
+  kNode,
+  kPorts,
+  kPort,
+  kCounters,
+  kProblems,
+  kWas,
+  kIncomplete,
+  kLinks,
+  kLink
+};
 
 struct PendingPort {
   PortNum number = 0;
@@ -90,21 +126,24 @@ class Reader final : public json::json_sax_t {
       case Ctx::kTop: {
         const int i = index_of(kTopKeys, k);
         if (i < 0) return bad("(top level)", "unknown key \"" + k + "\"");
-        if (top_seen_[static_cast<std::size_t>(i)]) return bad("(top level)", "duplicate key \"" + k + "\"");
+        if (top_seen_[static_cast<std::size_t>(i)])
+          return bad("(top level)", "duplicate key \"" + k + "\"");
         top_seen_[static_cast<std::size_t>(i)] = true;
         return true;
       }
       case Ctx::kNode: {
         const int i = index_of(kNodeKeys, k);
         if (i < 0) return bad(node_path(""), "unknown key \"" + k + "\"");
-        if (node_seen_[static_cast<std::size_t>(i)]) return bad(node_path(""), "duplicate key \"" + k + "\"");
+        if (node_seen_[static_cast<std::size_t>(i)])
+          return bad(node_path(""), "duplicate key \"" + k + "\"");
         node_seen_[static_cast<std::size_t>(i)] = true;
         return true;
       }
       case Ctx::kPort: {
         const int i = index_of(kPortKeys, k);
         if (i < 0) return bad(port_path(""), "unknown key \"" + k + "\"");
-        if (port_seen_[static_cast<std::size_t>(i)]) return bad(port_path(""), "duplicate key \"" + k + "\"");
+        if (port_seen_[static_cast<std::size_t>(i)])
+          return bad(port_path(""), "duplicate key \"" + k + "\"");
         port_seen_[static_cast<std::size_t>(i)] = true;
         return true;
       }
@@ -112,7 +151,8 @@ class Reader final : public json::json_sax_t {
         const auto c = parse_counter(k);
         if (!c) return bad(port_path("counters"), "unknown counter \"" + k + "\"");
         counter_ = static_cast<std::size_t>(*c);
-        if (counter_seen_[counter_]) return bad(port_path("counters"), "duplicate key \"" + k + "\"");
+        if (counter_seen_[counter_])
+          return bad(port_path("counters"), "duplicate key \"" + k + "\"");
         counter_seen_[counter_] = true;
         return true;
       }
@@ -125,10 +165,14 @@ class Reader final : public json::json_sax_t {
     const Ctx ctx = top();
     stack_.pop_back();
     switch (ctx) {
-      case Ctx::kNode: return finish_node();
-      case Ctx::kPort: return finish_port();
-      case Ctx::kTop: return finish_top();
-      default: return true;
+      case Ctx::kNode:
+        return finish_node();
+      case Ctx::kPort:
+        return finish_port();
+      case Ctx::kTop:
+        return finish_top();
+      default:
+        return true;
     }
   }
 
@@ -167,29 +211,39 @@ class Reader final : public json::json_sax_t {
     const Ctx ctx = top();
     stack_.pop_back();
     switch (ctx) {
-      case Ctx::kNodes: return true;
-      case Ctx::kPorts: return true;
-      case Ctx::kLinks: return true;
+      case Ctx::kNodes:
+        return true;
+      case Ctx::kPorts:
+        return true;
+      case Ctx::kLinks:
+        return true;
       case Ctx::kWas:
-        if (was_pos_ != 2) return bad(port_path("was_linked_to"), "expected [\"0x<guid>\", port]");
+        if (was_pos_ != 4) return bad(port_path("was_linked_to"), kWasShape);
         return true;
       case Ctx::kLink:
         if (link_pos_ != 5) return bad(link_path(-1), kLinkShape);
         links_.push_back(link_);
         ++link_index_;
         return true;
-      default: return true;
+      default:
+        return true;
     }
   }
 
   // --- scalars ---------------------------------------------------------------------
-  bool number_unsigned(number_unsigned_t v) override { return scalar(Scalar{Scalar::kUnsigned, v, {}, false}); }
+  bool number_unsigned(number_unsigned_t v) override {
+    return scalar(Scalar{Scalar::kUnsigned, v, {}, false});
+  }
   bool number_integer(number_integer_t v) override {
     if (v >= 0) return number_unsigned(static_cast<number_unsigned_t>(v));
     return scalar(Scalar{Scalar::kOther, 0, {}, false});
   }
-  bool number_float(number_float_t, const string_t&) override { return scalar(Scalar{Scalar::kOther, 0, {}, false}); }
-  bool string(string_t& s) override { return scalar(Scalar{Scalar::kString, 0, std::move(s), false}); }
+  bool number_float(number_float_t, const string_t&) override {
+    return scalar(Scalar{Scalar::kOther, 0, {}, false});
+  }
+  bool string(string_t& s) override {
+    return scalar(Scalar{Scalar::kString, 0, std::move(s), false});
+  }
   bool boolean(bool v) override { return scalar(Scalar{Scalar::kBool, 0, {}, v}); }
   bool null() override { return scalar(Scalar{Scalar::kOther, 0, {}, false}); }
   bool binary(binary_t&) override { return scalar(Scalar{Scalar::kOther, 0, {}, false}); }
@@ -202,7 +256,10 @@ class Reader final : public json::json_sax_t {
   std::string parse_error_what;
 
  private:
-  static constexpr const char* kLinkShape = "expected [\"0x<guid>\", port, \"0x<guid>\", port, \"<rate>\"]";
+  static constexpr const char* kLinkShape =
+      "expected [\"0x<guid>\", port, \"0x<guid>\", port, \"<rate>\"]";
+  static constexpr const char* kWasShape =
+      "expected [\"0x<guid>\", port, \"<description>\", \"switch|ca|router\"]";
 
   struct Scalar {
     enum Kind { kUnsigned, kString, kBool, kOther } kind;
@@ -223,17 +280,29 @@ class Reader final : public json::json_sax_t {
   }
   bool unexpected_value(const char* what) {
     switch (top()) {
-      case Ctx::kTop: return bad(key_, std::string("expected a value here, not an ") + what);
-      case Ctx::kNodes: return bad("nodes[" + std::to_string(node_index_) + "]", "expected an object");
-      case Ctx::kNode: return bad(node_path(key_), std::string("expected a value here, not an ") + what);
-      case Ctx::kPorts: return bad(port_path(""), "expected a port number or an object");
-      case Ctx::kPort: return bad(port_path(key_), std::string("expected a value here, not an ") + what);
-      case Ctx::kCounters: return bad(port_path("counters"), std::string("expected a number, not an ") + what);
-      case Ctx::kProblems: return bad(port_path("problems"), std::string("expected a string, not an ") + what);
-      case Ctx::kWas: return bad(port_path("was_linked_to"), "expected [\"0x<guid>\", port]");
-      case Ctx::kIncomplete: return bad("incomplete", std::string("expected a string, not an ") + what);
-      case Ctx::kLinks: return bad(link_path(-1), kLinkShape);
-      case Ctx::kLink: return bad(link_path(static_cast<int>(link_pos_)), std::string("expected a value here, not an ") + what);
+      case Ctx::kTop:
+        return bad(key_, std::string("expected a value here, not an ") + what);
+      case Ctx::kNodes:
+        return bad("nodes[" + std::to_string(node_index_) + "]", "expected an object");
+      case Ctx::kNode:
+        return bad(node_path(key_), std::string("expected a value here, not an ") + what);
+      case Ctx::kPorts:
+        return bad(port_path(""), "expected a port number or an object");
+      case Ctx::kPort:
+        return bad(port_path(key_), std::string("expected a value here, not an ") + what);
+      case Ctx::kCounters:
+        return bad(port_path("counters"), std::string("expected a number, not an ") + what);
+      case Ctx::kProblems:
+        return bad(port_path("problems"), std::string("expected a string, not an ") + what);
+      case Ctx::kWas:
+        return bad(port_path("was_linked_to"), kWasShape);
+      case Ctx::kIncomplete:
+        return bad("incomplete", std::string("expected a string, not an ") + what);
+      case Ctx::kLinks:
+        return bad(link_path(-1), kLinkShape);
+      case Ctx::kLink:
+        return bad(link_path(static_cast<int>(link_pos_)),
+                   std::string("expected a value here, not an ") + what);
     }
     return false;
   }
@@ -281,13 +350,19 @@ class Reader final : public json::json_sax_t {
   bool scalar(Scalar v) {
     if (stack_.empty()) return bad("(top level)", "expected an object");
     switch (top()) {
-      case Ctx::kTop: return top_value(v);
-      case Ctx::kNodes: return bad("nodes[" + std::to_string(node_index_) + "]", "expected an object");
-      case Ctx::kNode: return node_value(v);
-      case Ctx::kPorts: return bare_port(v);
-      case Ctx::kPort: return port_value(v);
+      case Ctx::kTop:
+        return top_value(v);
+      case Ctx::kNodes:
+        return bad("nodes[" + std::to_string(node_index_) + "]", "expected an object");
+      case Ctx::kNode:
+        return node_value(v);
+      case Ctx::kPorts:
+        return bare_port(v);
+      case Ctx::kPort:
+        return port_value(v);
       case Ctx::kCounters: {
-        const auto n = uint(v, [&] { return port_path("counters"); }, UINT64_MAX);
+        const auto n = uint(
+            v, [&] { return port_path("counters"); }, UINT64_MAX);
         if (!n) return false;
         port_.health.counters[counter_] = *n;
         return true;
@@ -305,8 +380,15 @@ class Reader final : public json::json_sax_t {
         } else if (was_pos_ == 1) {
           if (!(x = uint(v, at, 65535))) return false;
           port_.health.was_linked_port = static_cast<PortNum>(*x);
+        } else if (was_pos_ == 2 && v.kind == Scalar::kString) {
+          port_.health.was_linked_desc = v.s;
+        } else if (was_pos_ == 3 && v.kind == Scalar::kString &&
+                   (v.s == "switch" || v.s == "ca" || v.s == "router")) {
+          port_.health.was_linked_type = v.s == "switch" ? NodeType::kSwitch
+                                         : v.s == "ca"   ? NodeType::kCa
+                                                         : NodeType::kRouter;
         } else {
-          return bad(at(), "expected [\"0x<guid>\", port]");
+          return bad(at(), kWasShape);
         }
         ++was_pos_;
         return true;
@@ -315,8 +397,10 @@ class Reader final : public json::json_sax_t {
         if (v.kind != Scalar::kString) return bad("incomplete", "expected a string");
         b_.add_incomplete(v.s);
         return true;
-      case Ctx::kLinks: return bad(link_path(-1), kLinkShape);
-      case Ctx::kLink: return link_value(v);
+      case Ctx::kLinks:
+        return bad(link_path(-1), kLinkShape);
+      case Ctx::kLink:
+        return link_value(v);
     }
     return false;
   }
@@ -329,8 +413,10 @@ class Reader final : public json::json_sax_t {
     }
     if (key_ == "version") {
       if (v.kind != Scalar::kUnsigned || v.u != static_cast<std::uint64_t>(kJsonVersion))
-        return bad("version", "this build reads version " + std::to_string(kJsonVersion) + ", got " +
-                                  (v.kind == Scalar::kUnsigned ? std::to_string(v.u) : std::string("a non-integer")));
+        return bad(
+            "version",
+            "this build reads version " + std::to_string(kJsonVersion) + ", got " +
+                (v.kind == Scalar::kUnsigned ? std::to_string(v.u) : std::string("a non-integer")));
       return true;
     }
     if (key_ == "origin") {
@@ -352,10 +438,14 @@ class Reader final : public json::json_sax_t {
         return true;
       }
       case kType:
-        if (v.kind == Scalar::kString && v.s == "switch") node_.type = NodeType::kSwitch;
-        else if (v.kind == Scalar::kString && v.s == "ca") node_.type = NodeType::kCa;
-        else if (v.kind == Scalar::kString && v.s == "router") node_.type = NodeType::kRouter;
-        else return bad(at(), "expected \"switch\", \"ca\" or \"router\"");
+        if (v.kind == Scalar::kString && v.s == "switch")
+          node_.type = NodeType::kSwitch;
+        else if (v.kind == Scalar::kString && v.s == "ca")
+          node_.type = NodeType::kCa;
+        else if (v.kind == Scalar::kString && v.s == "router")
+          node_.type = NodeType::kRouter;
+        else
+          return bad(at(), "expected \"switch\", \"ca\" or \"router\"");
         return true;
       case kDesc:
         if (v.kind != Scalar::kString) return bad(at(), "expected a string");
@@ -402,7 +492,8 @@ class Reader final : public json::json_sax_t {
   }
 
   bool bare_port(const Scalar& v) {
-    const auto n = uint(v, [&] { return port_path(""); }, 65535);
+    const auto n = uint(
+        v, [&] { return port_path(""); }, 65535);
     if (!n) return false;
     ports_.push_back(PendingPort{static_cast<PortNum>(*n), true, {}, port_index_++, {}});
     return true;
@@ -434,7 +525,8 @@ class Reader final : public json::json_sax_t {
 
   bool finish_port() {
     for (std::size_t f = 0; f < kRequiredPortFields; ++f)
-      if (!port_seen_[f]) return bad(port_path(""), std::string("missing \"") + kPortKeys[f] + "\"");
+      if (!port_seen_[f])
+        return bad(port_path(""), std::string("missing \"") + kPortKeys[f] + "\"");
     ports_.push_back(port_);
     ++port_index_;
     return true;
@@ -464,14 +556,18 @@ class Reader final : public json::json_sax_t {
     for (std::size_t f = 0; f < kNodeFields; ++f) {
       const bool switch_only = f == kLid || f == kLmc || f == kEnh;
       if (switch_only && !sw) {
-        if (node_seen_[f]) return bad(node_path(""), std::string("unknown key \"") + kNodeKeys[f] + "\"");
+        if (node_seen_[f])
+          return bad(node_path(""), std::string("unknown key \"") + kNodeKeys[f] + "\"");
         continue;
       }
-      if (!node_seen_[f]) return bad(node_path(""), std::string("missing \"") + kNodeKeys[f] + "\"");
+      if (!node_seen_[f])
+        return bad(node_path(""), std::string("missing \"") + kNodeKeys[f] + "\"");
     }
     if (b_.has_node(node_.guid))
-      return bad(node_path(""), "duplicate GUID " + str::guid_hex(node_.guid), ErrorCode::kDuplicate);
-    if (auto r = b_.add_node(node_); !r) return bad(node_path(""), r.error().message, r.error().code);
+      return bad(node_path(""), "duplicate GUID " + str::guid_hex(node_.guid),
+                 ErrorCode::kDuplicate);
+    if (auto r = b_.add_node(node_); !r)
+      return bad(node_path(""), r.error().message, r.error().code);
     for (const PendingPort& p : ports_) {
       port_index_ = p.index;
       PortRecord rec = p.rec;
@@ -479,15 +575,18 @@ class Reader final : public json::json_sax_t {
       if (p.bare) {
         if (!sw)
           return bad(port_path(""),
-                     "a bare port number is only allowed on switches; expected {\"port\": N, \"guid\": ...}");
+                     "a bare port number is only allowed on switches; expected {\"port\": N, "
+                     "\"guid\": ...}");
         rec.guid = node_.guid;
         rec.lid = node_.lid;
         rec.lmc = node_.lmc;
       }
       if (rec.number == 0) return bad(port_path(""), "port numbers start at 1");
       if (b_.has_port(node_.guid, rec.number))
-        return bad(port_path(""), "port " + std::to_string(rec.number) + " is listed twice", ErrorCode::kDuplicate);
-      if (auto r = b_.add_port(node_.guid, rec); !r) return bad(port_path(""), r.error().message, r.error().code);
+        return bad(port_path(""), "port " + std::to_string(rec.number) + " is listed twice",
+                   ErrorCode::kDuplicate);
+      if (auto r = b_.add_port(node_.guid, rec); !r)
+        return bad(port_path(""), r.error().message, r.error().code);
       if (!p.health.empty())
         if (auto r = b_.set_port_health(node_.guid, rec.number, p.health); !r)
           return bad(port_path(""), r.error().message, r.error().code);
@@ -498,7 +597,8 @@ class Reader final : public json::json_sax_t {
 
   bool finish_top() {
     for (std::size_t i = 0; i < kTopKeys.size(); ++i)
-      if (i != 2 && i != 3 && !top_seen_[i]) return bad("(top level)", std::string("missing \"") + kTopKeys[i] + "\"");
+      if (i != 2 && i != 3 && !top_seen_[i])
+        return bad("(top level)", std::string("missing \"") + kTopKeys[i] + "\"");
     // Links last: a hand-edited file may list them before the nodes.
     for (const PendingLink& l : links_) {
       link_index_ = l.index;
@@ -506,14 +606,18 @@ class Reader final : public json::json_sax_t {
         if (!b_.has_port(g, static_cast<PortNum>(port)))
           return bad(link_path(-1),
                      "port " + std::to_string(port) + " of " + str::guid_hex(g) + " is " +
-                         (b_.has_node(g) ? "not listed in that node's \"ports\"" : "on a node that is not in \"nodes\""),
+                         (b_.has_node(g) ? "not listed in that node's \"ports\""
+                                         : "on a node that is not in \"nodes\""),
                      ErrorCode::kReference);
       for (const auto& [g, port] : {std::pair(l.v[0], l.v[1]), std::pair(l.v[2], l.v[3])})
         if (b_.is_linked(g, static_cast<PortNum>(port)))
           return bad(link_path(-1),
-                     "port " + std::to_string(port) + " of " + str::guid_hex(g) + " is already linked by an earlier entry",
+                     "port " + std::to_string(port) + " of " + str::guid_hex(g) +
+                         " is already linked by an earlier entry",
                      ErrorCode::kDuplicate);
-      if (auto r = b_.add_link(l.v[0], static_cast<PortNum>(l.v[1]), l.v[2], static_cast<PortNum>(l.v[3]), l.rate); !r)
+      if (auto r = b_.add_link(l.v[0], static_cast<PortNum>(l.v[1]), l.v[2],
+                               static_cast<PortNum>(l.v[3]), l.rate);
+          !r)
         return bad(link_path(-1), r.error().message, r.error().code);
     }
     return true;
@@ -541,13 +645,15 @@ class Reader final : public json::json_sax_t {
 
 Result<void> read_json(std::string_view text, const std::string& file, FabricBuilder& builder) {
   Reader reader(file, builder);
-  const bool ok = json::sax_parse(text.begin(), text.end(), &reader, json::input_format_t::json, true);
+  const bool ok =
+      json::sax_parse(text.begin(), text.end(), &reader, json::input_format_t::json, true);
   if (ok) return {};
   if (reader.error) return std::unexpected(*reader.error);
   // A syntax error: nlohmann's message says "at line L, column C"; keep the line for Error.
   std::string what = reader.parse_error_what;
   int line = 0;
-  if (const auto p = what.find("at line "); p != std::string::npos) line = std::atoi(what.c_str() + p + 8);
+  if (const auto p = what.find("at line "); p != std::string::npos)
+    line = std::atoi(what.c_str() + p + 8);
   if (const auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
   return fail(ErrorCode::kSyntax, "invalid JSON: " + what, file, line);
 }

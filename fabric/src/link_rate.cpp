@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <tuple>
 #include <utility>
 
 namespace fabricplace::fabric {
@@ -14,12 +15,12 @@ struct SpeedInfo {
 };
 // Ordered longest name first where prefixes collide ("FDR10" before "FDR").
 constexpr std::array<SpeedInfo, 9> kSpeeds{{
-    {LinkSpeed::kFDR10, "FDR10", 10.0},
-    {LinkSpeed::kSDR, "SDR", 2.5},
-    {LinkSpeed::kDDR, "DDR", 5.0},
-    {LinkSpeed::kQDR, "QDR", 10.0},
-    {LinkSpeed::kFDR, "FDR", 14.0},
-    {LinkSpeed::kEDR, "EDR", 25.0},
+    {LinkSpeed::kFDR10, "FDR10", 10.3125 * 64 / 66},  // QDR signalling, 64b/66b: 10 Gb/s
+    {LinkSpeed::kSDR, "SDR", 2.5 * 8 / 10},
+    {LinkSpeed::kDDR, "DDR", 5.0 * 8 / 10},
+    {LinkSpeed::kQDR, "QDR", 10.0 * 8 / 10},
+    {LinkSpeed::kFDR, "FDR", 14.0625 * 64 / 66},
+    {LinkSpeed::kEDR, "EDR", 25.78125 * 64 / 66},
     {LinkSpeed::kHDR, "HDR", 50.0},
     {LinkSpeed::kNDR, "NDR", 100.0},
     {LinkSpeed::kXDR, "XDR", 200.0},
@@ -94,8 +95,8 @@ std::optional<LinkSpeed> parse_speed(std::string_view s) {
 
 LinkRate lower_rate(LinkRate a, LinkRate b) {
   if (a.known() && b.known()) {
-    if (a.gbps() != b.gbps()) return a.gbps() < b.gbps() ? a : b;
-    return a.width < b.width ? a : b;  // same rate: fewer, faster lanes
+    const auto key = [](const LinkRate& r) { return std::tuple(r.gbps(), r.width, r.speed); };
+    return key(b) < key(a) ? b : a;
   }
   if (a.width == LinkWidth::kUnknown) a.width = b.width;
   if (a.speed == LinkSpeed::kUnknown) a.speed = b.speed;

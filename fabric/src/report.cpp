@@ -102,6 +102,32 @@ std::vector<HostId> hosts_below(const Fabric& f, NodeId low) {
   return out;
 }
 
+// The far end of a lost link, by name, and the hosts that lost it: the host itself when the
+// far end was an HCA (it may be gone, powered off), else the hosts below the near end.
+std::pair<std::string, std::string> lost_peer(const Fabric& f, PortId p) {
+  const Port& port = f.port(p);
+  const PortHealth& h = port.health;
+  const auto peer = f.find_guid(h.was_linked_to);
+  std::string name = h.was_linked_desc.empty() ? str::guid_hex(h.was_linked_to) : h.was_linked_desc;
+  if (peer && f.node(*peer).type == NodeType::kSwitch) name = f.topology().switch_name[idx(*peer)];
+  if (!peer && h.was_linked_type == NodeType::kSwitch && !h.was_linked_desc.empty()) {
+    // "MF0;spine02:MQM8700/U1" -> spine02, as switch names are made.
+    const auto semi = h.was_linked_desc.find(';');
+    const auto colon = h.was_linked_desc.find(':', semi == std::string::npos ? 0 : semi);
+    if (semi != std::string::npos && colon != std::string::npos)
+      name = h.was_linked_desc.substr(semi + 1, colon - semi - 1);
+  }
+  std::string hosts;
+  if (h.was_linked_type == NodeType::kCa) {
+    hosts = std::string(split_ca_description(h.was_linked_desc).first);
+  } else {
+    std::vector<std::string> names;
+    for (HostId x : hosts_below(f, port.node)) names.push_back(f.host(x).name);
+    hosts = hostlist::compress(names);
+  }
+  return {name, hosts.empty() ? std::string("none") : hosts};
+}
+
 std::string show_text(const Fabric& f) {
   const Topology& t = f.topology();
   std::string o;
@@ -143,8 +169,8 @@ std::string show_text(const Fabric& f) {
       groups;
   std::vector<std::tuple<std::string, std::uint32_t, std::uint32_t, std::uint32_t>> order;
   for (const auto& st : t.leaf_stats) {
-    auto key = std::tuple(st.hosts == 0 ? std::string("no hosts") : ratio(st.oversubscription), st.hosts,
-                          st.down_links, st.up_links);
+    auto key = std::tuple(st.hosts == 0 ? std::string("no hosts") : ratio(st.oversubscription),
+                          st.hosts, st.down_links, st.up_links);
     if (!groups.contains(key)) order.push_back(key);
     groups[key].push_back(st.leaf);
   }
@@ -159,7 +185,8 @@ std::string show_text(const Fabric& f) {
          " links, nominal " + tier.nominal.to_string() + ", " + std::to_string(tier.degraded) +
          " degraded");
   // Link health: degraded rates, error counters past their thresholds, lost links.
-  const std::size_t problems = t.degraded_links.size() + t.unhealthy_links.size() + t.lost_links.size();
+  const std::size_t problems =
+      t.degraded_links.size() + t.unhealthy_links.size() + t.lost_links.size();
   auto behind = [&](const std::vector<HostId>& hs) {
     const std::string s = names_of(f, hs);
     return s.empty() ? std::string("none") : s;
@@ -173,22 +200,21 @@ std::string show_text(const Fabric& f) {
   } else {
     line("  link health: " + std::to_string(problems) + " problem(s)");
     for (const auto& d : t.degraded_links)
-      line("    degraded " + link_text(d.link) + ": " + f.link(d.link).rate.to_string() + ", nominal " +
-           d.nominal.to_string() + " (" + d.reason + "); hosts behind: " + behind(hosts_behind(f, d.link)));
+      line("    degraded " + link_text(d.link) + ": " + f.link(d.link).rate.to_string() +
+           ", nominal " + d.nominal.to_string() + " (" + d.reason +
+           "); hosts behind: " + behind(hosts_behind(f, d.link)));
     for (const auto& u : t.unhealthy_links) {
       std::string what;
       for (const auto& p : u.problems) what += (what.empty() ? "" : "; ") + p;
-      line("    errors " + link_text(u.link) + ": " + what + "; hosts behind: " + behind(hosts_behind(f, u.link)));
+      line("    errors " + link_text(u.link) + ": " + what +
+           "; hosts behind: " + behind(hosts_behind(f, u.link)));
     }
     for (PortId p : t.lost_links) {
       const Port& port = f.port(p);
-      const auto peer = f.find_guid(port.health.was_linked_to);
-      const std::string peer_name =
-          peer ? (f.node(*peer).type == NodeType::kSwitch ? t.switch_name[idx(*peer)] : f.node(*peer).description)
-               : str::guid_hex(port.health.was_linked_to);
+      const auto [peer_name, hosts] = lost_peer(f, p);
       line("    down " + end_name(f, port.node, p) + ": linked to " + peer_name + "[" +
-           std::to_string(port.health.was_linked_port) + "] in the previous discovery; hosts behind: " +
-           behind(hosts_below(f, port.node)));
+           std::to_string(port.health.was_linked_port) +
+           "] in the previous discovery; hosts behind: " + hosts);
     }
   }
   if (!t.incomplete.empty()) {
@@ -272,7 +298,8 @@ std::string show_json(const Fabric& f) {
     for (NodeId l : t.host_leaves[h]) leaves.push_back(t.switch_name[idx(l)]);
     const NodeId primary = t.host_leaf[h];
     j["hosts"].push_back({{"name", f.host(HostId{h}).name},
-                          {"leaf", primary == kNoNode ? ordered_json(nullptr) : ordered_json(t.switch_name[idx(primary)])},
+                          {"leaf", primary == kNoNode ? ordered_json(nullptr)
+                                                      : ordered_json(t.switch_name[idx(primary)])},
                           {"leaves", leaves},
                           {"pod", opt(t.host_pod[h])}});
   }
@@ -315,10 +342,12 @@ std::string show_json(const Fabric& f) {
   j["lost_links"] = ordered_json::array();
   for (PortId p : t.lost_links) {
     const Port& port = f.port(p);
+    const auto [peer_name, hosts] = lost_peer(f, p);
     j["lost_links"].push_back({{"port", end_name(f, port.node, p)},
-                               {"was_linked_to", str::guid_hex(port.health.was_linked_to)},
+                               {"was_linked_to", peer_name},
+                               {"was_linked_guid", str::guid_hex(port.health.was_linked_to)},
                                {"was_linked_port", port.health.was_linked_port},
-                               {"hosts_behind", names_of(f, hosts_below(f, port.node))}});
+                               {"hosts_behind", hosts}});
   }
   j["incomplete"] = t.incomplete;
   std::vector<std::string> split;

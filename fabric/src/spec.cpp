@@ -486,7 +486,8 @@ Result<Fabric> generate(std::string_view spec) {
     if (cut.contains({ref->node, ref->port}))
       return spec_error(params->kind + ": cut=" + c + ": that link is already cut");
     if (rate_of.contains({ref->node, ref->port}))
-      return spec_error(params->kind + ": cut=" + c + ": that link is also degraded; cut or degrade it, not both");
+      return spec_error(params->kind + ": cut=" + c +
+                        ": that link is also degraded; cut or degrade it, not both");
     cut[{ref->node, ref->port}] = true;
     cut[{peer, pp}] = true;
   }

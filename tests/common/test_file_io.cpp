@@ -77,7 +77,7 @@ TEST(FileIo, KeepsTheModeAndWritesThroughSymlinks) {
   ASSERT_TRUE(write_file_atomic((d / "link.conf").string(), "v2"));
   EXPECT_TRUE(fs::is_symlink(d / "link.conf"));  // the link survives
   EXPECT_EQ(*read_file(real), "v2");
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(real.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);
   EXPECT_EQ(entries(d), 2u);

@@ -13,7 +13,8 @@ TEST(Strings, ParseUintRespectsTheMaximumExactly) {
   EXPECT_FALSE(str::parse_uint("255", 254));
   EXPECT_EQ(str::parse_uint("18446744073709551615", UINT64_MAX), UINT64_MAX);
   EXPECT_FALSE(str::parse_uint("18446744073709551616", UINT64_MAX));
-  for (const char* bad : {"", "-1", "+1", "1 ", "0x10", "1e3"}) EXPECT_FALSE(str::parse_uint(bad, 1000)) << bad;
+  for (const char* bad : {"", "-1", "+1", "1 ", "0x10", "1e3"})
+    EXPECT_FALSE(str::parse_uint(bad, 1000)) << bad;
 }
 
 TEST(Strings, ParseHex) {

@@ -11,20 +11,18 @@ using namespace fabricplace::fabric;
 namespace {
 
 // A valid two-host dump: line numbers below refer to this layout.
-const std::
-    string
-        kSwitch =
-            "vendid=0x2c9\n"                                     // 1
-            "devid=0xcf08\n"                                     // 2
-            "sysimgguid=0xfc6a1c0300100000\n"                    // 3
-            "switchguid=0xfc6a1c0300100000(fc6a1c0300100000)\n"  // 4
-            "Switch\t40 \"S-fc6a1c0300100000\"\t\t# \"MF0;leaf01:MQM8700/U1\" enhanced port 0 lid "
-            "0 lmc 0\n"  // 5
-            "[1]\t\"H-1070fd0300200000\"[1](1070fd0300200001) \t\t# \"node001 mlx5_0\" lid 0 "
-            "4xHDR\n"  // 6
-            "[2]\t\"H-1070fd0300200002\"[1](1070fd0300200003) \t\t# \"node002 mlx5_0\" lid 0 "
-            "4xHDR\n"  // 7
-            "\n";      // 8
+const std::string kSwitch =
+    "vendid=0x2c9\n"                                     // 1
+    "devid=0xcf08\n"                                     // 2
+    "sysimgguid=0xfc6a1c0300100000\n"                    // 3
+    "switchguid=0xfc6a1c0300100000(fc6a1c0300100000)\n"  // 4
+    "Switch\t40 \"S-fc6a1c0300100000\"\t\t# \"MF0;leaf01:MQM8700/U1\" enhanced port 0 lid "
+    "0 lmc 0\n"  // 5
+    "[1]\t\"H-1070fd0300200000\"[1](1070fd0300200001) \t\t# \"node001 mlx5_0\" lid 0 "
+    "4xHDR\n"  // 6
+    "[2]\t\"H-1070fd0300200002\"[1](1070fd0300200003) \t\t# \"node002 mlx5_0\" lid 0 "
+    "4xHDR\n"  // 7
+    "\n";      // 8
 const std::string kCa1 =
     "vendid=0x2c9\n"                                          // 9
     "devid=0x101b\n"                                          // 10
@@ -167,7 +165,8 @@ TEST(DumpQuirks, EndsReportingDifferentRatesGiveTheLowerAndAWarning) {
   // Each end prints its own PortInfo; a switch that does not report extended speeds shows
   // QDR where the HCA shows EDR.
   FabricBuilder b;
-  const std::string text = replace(kGood, "\"MF0;leaf01:MQM8700/U1\" lid 0 4xHDR\n", "\"MF0;leaf01:MQM8700/U1\" lid 0 4xEDR\n");
+  const std::string text = replace(kGood, "\"MF0;leaf01:MQM8700/U1\" lid 0 4xHDR\n",
+                                   "\"MF0;leaf01:MQM8700/U1\" lid 0 4xEDR\n");
   ASSERT_TRUE(read_ibnetdiscover(text, "dump.txt", b));
   auto f = b.build();
   ASSERT_TRUE(f);
@@ -176,7 +175,8 @@ TEST(DumpQuirks, EndsReportingDifferentRatesGiveTheLowerAndAWarning) {
   EXPECT_EQ(f->link(f->ports_of(ca)[0].link).rate.to_string(), "4xEDR");
   ASSERT_FALSE(f->topology().warnings.empty());
   EXPECT_EQ(f->topology().warnings[0],
-            "dump.txt:6: port 1 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) reports the link as 4xHDR but line "
+            "dump.txt:6: port 1 of \"MF0;leaf01:MQM8700/U1\" (0xfc6a1c0300100000) reports the link "
+            "as 4xHDR but line "
             "13 reports it as 4xEDR; taking the lower");
 }
 
@@ -185,7 +185,9 @@ TEST(DumpQuirks, PortBeyondTheDeclaredCountIsAnErrorOnItsLine) {
   auto r = read_ibnetdiscover(replace(kGood, "Switch\t40 ", "Switch\t1 "), "dump.txt", b);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().line, 7);
-  EXPECT_NE(r.error().message.find("port 2 is beyond the 1 ports the node record on line 5 declares"), std::string::npos)
+  EXPECT_NE(
+      r.error().message.find("port 2 is beyond the 1 ports the node record on line 5 declares"),
+      std::string::npos)
       << r.error().message;
 }
 

@@ -180,7 +180,8 @@ TEST(Hosts, AreInNaturalOrderWhateverTheirNames) {
 namespace {
 bool has_warning(const Fabric& f, const std::string& text) {
   const auto& w = f.topology().warnings;
-  return std::any_of(w.begin(), w.end(), [&](const std::string& s) { return s.find(text) != std::string::npos; });
+  return std::any_of(w.begin(), w.end(),
+                     [&](const std::string& s) { return s.find(text) != std::string::npos; });
 }
 Fabric from_topology_conf(const std::string& text) {
   FabricBuilder b("conf");
@@ -217,8 +218,9 @@ TEST(Classify, ADualHomedHostDoesNotMakeTheFabricRailOptimised) {
   const HostId h = *f->find_host("node001");
   EXPECT_EQ(t.host_leaves[idx(h)].size(), 2u);
   EXPECT_EQ(t.switch_name[idx(t.host_leaf[idx(h)])], "leaf01");  // its first HCA's leaf
-  EXPECT_TRUE(has_warning(*f, "1 host(s) reach several leaves on a single-rail fabric (dual-homed); "
-                              "each is placed under its first HCA's leaf: node001"));
+  EXPECT_TRUE(has_warning(*f,
+                          "1 host(s) reach several leaves on a single-rail fabric (dual-homed); "
+                          "each is placed under its first HCA's leaf: node001"));
   const auto tree = slurm_tree(*f);
   ASSERT_EQ(tree.switches.front().name, "leaf01");
   EXPECT_EQ(tree.switches.front().hosts.size(), 4u);
@@ -243,8 +245,10 @@ TEST(Classify, RailGroupsAreHostsWithTheSameLeavesNotEverythingTheyTouch) {
   EXPECT_EQ(leaves(1), (std::vector<std::string>{"su2r0", "su2r1"}));
   EXPECT_EQ(t.host_pod[idx(*f.find_host("n1"))], 0u);  // tie: its first HCA's group
   EXPECT_EQ(t.host_pod[idx(*f.find_host("n9"))], 1u);
-  EXPECT_TRUE(has_warning(f, "1 host(s) have HCAs on leaves of another rail group (miscabled?): n1"));
-  EXPECT_TRUE(has_warning(f, "1 host(s) reach only some of their rail group's leaves (a rail down?): n9"));
+  EXPECT_TRUE(
+      has_warning(f, "1 host(s) have HCAs on leaves of another rail group (miscabled?): n1"));
+  EXPECT_TRUE(
+      has_warning(f, "1 host(s) reach only some of their rail group's leaves (a rail down?): n9"));
   const auto tree = slurm_tree(f);
   ASSERT_GE(tree.switches.size(), 2u);
   EXPECT_EQ(tree.switches[0].hosts.size(), 4u);  // n[1-4]
@@ -252,20 +256,24 @@ TEST(Classify, RailGroupsAreHostsWithTheSameLeavesNotEverythingTheyTouch) {
 }
 
 TEST(Classify, ALeafWhoseHostsAreAllDownStaysALeaf) {
-  const Fabric f = test::gen("fat2:leaves=4,down=4,up=4,cut=leaf04:1,cut=leaf04:2,cut=leaf04:3,cut=leaf04:4");
+  const Fabric f =
+      test::gen("fat2:leaves=4,down=4,up=4,cut=leaf04:1,cut=leaf04:2,cut=leaf04:3,cut=leaf04:4");
   const auto& t = f.topology();
   const NodeId leaf04 = *f.find_switch("leaf04");
   EXPECT_EQ(t.level[idx(leaf04)], 1);
   EXPECT_EQ(t.max_level, 2);
   EXPECT_EQ(t.leaves.size(), 4u);
   EXPECT_EQ(t.pods.size(), 1u);
-  EXPECT_TRUE(has_warning(f, "1 switch(es) without any active HCA link are taken as leaves without hosts (their "
-                              "links use leaf uplink ports): leaf04"));
+  EXPECT_TRUE(has_warning(
+      f,
+      "1 switch(es) without any active HCA link are taken as leaves without hosts (their "
+      "links use leaf uplink ports): leaf04"));
   const auto tree = slurm_tree(f);
   EXPECT_EQ(tree.switches.size(), 4u);  // leaf01-03 and the spine; leaf04 left out
   EXPECT_EQ(tree.switches.back().children.size(), 3u);
   // In a 3-level tree the cores stay cores.
-  const Fabric g = test::gen("fat3:pods=2,leaves=2,down=2,up=2,spines=2,cut=p01-leaf02:1,cut=p01-leaf02:2");
+  const Fabric g =
+      test::gen("fat3:pods=2,leaves=2,down=2,up=2,spines=2,cut=p01-leaf02:1,cut=p01-leaf02:2");
   EXPECT_EQ(g.topology().level[idx(*g.find_switch("p01-leaf02"))], 1);
   EXPECT_EQ(g.topology().level[idx(*g.find_switch("core001"))], 3);
   EXPECT_EQ(g.topology().max_level, 3);
@@ -294,12 +302,14 @@ TEST(Hosts, ShortNamesDropTheDomainButKeepAddresses) {
 
 TEST(Classify, HostlessLeavesAreFoundByTheirUplinkPorts) {
   // A hostless leaf that also lost an uplink.
-  const Fabric a = test::gen("fat2:leaves=4,down=2,up=2,spines=2,cut=leaf04:1,cut=leaf04:2,cut=leaf04:4");
+  const Fabric a =
+      test::gen("fat2:leaves=4,down=2,up=2,spines=2,cut=leaf04:1,cut=leaf04:2,cut=leaf04:4");
   EXPECT_EQ(a.topology().level[idx(*a.find_switch("leaf04"))], 1);
   EXPECT_EQ(a.topology().max_level, 2);
   // A whole pod without hosts: its leaves are leaves and its spines spines, not levels 5 and 4.
   const Fabric b = test::gen(
-      "fat3:pods=3,leaves=2,down=2,up=2,cut=p02-leaf01:1,cut=p02-leaf01:2,cut=p02-leaf02:1,cut=p02-leaf02:2");
+      "fat3:pods=3,leaves=2,down=2,up=2,cut=p02-leaf01:1,cut=p02-leaf01:2,cut=p02-leaf02:1,cut=p02-"
+      "leaf02:2");
   const auto& t = b.topology();
   EXPECT_EQ(t.level[idx(*b.find_switch("p02-leaf01"))], 1);
   EXPECT_EQ(t.level[idx(*b.find_switch("p02-spine01"))], 2);
@@ -312,15 +322,18 @@ TEST(Classify, CoresAboveASingleSpineStayCores) {
   // Topologically a core above one spine looks like a hostless leaf; its ports do not.
   const Fabric a = test::gen("fat3:pods=1,leaves=2,down=4,up=4,spines=1");
   EXPECT_EQ(a.topology().level[idx(*a.find_switch("core001"))], 3);
-  const Fabric b = test::gen("fat3:pods=2,leaves=2,down=2,up=2,cut=core001:3,cut=core001:4,cut=p01-leaf01:4");
+  const Fabric b =
+      test::gen("fat3:pods=2,leaves=2,down=2,up=2,cut=core001:3,cut=core001:4,cut=p01-leaf01:4");
   EXPECT_EQ(b.topology().level[idx(*b.find_switch("core001"))], 3);
   FabricBuilder csv("csv");
-  ASSERT_TRUE(read_tiers_csv("host,leaf,spine,core\nh1,l1,s1,c1\nh2,l2,s1,c1\n", "x.csv", SourceOptions{}, csv));
+  ASSERT_TRUE(read_tiers_csv("host,leaf,spine,core\nh1,l1,s1,c1\nh2,l2,s1,c1\n", "x.csv",
+                             SourceOptions{}, csv));
   auto c = csv.build();
   ASSERT_TRUE(c);
   EXPECT_EQ(c->topology().level[idx(*c->find_switch("c1"))], 3);
-  const Fabric d = from_topology_conf("SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n[3-4]\n"
-                                      "SwitchName=spine1 Switches=s[1-2]\nSwitchName=top Switches=spine1\n");
+  const Fabric d = from_topology_conf(
+      "SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n[3-4]\n"
+      "SwitchName=spine1 Switches=s[1-2]\nSwitchName=top Switches=spine1\n");
   EXPECT_EQ(d.topology().level[idx(*d.find_switch("top"))], 3);
   EXPECT_EQ(slurm_tree(d).switches.back().name, "top");
 }
@@ -332,7 +345,8 @@ TEST(Classify, AnSuThatLostARailOnHalfItsHostsStaysOneRailGroup) {
   ASSERT_EQ(t.pods.size(), 2u);
   EXPECT_EQ(t.pods[0].leaves.size(), 4u);
   EXPECT_EQ(t.pods[0].hosts.size(), 4u);
-  EXPECT_TRUE(has_warning(f, "2 host(s) reach only some of their rail group's leaves (a rail down?): node[001-002]"));
+  EXPECT_TRUE(has_warning(
+      f, "2 host(s) reach only some of their rail group's leaves (a rail down?): node[001-002]"));
   EXPECT_FALSE(has_warning(f, "miscabled"));
   const auto tree = slurm_tree(f);
   EXPECT_TRUE(tree.warnings.empty()) << tree.warnings.front();
@@ -340,19 +354,23 @@ TEST(Classify, AnSuThatLostARailOnHalfItsHostsStaysOneRailGroup) {
 
 TEST(Classify, ADeadRailLeafKeepsTheFabricRailOptimised) {
   // 2 SUs x 2 rails, su01's rail-1 leaf is dead: half the hosts have one HCA left.
-  const Fabric f = test::gen("rail:sus=2,hosts=4,rails=2,cut=su01-r1-leaf:1,cut=su01-r1-leaf:2,"
-                             "cut=su01-r1-leaf:3,cut=su01-r1-leaf:4");
+  const Fabric f = test::gen(
+      "rail:sus=2,hosts=4,rails=2,cut=su01-r1-leaf:1,cut=su01-r1-leaf:2,"
+      "cut=su01-r1-leaf:3,cut=su01-r1-leaf:4");
   const auto& t = f.topology();
   EXPECT_TRUE(t.rail_optimised);
   EXPECT_EQ(t.rails.size(), 2u);
   EXPECT_FALSE(has_warning(f, "dual-homed"));
   EXPECT_EQ(t.level[idx(*f.find_switch("su01-r1-leaf"))], 1);
-  EXPECT_EQ(t.host_pod[idx(*f.find_host("node001"))], t.node_pod[idx(*f.find_switch("su01-r0-leaf"))]);
-  EXPECT_EQ(t.host_pod[idx(*f.find_host("node005"))], t.node_pod[idx(*f.find_switch("su02-r1-leaf"))]);
+  EXPECT_EQ(t.host_pod[idx(*f.find_host("node001"))],
+            t.node_pod[idx(*f.find_switch("su01-r0-leaf"))]);
+  EXPECT_EQ(t.host_pod[idx(*f.find_host("node005"))],
+            t.node_pod[idx(*f.find_switch("su02-r1-leaf"))]);
   // Rail planes, two SUs with a dead rail-1 leaf: the other SUs keep their hosts in topology.conf.
-  const Fabric p = test::gen("rail:sus=4,hosts=4,rails=2,planes=1,cut=su01-r1-leaf:1,cut=su01-r1-leaf:2,"
-                             "cut=su01-r1-leaf:3,cut=su01-r1-leaf:4,cut=su02-r1-leaf:1,cut=su02-r1-leaf:2,"
-                             "cut=su02-r1-leaf:3,cut=su02-r1-leaf:4");
+  const Fabric p = test::gen(
+      "rail:sus=4,hosts=4,rails=2,planes=1,cut=su01-r1-leaf:1,cut=su01-r1-leaf:2,"
+      "cut=su01-r1-leaf:3,cut=su01-r1-leaf:4,cut=su02-r1-leaf:1,cut=su02-r1-leaf:2,"
+      "cut=su02-r1-leaf:3,cut=su02-r1-leaf:4");
   EXPECT_TRUE(p.topology().rail_optimised);
   EXPECT_FALSE(has_warning(p, "several pods"));
   const auto tree = slurm_tree(p);

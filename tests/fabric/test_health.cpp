@@ -24,8 +24,9 @@ Fabric rebuild(FabricBuilder& b) {
 }  // namespace
 
 TEST(HealthConfig, TheShippedFileIsTheDefault) {
-  auto parsed = parse_health_config(test::slurp(std::string(FABRICPLACE_SOURCE_DIR) + "/etc/fabricplace/health.conf"),
-                                    "health.conf");
+  auto parsed = parse_health_config(
+      test::slurp(std::string(FABRICPLACE_SOURCE_DIR) + "/etc/fabricplace/health.conf"),
+      "health.conf");
   ASSERT_TRUE(parsed) << parsed.error().to_string();
   EXPECT_EQ(parsed->max, HealthThresholds::defaults().max);
 }
@@ -34,7 +35,9 @@ TEST(HealthConfig, ErrorsNameFileLineAndExpectation) {
   EXPECT_EQ(parse_health_config("LinkDownedCounter = x\n", "h.conf").error().to_string(),
             "h.conf:1: LinkDownedCounter: expected a non-negative integer threshold, got \"x\"");
   EXPECT_EQ(parse_health_config("# c\nLinkDownedCount = 1\n", "h.conf").error().line, 2);
-  EXPECT_NE(parse_health_config("LinkDownedCount = 1\n", "h.conf").error().message.find("unknown counter \"LinkDownedCount\""),
+  EXPECT_NE(parse_health_config("LinkDownedCount = 1\n", "h.conf")
+                .error()
+                .message.find("unknown counter \"LinkDownedCount\""),
             std::string::npos);
   EXPECT_EQ(parse_health_config("LinkDownedCounter\n", "h.conf").error().to_string(),
             "h.conf:1: expected \"CounterName = N\", got \"LinkDownedCounter\"");
@@ -47,7 +50,8 @@ TEST(HealthConfig, JudgesOnlyCountersWithThresholds) {
   c[static_cast<std::size_t>(Counter::kLinkDownedCounter)] = 3;
   c[static_cast<std::size_t>(Counter::kSymbolErrorCounter)] = 100;  // at the threshold: fine
   c[static_cast<std::size_t>(Counter::kPortXmitDiscards)] = 99999;  // not judged by default
-  EXPECT_EQ(judge(c, HealthThresholds::defaults()), std::vector<std::string>{"LinkDownedCounter 3 > 0"});
+  EXPECT_EQ(judge(c, HealthThresholds::defaults()),
+            std::vector<std::string>{"LinkDownedCounter 3 > 0"});
 }
 
 TEST(Health, CountersAndVerdictsSurviveJsonAndShowNamesTheLink) {
@@ -64,15 +68,18 @@ TEST(Health, CountersAndVerdictsSurviveJsonAndShowNamesTheLink) {
   EXPECT_EQ(f.topology().unhealthy_links[0].problems,
             std::vector<std::string>{"leaf01[3]: LinkDownedCounter 3 > 0"});
   const std::string json = to_json(f);
-  EXPECT_NE(json.find("\"counters\": {\"SymbolErrorCounter\": 0, \"LinkErrorRecoveryCounter\": 0, \"LinkDownedCounter\": 3"),
+  EXPECT_NE(json.find("\"counters\": {\"SymbolErrorCounter\": 0, \"LinkErrorRecoveryCounter\": 0, "
+                      "\"LinkDownedCounter\": 3"),
             std::string::npos);
   FabricBuilder again;
   ASSERT_TRUE(read_json(json, "h.json", again));
   const Fabric g = rebuild(again);
   EXPECT_EQ(to_json(g), json);
-  EXPECT_NE(show_text(g).find("    errors leaf01[3] <-> spine01[1]: leaf01[3]: LinkDownedCounter 3 > 0; hosts behind: "
-                              "node[001-002]\n"),
-            std::string::npos)
+  EXPECT_NE(
+      show_text(g).find(
+          "    errors leaf01[3] <-> spine01[1]: leaf01[3]: LinkDownedCounter 3 > 0; hosts behind: "
+          "node[001-002]\n"),
+      std::string::npos)
       << show_text(g);
 }
 
@@ -84,7 +91,8 @@ TEST(Health, LinksLostSinceThePreviousDiscoveryAreMarked) {
   const Fabric f = rebuild(b);
   ASSERT_EQ(f.topology().lost_links.size(), 1u);  // reported once, from the leaf end
   const std::string text = show_text(f);
-  EXPECT_NE(text.find("    down leaf02[3]: linked to spine01[3] in the previous discovery; hosts behind: node[003-004]\n"),
+  EXPECT_NE(text.find("    down leaf02[3]: linked to spine01[3] in the previous discovery; hosts "
+                      "behind: node[003-004]\n"),
             std::string::npos)
       << text;
   FabricBuilder again;
@@ -120,8 +128,9 @@ TEST(Diff, HostsThatMoveBetweenLeaves) {
   const Fabric a = test::gen("fat2:leaves=2,down=2,up=2");
   // The same hosts on swapped leaves: a cabling change.
   FabricBuilder b("swapped");
-  const std::string conf = "SwitchName=leaf01 Nodes=node[003-004]\nSwitchName=leaf02 Nodes=node[001-002]\n"
-                           "SwitchName=spine01 Switches=leaf[01-02]\n";
+  const std::string conf =
+      "SwitchName=leaf01 Nodes=node[003-004]\nSwitchName=leaf02 Nodes=node[001-002]\n"
+      "SwitchName=spine01 Switches=leaf[01-02]\n";
   ASSERT_TRUE(read_slurm_topology(conf, "t.conf", SourceOptions{}, b));
   const Fabric c = rebuild(b);
   const FabricDiff d = diff(a, c);
@@ -129,4 +138,59 @@ TEST(Diff, HostsThatMoveBetweenLeaves) {
   EXPECT_EQ(d.moved[0].host, "node001");
   EXPECT_EQ(d.moved[0].before, "leaf01");
   EXPECT_EQ(d.moved[0].after, "leaf02");
+}
+
+TEST(Health, ALinkToAHostThatIsGoneIsLostOnTheLeaf) {
+  const Fabric before = test::gen("fat2:leaves=2,down=2,up=2");
+  // node002 is gone entirely (a powered-off host is not discovered at all).
+  FabricBuilder b("after");
+  const Fabric full = test::gen("fat2:leaves=2,down=2,up=2,cut=leaf01:2");
+  for (const auto& n : full.nodes()) {
+    if (n.description != "node002 mlx5_0") {
+      ASSERT_TRUE(b.add_node(n));
+    }
+  }
+  for (const auto& p : full.ports()) {
+    if (full.node(p.node).description != "node002 mlx5_0") {
+      ASSERT_TRUE(b.add_port(full.node(p.node).guid, p.rec));
+    }
+  }
+  for (const auto& l : full.links())
+    ASSERT_TRUE(b.add_link(full.node(l.node_a).guid, full.port(l.a).rec.number,
+                           full.node(l.node_b).guid, full.port(l.b).rec.number, l.rate));
+  EXPECT_EQ(note_lost_links(b, before), 1u);
+  const Fabric f = rebuild(b);
+  ASSERT_EQ(f.topology().lost_links.size(), 1u);
+  EXPECT_NE(show_text(f).find("    down leaf01[2]: linked to node002 mlx5_0[1] in the previous "
+                              "discovery; hosts behind: node002\n"),
+            std::string::npos)
+      << show_text(f);
+}
+
+TEST(Diff, HealthIsComparedOnlyWhereCountersWereRead) {
+  FabricBuilder with("with counters");
+  ASSERT_TRUE(with.merge(test::gen("fat2:leaves=2,down=2,up=2")));
+  PortHealth h;
+  h.has_counters = true;
+  h.counters[static_cast<std::size_t>(Counter::kLinkDownedCounter)] = 2;
+  h.problems = judge(h.counters, HealthThresholds::defaults());
+  ASSERT_TRUE(with.set_port_health(0xfc6a1c0300100001, 3, h));
+  const Fabric a = rebuild(with);
+  const Fabric b = test::gen("fat2:leaves=2,down=2,up=2");  // the same, counters not read
+  EXPECT_TRUE(diff(a, b).healthy_again.empty());
+  EXPECT_EQ(diff(b, a).unhealthy,
+            std::vector<std::string>{"leaf01[3] - spine01[1]: leaf01[3]: LinkDownedCounter 2 > 0"});
+}
+
+TEST(Diff, IncompleteSidesAreSaidFirst) {
+  FabricBuilder partial("partial");
+  ASSERT_TRUE(partial.merge(test::gen("fat2:leaves=2,down=2,up=2")));
+  partial.add_incomplete("1 port(s) whose PortInfo never arrived: node001 mlx5_0[1]");
+  const Fabric p = rebuild(partial);
+  const std::string text = diff_text(diff(test::gen("fat2:leaves=2,down=2,up=2"), p));
+  EXPECT_EQ(text,
+            "WARNING: the NEW fabric is INCOMPLETE (a partial discovery published with "
+            "--allow-partial); what it "
+            "lacks shows as removed:\n  1 port(s) whose PortInfo never arrived: node001 "
+            "mlx5_0[1]\nno changes\n");
 }

@@ -95,22 +95,29 @@ INSTANTIATE_TEST_SUITE_P(
             kHead +
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []}],
                            "links": [["0x1", 1, "0x2", 1, "4xHDR"]]})",
-            "in.json: links[0]: port 1 of 0x0000000000000001 is not listed in that node's \"ports\""},
+            "in.json: links[0]: port 1 of 0x0000000000000001 is not listed in that node's "
+            "\"ports\""},
         BadJson{
             "unknown node",
             kHead +
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]}],
                            "links": [["0x1", 1, "0x9", 1, "4xHDR"]]})",
-            "in.json: links[0]: port 1 of 0x0000000000000009 is on a node that is not in \"nodes\""},
-        BadJson{"link twice",
-                kHead + R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]},
+            "in.json: links[0]: port 1 of 0x0000000000000009 is on a node that is not in "
+            "\"nodes\""},
+        BadJson{
+            "link twice",
+            kHead +
+                R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]},
                                      {"guid": "0x9", "type": "ca", "desc": "b x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0xa", "lid": 0, "lmc": 0}]}],
                            "links": [["0x1", 1, "0x9", 1, "4xHDR"], ["0x1", 1, "0x9", 1, "4xHDR"]]})",
-                "in.json: links[1]: port 1 of 0x0000000000000001 is already linked by an earlier entry"},
-        BadJson{"port twice",
-                kHead + R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0",
+            "in.json: links[1]: port 1 of 0x0000000000000001 is already linked by an earlier "
+            "entry"},
+        BadJson{
+            "port twice",
+            kHead +
+                R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0",
                                       "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}, {"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]}], "links": []})",
-                "in.json: nodes[0].ports[1]: port 1 is listed twice"},
+            "in.json: nodes[0].ports[1]: port 1 is listed twice"},
         BadJson{"missing key", kHead + R"("nodes": [{"guid": "0x1", "type": "ca"}], "links": []})",
                 "in.json: nodes[0]: missing \"desc\""},
         BadJson{"object for a string", kHead + R"("nodes": [{"guid": {"x": 1}}], "links": []})",

@@ -21,12 +21,15 @@ TEST(LinkRate, RejectsNonsense) {
     EXPECT_FALSE(parse_rate(bad)) << bad;
 }
 
-TEST(LinkRate, NominalGbps) {
+TEST(LinkRate, DataRatesAfterEncoding) {
   EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kHDR}).gbps(), 200.0);
   EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kNDR}).gbps(), 400.0);
   EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kEDR}).gbps(), 100.0);
-  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kFDR}).gbps(), 56.0);
-  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kQDR}).gbps(), 40.0);
+  EXPECT_NEAR((LinkRate{LinkWidth::k4x, LinkSpeed::kFDR}).gbps(), 54.545,
+              1e-3);  // 14.0625 x 64/66 x 4
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kFDR10}).gbps(), 40.0);
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kQDR}).gbps(), 32.0);  // 8b/10b
+  EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kSDR}).gbps(), 8.0);
   EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k1x, LinkSpeed::kHDR}).gbps(), 50.0);
   EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::k4x, LinkSpeed::kXDR}).gbps(), 800.0);
   EXPECT_DOUBLE_EQ((LinkRate{LinkWidth::kUnknown, LinkSpeed::kHDR}).gbps(), 0.0);
@@ -47,12 +50,16 @@ TEST(LinkRate, SpeedsOrderByLaneRate) {
   EXPECT_LT(LinkSpeed::kFDR10, LinkSpeed::kFDR);
   EXPECT_LT(LinkSpeed::kEDR, LinkSpeed::kHDR);
   EXPECT_LT(lane_gbps(LinkSpeed::kFDR), lane_gbps(LinkSpeed::kEDR));
+  EXPECT_LT(lane_gbps(LinkSpeed::kQDR), lane_gbps(LinkSpeed::kFDR10));
 }
 
 TEST(LinkRate, LowerReadingIsAWholeReading) {
   const auto r = [](const char* s) { return *parse_rate(s); };
   EXPECT_EQ(lower_rate(r("4xEDR"), r("1xHDR")), r("1xHDR"));  // 50 < 100 Gb/s
   EXPECT_EQ(lower_rate(r("2xNDR"), r("4xHDR")), r("2xNDR"));  // equal rate: fewer lanes
+  EXPECT_EQ(lower_rate(r("4xHDR"), r("2xNDR")), r("2xNDR"));  // whatever the order
+  EXPECT_EQ(lower_rate(r("4xFDR10"), r("4xQDR")), r("4xQDR"));
+  EXPECT_EQ(lower_rate(r("4xQDR"), r("4xFDR10")), r("4xQDR"));
   EXPECT_EQ(lower_rate(r("4xHDR"), r("4xHDR")), r("4xHDR"));
   EXPECT_EQ(lower_rate(r("??HDR"), r("4xEDR")), r("4xHDR"));  // unknown parts filled in
   EXPECT_EQ(lower_rate(r("4x???"), r("?????")), r("4x???"));

@@ -112,8 +112,10 @@ TEST(SlurmTopologySource, TabsSeparateKeysToo) {
 }
 
 TEST(SlurmTopologySource, CyclesAreRejected) {
-  auto f = read("SwitchName=a Nodes=n1\nSwitchName=s1 Switches=s2,a\nSwitchName=s2 Switches=s1\n", false);
+  auto f = read("SwitchName=a Nodes=n1\nSwitchName=s1 Switches=s2,a\nSwitchName=s2 Switches=s1\n",
+                false);
   ASSERT_FALSE(f);
   EXPECT_EQ(f.error().to_string(),
-            "topology.conf:2: switch s1 lists s2 as a child, but s2 is already above it: a cycle, not a tree");
+            "topology.conf:2: switch s1 lists s2 as a child, but s2 is already above it: a cycle, "
+            "not a tree");
 }

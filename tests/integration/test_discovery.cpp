@@ -34,11 +34,32 @@ std::unique_ptr<test::Ibsim> start(const std::string& net, const Fabric& f) {
   return sim;
 }
 
-// Writes our ibsim net file for a spec into the instance-independent scratch dir.
-std::string net_for(const Fabric& f, const std::string& name) {
-  const std::string path = std::filesystem::temp_directory_path() / ("fp-" + std::to_string(::getpid()) + "-" + name + ".net");
-  EXPECT_TRUE(write_file_atomic(path, to_ibsim_net(f)));
+// Net files live in one scratch directory for the whole test binary, removed at exit.
+struct Scratch {
+  std::string dir;
+  Scratch() {
+    char tmpl[] = "/tmp/fp-nets-XXXXXX";
+    dir = ::mkdtemp(tmpl) ? tmpl : "/tmp";
+  }
+  ~Scratch() {
+    std::error_code ec;
+    if (dir != "/tmp") std::filesystem::remove_all(dir, ec);
+  }
+};
+std::string scratch_file(const std::string& name) {
+  static Scratch scratch;
+  return scratch.dir + "/" + name;
+}
+
+std::string write_net(const std::string& text, const std::string& name) {
+  const std::string path = scratch_file(name + ".net");
+  EXPECT_TRUE(write_file_atomic(path, text));
   return path;
+}
+
+// Writes our ibsim net file for a fabric.
+std::string net_for(const Fabric& f, const std::string& name) {
+  return write_net(to_ibsim_net(f), name);
 }
 
 Fabric discover(test::Ibsim& sim, const std::string& out, std::vector<std::string> extra = {},
@@ -85,7 +106,8 @@ std::string cli(test::Ibsim& sim, std::vector<std::string> args, int expect_stat
 void expect_truth(const Fabric& f, const std::string& truth_file) {
   const auto truth = nlohmann::json::parse(test::slurp(test::fabric_file(truth_file)));
   std::map<std::string, NodeId> by_desc;
-  for (std::uint32_t i = 0; i < f.num_nodes(); ++i) by_desc.emplace(f.node(NodeId{i}).description, NodeId{i});
+  for (std::uint32_t i = 0; i < f.num_nodes(); ++i)
+    by_desc.emplace(f.node(NodeId{i}).description, NodeId{i});
   ASSERT_EQ(f.switches().size(), truth["switches"].size());
   ASSERT_EQ(f.cas().size(), truth["hcas"].size());
   for (const auto& [desc, info] : truth["switches"].items())
@@ -113,12 +135,14 @@ TEST_P(SharedDump, DiscoveryEqualsTheDumpAndTheTruth) {
   // What discovery adds: every unused switch port, as a down port (rail_4su's 20 spines use
   // 32 of their 40 ports; the other fabrics use every port).
   std::size_t unused = 0;
-  for (NodeId s : imported.switches()) unused += imported.node(s).num_ports - imported.ports_of(s).size();
+  for (NodeId s : imported.switches())
+    unused += imported.node(s).num_ports - imported.ports_of(s).size();
   EXPECT_EQ(down_ports(found), unused);
   EXPECT_EQ(GetParam() == "rail_4su" ? 20u * 8u : 0u, unused);
   expect_truth(found, GetParam() + ".truth.json");
 }
-INSTANTIATE_TEST_SUITE_P(Ibsim, SharedDump, ::testing::Values("fat2_L8", "fat3_small", "over_L20", "rail_4su"));
+INSTANTIATE_TEST_SUITE_P(Ibsim, SharedDump,
+                         ::testing::Values("fat2_L8", "fat3_small", "over_L20", "rail_4su"));
 
 TEST(IbsimDiscovery, RailPlanesOneDiscoveryPerPlaneThenMerge) {
   // Our own net file for the planes fabric: 8 disjoint subnets in one ibsim.
@@ -137,7 +161,9 @@ TEST(IbsimDiscovery, RailPlanesOneDiscoveryPerPlaneThenMerge) {
   cli(*sim, merge, 0);
   const Fabric merged = test::load(sim->dir() + "/merged.json");
   std::vector<std::string> dumps;
-  for (int k = 0; k < 8; ++k) dumps.push_back(test::fabric_file("rail_4su_planes/plane" + std::to_string(k) + ".ibnetdiscover.txt"));
+  for (int k = 0; k < 8; ++k)
+    dumps.push_back(
+        test::fabric_file("rail_4su_planes/plane" + std::to_string(k) + ".ibnetdiscover.txt"));
   const auto imported = load_fabrics(dumps);
   ASSERT_TRUE(imported);
   EXPECT_EQ(without_origin(to_json(merged)), without_origin(to_json(*imported)));
@@ -148,19 +174,20 @@ TEST(IbsimDiscovery, AW1PortIsADegradedLinkNamedBySwitchAndPort) {
   const Fabric spec = test::gen("fat3:pods=2,leaves=2,down=4,up=4,spines=2");
   // Hand-edit the net file as an admin would: leaf01's port 5 enabled at 1x only.
   std::string net = to_ibsim_net(spec);
-  const std::string line = "[5]\t\"p01-spine01\"[1]\t\t# \"MF0;p01-spine01:MQM8700/U1\" lid 0 4xHDR\n";
+  const std::string line =
+      "[5]\t\"p01-spine01\"[1]\t\t# \"MF0;p01-spine01:MQM8700/U1\" lid 0 4xHDR\n";
   const auto at = net.find(line);
   ASSERT_NE(at, std::string::npos);
   net.replace(at, line.size(), "[5]\t\"p01-spine01\"[1]\tw=1\n");
-  const std::string path = std::filesystem::temp_directory_path() / ("fp-" + std::to_string(::getpid()) + "-w1.net");
-  ASSERT_TRUE(write_file_atomic(path, net));
-  auto sim = start(path, spec);
+  auto sim = start(write_net(net, "w1"), spec);
   ASSERT_TRUE(sim->ok());
   discover(*sim, "f.json");
   const std::string show = cli(*sim, {"fabric", "show", sim->dir() + "/f.json"}, 0);
-  EXPECT_NE(show.find("    degraded p01-leaf01[5] <-> p01-spine01[1]: 1xHDR, nominal 4xHDR (width 1x < 4x); "
-                      "hosts behind: node[001-004]\n"),
-            std::string::npos)
+  EXPECT_NE(
+      show.find(
+          "    degraded p01-leaf01[5] <-> p01-spine01[1]: 1xHDR, nominal 4xHDR (width 1x < 4x); "
+          "hosts behind: node[001-004]\n"),
+      std::string::npos)
       << show;
 }
 
@@ -176,12 +203,14 @@ TEST(IbsimDiscovery, UnlinkShowsInDiffAndOversubscriptionThenReLinkRestores) {
   EXPECT_EQ(cli(*sim, {"fabric", "diff", sim->dir() + "/a.json", sim->dir() + "/b.json"}, 1),
             "removed leaf01[5] - spine01[1]: 4xHDR\noversubscription leaf01: 1.00:1 -> 1.33:1\n");
   const std::string show = cli(*sim, {"fabric", "show", sim->dir() + "/b.json"}, 0);
-  EXPECT_NE(show.find("    down leaf01[5]: linked to spine01[1] in the previous discovery; hosts behind: node[001-004]\n"),
+  EXPECT_NE(show.find("    down leaf01[5]: linked to spine01[1] in the previous discovery; hosts "
+                      "behind: node[001-004]\n"),
             std::string::npos)
       << show;
   sim->command("ReLink \"leaf01\"[5]");
   discover(*sim, "c.json");
-  EXPECT_EQ(cli(*sim, {"fabric", "diff", sim->dir() + "/a.json", sim->dir() + "/c.json"}, 0), "no changes\n");
+  EXPECT_EQ(cli(*sim, {"fabric", "diff", sim->dir() + "/a.json", sim->dir() + "/c.json"}, 0),
+            "no changes\n");
 }
 
 TEST(IbsimDiscovery, PortCountersBeyondTheThresholdFlagTheLink) {
@@ -190,16 +219,20 @@ TEST(IbsimDiscovery, PortCountersBeyondTheThresholdFlagTheLink) {
   ASSERT_TRUE(sim->ok());
   // Counters are read by LID: let opensm (run once) assign them.
   std::filesystem::create_directories(sim->dir() + "/osm");
-  const auto sm = sim->run({"/usr/sbin/opensm", "-o", "-s", "0", "-f", sim->dir() + "/osm/opensm.log"}, "", 60,
-                           {{"OSM_TMP_DIR", sim->dir() + "/osm"}, {"OSM_CACHE_DIR", sim->dir() + "/osm"}});
+  const auto sm =
+      sim->run({"/usr/sbin/opensm", "-o", "-s", "0", "-f", sim->dir() + "/osm/opensm.log"}, "", 60,
+               {{"OSM_TMP_DIR", sim->dir() + "/osm"}, {"OSM_CACHE_DIR", sim->dir() + "/osm"}});
   ASSERT_EQ(sm.status, 0) << sm.out << sm.err;
-  EXPECT_NE(sim->command("PerformanceSet \"leaf01\"[5] PortCounters.LinkDownedCounter=3").find("has been set to 3"),
+  EXPECT_NE(sim->command("PerformanceSet \"leaf01\"[5] PortCounters.LinkDownedCounter=3")
+                .find("has been set to 3"),
             std::string::npos);
   const Fabric f = discover(*sim, "f.json", {"--counters"});
   ASSERT_EQ(f.topology().unhealthy_links.size(), 1u);
-  EXPECT_EQ(f.topology().unhealthy_links[0].problems, std::vector<std::string>{"leaf01[5]: LinkDownedCounter 3 > 0"});
+  EXPECT_EQ(f.topology().unhealthy_links[0].problems,
+            std::vector<std::string>{"leaf01[5]: LinkDownedCounter 3 > 0"});
   const std::string show = cli(*sim, {"fabric", "show", sim->dir() + "/f.json"}, 0);
-  EXPECT_NE(show.find("    errors leaf01[5] <-> spine01[1]: leaf01[5]: LinkDownedCounter 3 > 0; hosts behind: node[001-004]\n"),
+  EXPECT_NE(show.find("    errors leaf01[5] <-> spine01[1]: leaf01[5]: LinkDownedCounter 3 > 0; "
+                      "hosts behind: node[001-004]\n"),
             std::string::npos)
       << show;
   // Every linked port was read: 16 host links and 16 uplinks, both ends.
@@ -208,7 +241,8 @@ TEST(IbsimDiscovery, PortCountersBeyondTheThresholdFlagTheLink) {
   EXPECT_EQ(with_counters, 64u);
   // A laxer threshold file: the same counter is no longer a problem.
   ASSERT_TRUE(write_file_atomic(sim->dir() + "/lax.conf", "LinkDownedCounter = 5\n"));
-  const Fabric lax = discover(*sim, "lax.json", {"--counters", "--health-config", sim->dir() + "/lax.conf"});
+  const Fabric lax =
+      discover(*sim, "lax.json", {"--counters", "--health-config", sim->dir() + "/lax.conf"});
   EXPECT_TRUE(lax.topology().unhealthy_links.empty());
 }
 
@@ -228,11 +262,22 @@ TEST(IbsimDiscovery, PacketLossIsReportedNeverPublishedSilently) {
   ASSERT_TRUE(sim->ok());
   const Fabric baseline = discover(*sim, "base.json");
   sim->command("Error \"leaf01\" 50");
-  const std::vector<std::string> lossy = {kCli, "fabric", "discover", "--attempts", "2", "--retries", "1",
-                                          "--timeout-ms", "100", "-o", sim->dir() + "/lossy.json"};
+  const std::vector<std::string> lossy = {kCli,
+                                          "fabric",
+                                          "discover",
+                                          "--attempts",
+                                          "2",
+                                          "--retries",
+                                          "1",
+                                          "--timeout-ms",
+                                          "100",
+                                          "-o",
+                                          sim->dir() + "/lossy.json"};
   const auto r = sim->run(lossy);
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("fabricplace: error: discovery incomplete after 2 attempt(s)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fabricplace: error: discovery incomplete after 2 attempt(s)"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("Nothing was written."), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(sim->dir() + "/lossy.json"));
   // Published on request, but marked.
@@ -242,7 +287,16 @@ TEST(IbsimDiscovery, PacketLossIsReportedNeverPublishedSilently) {
   EXPECT_EQ(p.status, 0) << p.err;
   const Fabric partial = test::load(sim->dir() + "/lossy.json");
   EXPECT_FALSE(partial.topology().incomplete.empty());
-  EXPECT_NE(cli(*sim, {"fabric", "show", sim->dir() + "/lossy.json"}, 0).find("INCOMPLETE"), std::string::npos);
+  EXPECT_NE(cli(*sim, {"fabric", "show", sim->dir() + "/lossy.json"}, 0).find("INCOMPLETE"),
+            std::string::npos);
+  // What consumes it must not take it for the whole fabric.
+  const std::string d =
+      cli(*sim, {"fabric", "diff", sim->dir() + "/base.json", sim->dir() + "/lossy.json"}, 1);
+  EXPECT_EQ(d.rfind("WARNING: the NEW fabric is INCOMPLETE", 0), 0u) << d;
+  const auto e = sim->run(
+      {kCli, "fabric", "export", sim->dir() + "/lossy.json", "--format", "slurm-topology"});
+  EXPECT_EQ(e.status, 2);
+  EXPECT_NE(e.err.find("the fabric is INCOMPLETE"), std::string::npos) << e.err;
   // Loss cleared: a complete discovery again, the same as before.
   sim->command("Error \"leaf01\" 0");
   const Fabric again = discover(*sim, "again.json");
@@ -253,15 +307,16 @@ TEST(IbsimDiscovery, ExpectationsAreChecked) {
   const Fabric spec = test::gen("fat2:leaves=2,down=2,up=2");
   auto sim = start(net_for(spec, "expect"), spec);
   ASSERT_TRUE(sim->ok());
-  const auto r = sim->run({kCli, "fabric", "discover", "--expect-hosts", "5", "--attempts", "1", "-o",
-                           sim->dir() + "/x.json"});
+  const auto r = sim->run({kCli, "fabric", "discover", "--expect-hosts", "5", "--attempts", "1",
+                           "-o", sim->dir() + "/x.json"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("found 4 hosts, expected 5"), std::string::npos) << r.err;
 }
 
 TEST(IbsimDiscovery, NoFabricIsAClearError) {
   // Without the umad2sim preload this machine has no InfiniBand device at all.
-  const auto r = test::Ibsim::run_plain({kCli, "fabric", "discover", "-o", "/tmp/fp-never-written.json"});
+  const auto r =
+      test::Ibsim::run_plain({kCli, "fabric", "discover", "-o", "/tmp/fp-never-written.json"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("libibnetdisc could not discover the fabric"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists("/tmp/fp-never-written.json"));
@@ -274,15 +329,15 @@ class Speeds : public ::testing::TestWithParam<std::string> {};
 // in Mellanox ExtendedPortInfo), and a degraded width.
 TEST_P(Speeds, DecodedLikeIbnetdiscover) {
   const std::string speed = GetParam();
-  const std::string spec = "fat2:leaves=2,down=2,up=2,speed=" + std::string(speed == "FDR10" ? "QDR" : speed) +
-                           ",degrade=leaf01:3:w=1";
+  const std::string spec =
+      "fat2:leaves=2,down=2,up=2,speed=" + std::string(speed == "FDR10" ? "QDR" : speed) +
+      ",degrade=leaf01:3:w=1";
   const Fabric f = test::gen(spec);
   std::string net = to_ibsim_net(f);
   if (speed == "FDR10")
-    for (std::size_t at; (at = net.find("xQDR\n")) != std::string::npos;) net.replace(at, 5, "xFDR10\n");
-  const std::string path = std::filesystem::temp_directory_path() / ("fp-" + std::to_string(::getpid()) + "-speed.net");
-  ASSERT_TRUE(write_file_atomic(path, net));
-  auto sim = start(path, f);
+    for (std::size_t at; (at = net.find("xQDR\n")) != std::string::npos;)
+      net.replace(at, 5, "xFDR10\n");
+  auto sim = start(write_net(net, "speed-" + speed), f);
   ASSERT_TRUE(sim->ok());
   const Fabric found = discover(*sim, "found.json");
   const auto dump = sim->run({"/usr/sbin/ibnetdiscover"});
@@ -296,4 +351,84 @@ TEST_P(Speeds, DecodedLikeIbnetdiscover) {
   ASSERT_EQ(found.topology().degraded_links.size(), 1u);
   EXPECT_EQ(found.link(found.topology().degraded_links[0].link).rate.to_string(), "1x" + speed);
 }
-INSTANTIATE_TEST_SUITE_P(Ibsim, Speeds, ::testing::Values("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR"));
+INSTANTIATE_TEST_SUITE_P(Ibsim, Speeds,
+                         ::testing::Values("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR"));
+
+// MADs that libibnetdisc loses without failing: each must make the discovery incomplete.
+struct LostMad {
+  const char* name;
+  const char* error;    // ibsim console: Error "<node>" <percent> <attribute id>
+  const char* missing;  // what the report must say
+  friend void PrintTo(const LostMad& m, std::ostream* os) { *os << m.name; }
+};
+class LostMads : public ::testing::TestWithParam<LostMad> {};
+TEST_P(LostMads, MakeDiscoveryIncomplete) {
+  // FDR10 links, so that Mellanox ExtendedPortInfo (attribute 0xff90) matters too.
+  const Fabric f = test::gen("fat2:leaves=4,down=4,up=4,speed=QDR");
+  std::string net = to_ibsim_net(f);
+  for (std::size_t at; (at = net.find("xQDR\n")) != std::string::npos;)
+    net.replace(at, 5, "xFDR10\n");
+  auto sim = start(write_net(net, GetParam().name), f);
+  ASSERT_TRUE(sim->ok());
+  sim->command(GetParam().error);
+  const auto r =
+      sim->run({kCli, "fabric", "discover", "--attempts", "1", "-o", sim->dir() + "/x.json"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find(GetParam().missing), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(sim->dir() + "/x.json"));
+}
+INSTANTIATE_TEST_SUITE_P(
+    Ibsim, LostMads,
+    ::testing::Values(LostMad{"ExtendedPortInfo", "Error \"leaf02\" 100 0xff90",
+                              "8 link(s) read as FDR10 at one end and QDR at the other (a Mellanox "
+                              "ExtendedPortInfo lost)"},
+                      LostMad{"HcaPortInfo", "Error \"node005_mlx5_0\" 100 0x15",
+                              "1 port(s) whose PortInfo never arrived: node005 mlx5_0[1]"},
+                      LostMad{"SwitchInfo", "Error \"spine01\" 100 0x12",
+                              "1 switch(es) whose SwitchInfo never arrived: spine01"}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(IbsimDiscovery, AHostPoweredOffIsALostLinkOnItsLeaf) {
+  const Fabric spec = test::gen("fat2:leaves=4,down=4,up=4");
+  auto sim = start(net_for(spec, "poweroff"), spec);
+  ASSERT_TRUE(sim->ok());
+  discover(*sim, "a.json");
+  sim->command("Unlink \"node003_mlx5_0\"[1]");
+  const Fabric b = discover(*sim, "b.json", {"--previous", sim->dir() + "/a.json"});
+  EXPECT_EQ(b.num_hosts(), 15u);
+  ASSERT_EQ(b.topology().lost_links.size(), 1u);
+  const std::string show = cli(*sim, {"fabric", "show", sim->dir() + "/b.json"}, 0);
+  EXPECT_NE(show.find("    down leaf01[3]: linked to node003 mlx5_0[1] in the previous discovery; "
+                      "hosts behind: node003\n"),
+            std::string::npos)
+      << show;
+  EXPECT_EQ(cli(*sim, {"fabric", "diff", sim->dir() + "/a.json", sim->dir() + "/b.json"}, 1),
+            "removed node003 mlx5_0[1] - leaf01[3]: 4xHDR\noversubscription leaf01: 1.00:1 -> "
+            "0.75:1\nhosts removed: node003\n");
+}
+
+TEST(IbsimDiscovery, UnreadableCountersAreKeptAsProblems) {
+  // After an uplink goes down and before the SM reroutes, LID-routed PortCounters queries
+  // through it fail: those links are not known to be healthy, and the JSON says so.
+  const Fabric spec = test::gen("fat2:leaves=4,down=4,up=4");
+  auto sim = start(net_for(spec, "unreadable"), spec);
+  ASSERT_TRUE(sim->ok());
+  std::filesystem::create_directories(sim->dir() + "/osm");
+  const auto sm =
+      sim->run({"/usr/sbin/opensm", "-o", "-s", "0", "-f", sim->dir() + "/osm/opensm.log"}, "", 60,
+               {{"OSM_TMP_DIR", sim->dir() + "/osm"}, {"OSM_CACHE_DIR", sim->dir() + "/osm"}});
+  ASSERT_EQ(sm.status, 0);
+  sim->command("Unlink \"leaf01\"[5]");
+  const Fabric f = discover(*sim, "f.json", {"--counters", "--timeout-ms", "100"});
+  std::size_t unreadable = 0;
+  for (const Port& p : f.ports())
+    unreadable += std::count(p.health.problems.begin(), p.health.problems.end(),
+                             "PortCounters could not be read");
+  EXPECT_GT(unreadable, 0u);
+  EXPECT_FALSE(f.topology().unhealthy_links.empty());
+  FabricBuilder again;
+  ASSERT_TRUE(read_json(test::slurp(sim->dir() + "/f.json"), "f.json", again));
+  auto g = again.build();
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->topology().unhealthy_links.size(), f.topology().unhealthy_links.size());
+}

@@ -60,8 +60,11 @@ class Ibsim {
     posix_spawn_file_actions_adddup2(&fa, console_, 0);
     posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    std::vector<std::string> args = {"ibsim", "-s", "-N", std::to_string(nodes), "-S", std::to_string(switches),
-                                     "-P", std::to_string(ports), net_file};
+    std::vector<std::string> args = {"ibsim", "-s",
+                                     "-N",    std::to_string(nodes),
+                                     "-S",    std::to_string(switches),
+                                     "-P",    std::to_string(ports),
+                                     net_file};
     auto env = environment({{"IBSIM_SOCKNAME", sock_}});
     if (spawn("/usr/bin/ibsim", args, env, &fa, pid_) != 0) {
       error_ = "cannot start /usr/bin/ibsim (is ibsim-utils installed?)";
@@ -121,12 +124,14 @@ class Ibsim {
   std::string command(const std::string& line) {
     const auto before = log_text().size();
     const std::string l = line + "\n";
-    if (::write(console_, l.data(), l.size()) != static_cast<ssize_t>(l.size())) return "(write failed)";
+    if (::write(console_, l.data(), l.size()) != static_cast<ssize_t>(l.size()))
+      return "(write failed)";
     // The console answers with output and a new "sim> " prompt; wait for it.
     for (int i = 0; i < 150; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       const auto text = log_text();
-      if (text.size() > before && text.rfind("sim> ") != std::string::npos && text.rfind("sim> ") >= before)
+      if (text.size() > before && text.rfind("sim> ") != std::string::npos &&
+          text.rfind("sim> ") >= before)
         return text.substr(before);
     }
     return log_text().substr(before);
@@ -134,9 +139,10 @@ class Ibsim {
 
   /// Runs a client against this ibsim (umad2sim preloaded), in the private directory, under
   /// `timeout`. `sim_host` picks the node the client sits on ("node001 mlx5_3").
-  ProcResult run(const std::vector<std::string>& argv, const std::string& sim_host = "", int timeout_s = 120,
-                 const std::map<std::string, std::string>& extra_env = {}) {
-    std::map<std::string, std::string> vars = {{"IBSIM_SOCKNAME", sock_}, {"LD_PRELOAD", kUmad2sim}};
+  ProcResult run(const std::vector<std::string>& argv, const std::string& sim_host = "",
+                 int timeout_s = 120, const std::map<std::string, std::string>& extra_env = {}) {
+    std::map<std::string, std::string> vars = {{"IBSIM_SOCKNAME", sock_},
+                                               {"LD_PRELOAD", kUmad2sim}};
     if (!sim_host.empty()) vars["SIM_HOST"] = sim_host;
     for (const auto& [k, v] : extra_env) vars[k] = v;
     return run_in(dir_, argv, vars, timeout_s);
@@ -203,8 +209,9 @@ class Ibsim {
     return env;
   }
 
-  static int spawn(const char* path, const std::vector<std::string>& args, const std::vector<std::string>& env,
-                   posix_spawn_file_actions_t* fa, pid_t& pid) {
+  static int spawn(const char* path, const std::vector<std::string>& args,
+                   const std::vector<std::string>& env, posix_spawn_file_actions_t* fa,
+                   pid_t& pid) {
     std::vector<char*> argv, envp;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

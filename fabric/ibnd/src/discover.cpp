@@ -31,29 +31,43 @@ using FabricPtr = std::unique_ptr<ibnd_fabric_t, FabricDeleter>;
 
 LinkWidth decode_width(std::uint32_t w) {
   switch (w) {
-    case 1: return LinkWidth::k1x;
-    case 2: return LinkWidth::k4x;
-    case 4: return LinkWidth::k8x;
-    case 8: return LinkWidth::k12x;
-    case 16: return LinkWidth::k2x;
+    case 1:
+      return LinkWidth::k1x;
+    case 2:
+      return LinkWidth::k4x;
+    case 4:
+      return LinkWidth::k8x;
+    case 8:
+      return LinkWidth::k12x;
+    case 16:
+      return LinkWidth::k2x;
   }
   return LinkWidth::kUnknown;
 }
 
 LinkSpeed decode_speed(std::uint32_t speed, std::uint32_t ext, bool fdr10) {
   switch (ext) {
-    case 0: break;
-    case 1: return LinkSpeed::kFDR;
-    case 2: return LinkSpeed::kEDR;
-    case 4: return LinkSpeed::kHDR;
-    case 8: return LinkSpeed::kNDR;
-    default: return LinkSpeed::kUnknown;
+    case 0:
+      break;
+    case 1:
+      return LinkSpeed::kFDR;
+    case 2:
+      return LinkSpeed::kEDR;
+    case 4:
+      return LinkSpeed::kHDR;
+    case 8:
+      return LinkSpeed::kNDR;
+    default:
+      return LinkSpeed::kUnknown;
   }
   if (speed == 4 && fdr10) return LinkSpeed::kFDR10;
   switch (speed) {
-    case 1: return LinkSpeed::kSDR;
-    case 2: return LinkSpeed::kDDR;
-    case 4: return LinkSpeed::kQDR;
+    case 1:
+      return LinkSpeed::kSDR;
+    case 2:
+      return LinkSpeed::kDDR;
+    case 4:
+      return LinkSpeed::kQDR;
   }
   return LinkSpeed::kUnknown;
 }
@@ -69,9 +83,11 @@ LinkRate port_rate(ibnd_port_t* port) {
   const std::uint32_t cap = mad_get_field(capinfo, 0, IB_PORT_CAPMASK_F);
   const std::uint32_t width = mad_get_field(port->info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
   const std::uint32_t speed = mad_get_field(port->info, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
-  const std::uint32_t ext =
-      (cap & kCapIsExtendedSpeedsSupported) ? mad_get_field(port->info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F) : 0;
-  const bool fdr10 = mad_get_field(port->ext_info, 0, IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F) & kMlnxFdr10;
+  const std::uint32_t ext = (cap & kCapIsExtendedSpeedsSupported)
+                                ? mad_get_field(port->info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F)
+                                : 0;
+  const bool fdr10 =
+      mad_get_field(port->ext_info, 0, IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F) & kMlnxFdr10;
   return LinkRate{decode_width(width), decode_speed(speed, ext, fdr10)};
 }
 
@@ -93,13 +109,41 @@ std::string label(const ibnd_node_t* n) {
   return d;
 }
 
+// The devices libibnetdisc asks for Mellanox ExtendedPortInfo (is_mlnx_ext_port_info_supported
+// in rdma-core's libibnetdisc/ibnetdisc.c): only between two of them can a link run FDR10.
+bool mlnx_epi_capable(const ibnd_node_t* n) {
+  const auto devid = static_cast<std::uint16_t>(
+      mad_get_field(const_cast<std::uint8_t*>(n->info), 0, IB_NODE_DEVID_F));
+  const auto vendor = mad_get_field(const_cast<std::uint8_t*>(n->info), 0, IB_NODE_VENDORID_F);
+  const bool bull = vendor == 0x119f;
+  if ((devid >= 0xc738 && devid <= 0xc73b) || devid == 0xc839 || devid == 0xcb20 ||
+      devid == 0xcf08 || devid == 0xcf09 || devid == 0xd2f0)
+    return true;
+  if (bull && (devid == 0x1b02 || devid == 0x1b50 || devid == 0x1ba0 ||
+               (devid >= 0x1bd0 && devid <= 0x1bd5) || devid == 0x1bf0))
+    return true;
+  if ((devid >= 0x1003 && devid <= 0x101b) || devid == 0xa2d2) return true;
+  return bull && (devid == 0x1b33 || devid == 0x1b73 || devid == 0x1b40 || devid == 0x1b41 ||
+                  devid == 0x1b60 || devid == 0x1b61 || devid == 0x1b83 || devid == 0x1b93 ||
+                  devid == 0x1b94 || devid == 0x1bb4 || devid == 0x1bb5 ||
+                  (devid >= 0x1bc4 && devid <= 0x1bc6));
+}
+
+// A PortInfo that never arrived: libibnetdisc creates a port (and may link it) before its
+// PortInfo does; a real one never has PortState 0 ("no state change").
+bool portinfo_lost(ibnd_port_t* port) {
+  return mad_get_field(port->info, 0, IB_PORT_STATE_F) == 0;
+}
+
 NodeType node_type(int t) {
-  return t == IB_NODE_SWITCH ? NodeType::kSwitch : t == IB_NODE_ROUTER ? NodeType::kRouter : NodeType::kCa;
+  return t == IB_NODE_SWITCH   ? NodeType::kSwitch
+         : t == IB_NODE_ROUTER ? NodeType::kRouter
+                               : NodeType::kCa;
 }
 
 // Everything one discovery saw, in the builder, plus what it could not see.
 Result<void> convert(ibnd_fabric_t* f, FabricBuilder& b, std::vector<std::string>& missing) {
-  std::vector<std::string> up_no_peer, no_portinfo, no_desc;
+  std::vector<std::string> up_no_peer, no_portinfo, port_no_info, no_switchinfo, no_epi, no_desc;
   for (ibnd_node_t* n = f->nodes; n; n = n->next) {
     NodeRecord r;
     r.guid = n->guid;
@@ -115,6 +159,11 @@ Result<void> convert(ibnd_fabric_t* f, FabricBuilder& b, std::vector<std::string
       r.enhanced_port0 = n->smaenhsp0 != 0;
     }
     if (r.description.empty()) no_desc.push_back(str::guid_hex(n->guid));
+    // Every switch answers SwitchInfo with a non-zero LinearFDBCap; zero means it was lost.
+    if (r.type == NodeType::kSwitch && mad_get_field(n->switchinfo, 0, IB_SW_LINEAR_FDB_CAP_F) == 0)
+      no_switchinfo.push_back(label(n));
+    if (r.type == NodeType::kSwitch && (!n->ports || !n->ports[0] || portinfo_lost(n->ports[0])))
+      port_no_info.push_back(label(n) + "[0]");
     if (auto res = b.add_node(r); !res) return res;
   }
   for (ibnd_node_t* n = f->nodes; n; n = n->next) {
@@ -126,6 +175,7 @@ Result<void> convert(ibnd_fabric_t* f, FabricBuilder& b, std::vector<std::string
         if (n->type == IB_NODE_SWITCH) lost_ports.push_back(std::to_string(p));
         continue;
       }
+      if (portinfo_lost(port)) port_no_info.push_back(label(n) + "[" + std::to_string(p) + "]");
       PortRecord pr;
       pr.number = static_cast<PortNum>(p);
       pr.guid = port->guid;
@@ -134,13 +184,29 @@ Result<void> convert(ibnd_fabric_t* f, FabricBuilder& b, std::vector<std::string
       if (auto res = b.add_port(n->guid, pr); !res) return res;
       const int phys = static_cast<int>(mad_get_field(port->info, 0, IB_PORT_PHYS_STATE_F));
       if (!port->remoteport) {
-        if (phys == kPhysStateLinkUp) up_no_peer.push_back(label(n) + "[" + std::to_string(p) + "]");
+        if (phys == kPhysStateLinkUp)
+          up_no_peer.push_back(label(n) + "[" + std::to_string(p) + "]");
         continue;
       }
       ibnd_port_t* peer = port->remoteport;
       // Add each link once, from its lower (GUID, port) end, with the lower of both readings.
       if (std::pair(peer->node->guid, peer->portnum) < std::pair(n->guid, p)) continue;
-      const LinkRate rate = lower_rate(port_rate(port), port_rate(peer));
+      const LinkRate mine = port_rate(port), theirs = port_rate(peer);
+      const LinkRate rate = lower_rate(mine, theirs);
+      if (mine != theirs) {
+        const std::string link = label(n) + "[" + std::to_string(p) + "] - " + label(peer->node) +
+                                 "[" + std::to_string(peer->portnum) + "]";
+        const bool fdr10_vs_qdr =
+            (mine.speed == LinkSpeed::kFDR10 && theirs.speed == LinkSpeed::kQDR) ||
+            (mine.speed == LinkSpeed::kQDR && theirs.speed == LinkSpeed::kFDR10);
+        // Both ends of a link train to one rate. FDR10 is seen only in a separate Mellanox
+        // ExtendedPortInfo MAD: when two capable ends disagree, one of those MADs was lost.
+        if (fdr10_vs_qdr && mlnx_epi_capable(n) && mlnx_epi_capable(peer->node))
+          no_epi.push_back(link);
+        else  // e.g. a switch that does not advertise extended speeds in port 0
+          b.add_warning("link " + link + " is read as " + mine.to_string() + " at one end and " +
+                        theirs.to_string() + " at the other; taking " + rate.to_string());
+      }
       if (auto res = b.add_link(n->guid, static_cast<PortNum>(p), peer->node->guid,
                                 static_cast<PortNum>(peer->portnum), rate);
           !res)
@@ -158,16 +224,23 @@ Result<void> convert(ibnd_fabric_t* f, FabricBuilder& b, std::vector<std::string
   };
   summarize(up_no_peer, "port(s) with the link up but the peer never discovered");
   summarize(no_portinfo, "switch(es) without PortInfo for some ports");
+  summarize(port_no_info, "port(s) whose PortInfo never arrived");
+  summarize(no_switchinfo, "switch(es) whose SwitchInfo never arrived");
+  summarize(
+      no_epi,
+      "link(s) read as FDR10 at one end and QDR at the other (a Mellanox ExtendedPortInfo lost)");
   summarize(no_desc, "node(s) without a node description");
   return {};
 }
 
 // Expectations from outside: a host count, the switches of a previous discovery.
-void check_expectations(ibnd_fabric_t* f, const DiscoverOptions& o, std::vector<std::string>& missing) {
+void check_expectations(ibnd_fabric_t* f, const DiscoverOptions& o,
+                        std::vector<std::string>& missing) {
   if (o.expect_hosts) {
     std::set<std::string> hosts;
     for (ibnd_node_t* n = f->nodes; n; n = n->next)
-      if (n->type == IB_NODE_CA) hosts.insert(std::string(split_ca_description(description(n)).first));
+      if (n->type == IB_NODE_CA)
+        hosts.insert(std::string(split_ca_description(description(n)).first));
     if (hosts.size() < *o.expect_hosts)
       missing.push_back("found " + std::to_string(hosts.size()) + " hosts, expected " +
                         std::to_string(*o.expect_hosts));
@@ -178,25 +251,28 @@ void check_expectations(ibnd_fabric_t* f, const DiscoverOptions& o, std::vector<
       if (!ibnd_find_node_guid(f, o.previous->node(s).guid))
         gone.push_back(o.previous->topology().switch_name[idx(s)]);
     if (!gone.empty())
-      missing.push_back(std::to_string(gone.size()) + " switch(es) of the previous discovery not found: " +
-                        hostlist::compress(gone));
+      missing.push_back(
+          std::to_string(gone.size()) +
+          " switch(es) of the previous discovery not found: " + hostlist::compress(gone));
   }
 }
 
 // PortCounters of every linked port, judged against the thresholds.
 Result<std::size_t> read_counters(ibnd_fabric_t* f, const DiscoverOptions& o, FabricBuilder& b) {
   int classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_SA_CLASS, IB_PERFORMANCE_CLASS};
-  struct ibmad_port* src =
-      mad_rpc_open_port(o.ca.empty() ? nullptr : const_cast<char*>(o.ca.c_str()), o.port, classes, 4);
-  if (!src) return fail(ErrorCode::kIo, "cannot open a MAD port to read counters (CA " + (o.ca.empty() ? std::string("default") : o.ca) + ")");
+  struct ibmad_port* src = mad_rpc_open_port(
+      o.ca.empty() ? nullptr : const_cast<char*>(o.ca.c_str()), o.port, classes, 4);
+  if (!src)
+    return fail(ErrorCode::kIo, "cannot open a MAD port to read counters (CA " +
+                                    (o.ca.empty() ? std::string("default") : o.ca) + ")");
   if (o.timeout_ms) mad_rpc_set_timeout(src, static_cast<int>(o.timeout_ms));
   if (o.retries) mad_rpc_set_retries(src, static_cast<int>(o.retries));
   std::size_t read = 0;
   std::vector<std::string> failed;
   static constexpr int kFields[kNumCounters] = {
-      IB_PC_ERR_SYM_F,       IB_PC_LINK_RECOVERS_F,   IB_PC_LINK_DOWNED_F,     IB_PC_ERR_RCV_F,
-      IB_PC_ERR_PHYSRCV_F,   IB_PC_ERR_SWITCH_REL_F,  IB_PC_XMT_DISCARDS_F,    IB_PC_ERR_XMTCONSTR_F,
-      IB_PC_ERR_RCVCONSTR_F, IB_PC_ERR_LOCALINTEG_F,  IB_PC_ERR_EXCESS_OVR_F,  IB_PC_VL15_DROPPED_F,
+      IB_PC_ERR_SYM_F,       IB_PC_LINK_RECOVERS_F,  IB_PC_LINK_DOWNED_F,    IB_PC_ERR_RCV_F,
+      IB_PC_ERR_PHYSRCV_F,   IB_PC_ERR_SWITCH_REL_F, IB_PC_XMT_DISCARDS_F,   IB_PC_ERR_XMTCONSTR_F,
+      IB_PC_ERR_RCVCONSTR_F, IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F,
       IB_PC_XMT_WAIT_F};
   for (ibnd_node_t* n = f->nodes; n; n = n->next) {
     for (int p = 1; p <= n->numports; ++p) {
@@ -212,9 +288,17 @@ Result<std::size_t> read_counters(ibnd_fabric_t* f, const DiscoverOptions& o, Fa
       ib_portid_t id{};
       ib_portid_set(&id, lid, 0, 0);
       std::uint8_t buf[1024] = {};
-      if (!pma_query_via(buf, &id, p, o.timeout_ms ? static_cast<unsigned>(o.timeout_ms) : 0, IB_GSI_PORT_COUNTERS,
-                         src)) {
+      if (!pma_query_via(buf, &id, p, o.timeout_ms ? static_cast<unsigned>(o.timeout_ms) : 0,
+                         IB_GSI_PORT_COUNTERS, src)) {
+        // Kept with the port (and so in the JSON): a link whose counters cannot be read is
+        // not known to be healthy.
         failed.push_back(label(n) + "[" + std::to_string(p) + "]");
+        PortHealth h;
+        h.problems.push_back("PortCounters could not be read");
+        if (auto r = b.set_port_health(n->guid, static_cast<PortNum>(p), h); !r) {
+          mad_rpc_close_port(src);
+          return std::unexpected(r.error());
+        }
         continue;
       }
       PortHealth h;
@@ -236,8 +320,8 @@ Result<std::size_t> read_counters(ibnd_fabric_t* f, const DiscoverOptions& o, Fa
   if (!failed.empty()) {
     std::string list;
     for (std::size_t i = 0; i < failed.size() && i < 12; ++i) list += (i ? ", " : "") + failed[i];
-    b.add_warning("PortCounters could not be read from " + std::to_string(failed.size()) + " port(s): " + list +
-                  (failed.size() > 12 ? ", ..." : ""));
+    b.add_warning("PortCounters could not be read from " + std::to_string(failed.size()) +
+                  " port(s): " + list + (failed.size() > 12 ? ", ..." : ""));
   }
   return read;
 }
@@ -255,17 +339,20 @@ Result<Fabric> discover(const DiscoverOptions& o, DiscoverReport* report) {
     config.retries = o.retries;
     config.flags = IBND_CONFIG_MLX_EPI;  // FDR10 is only visible in Mellanox ExtendedPortInfo
     const auto t0 = std::chrono::steady_clock::now();
-    FabricPtr raw(ibnd_discover_fabric(o.ca.empty() ? nullptr : const_cast<char*>(o.ca.c_str()), o.port, nullptr,
-                                       &config));
+    FabricPtr raw(ibnd_discover_fabric(o.ca.empty() ? nullptr : const_cast<char*>(o.ca.c_str()),
+                                       o.port, nullptr, &config));
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!raw)
-      return fail(ErrorCode::kIo, "libibnetdisc could not discover the fabric from CA " +
-                                      (o.ca.empty() ? std::string("(default)") : o.ca) + " port " +
-                                      std::to_string(o.port) + " (no IB device, port down, or no access to /dev/infiniband/umad*)");
+      return fail(ErrorCode::kIo,
+                  "libibnetdisc could not discover the fabric from CA " +
+                      (o.ca.empty() ? std::string("(default)") : o.ca) + " port " +
+                      std::to_string(o.port) +
+                      " (no IB device, port down, or no access to /dev/infiniband/umad*)");
     rep.mads = raw->total_mads_used;
     rep.missing.clear();
     const std::string from = raw->from_node ? description(raw->from_node) : std::string("?");
-    FabricBuilder b("libibnetdisc from " + (from.empty() ? str::guid_hex(raw->from_node->guid) : from));
+    FabricBuilder b("libibnetdisc from " +
+                    (from.empty() ? str::guid_hex(raw->from_node->guid) : from));
     if (auto r = convert(raw.get(), b, rep.missing); !r) return std::unexpected(r.error());
     check_expectations(raw.get(), o, rep.missing);
     const bool complete = rep.missing.empty();
@@ -273,10 +360,11 @@ Result<Fabric> discover(const DiscoverOptions& o, DiscoverReport* report) {
     if (!complete && !o.allow_partial) {
       std::string what;
       for (const auto& m : rep.missing) what += "\n  " + m;
-      return fail(ErrorCode::kIo, "discovery incomplete after " + std::to_string(rep.attempts) + " attempt(s) (" +
-                                      std::to_string(rep.mads) + " MADs); missing:" + what +
-                                      "\nNothing was written. Retry, raise --attempts, or pass --allow-partial to "
-                                      "publish a fabric marked incomplete.");
+      return fail(ErrorCode::kIo,
+                  "discovery incomplete after " + std::to_string(rep.attempts) + " attempt(s) (" +
+                      std::to_string(rep.mads) + " MADs); missing:" + what +
+                      "\nNothing was written. Retry, raise --attempts, or pass --allow-partial to "
+                      "publish a fabric marked incomplete.");
     }
     for (const auto& m : rep.missing) b.add_incomplete(m);
     if (o.counters) {

@@ -13,7 +13,7 @@ namespace fabricplace::fabric {
 
 struct FabricDiff {
   struct LinkChange {
-    std::string link;  ///< "leaf01[21] - spine01[1]", lower level end first
+    std::string link;           ///< "leaf01[21] - spine01[1]", lower level end first
     std::string before, after;  ///< rates ("4xHDR"), empty for added/removed
   };
   std::vector<LinkChange> added, removed, degraded, recovered, rerated;
@@ -28,6 +28,9 @@ struct FabricDiff {
   std::vector<HostMove> moved;
   std::vector<std::string> hosts_added, hosts_removed, switches_added, switches_removed;
   std::vector<std::string> unhealthy, healthy_again;  ///< "link: problem; problem"
+  /// What each side says it could not see (Topology::incomplete). Removals and moves seen
+  /// against an incomplete fabric may be false; the text and JSON say so first.
+  std::vector<std::string> before_incomplete, after_incomplete;
 
   [[nodiscard]] bool empty() const;
 };

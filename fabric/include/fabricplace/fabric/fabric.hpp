@@ -105,11 +105,16 @@ struct PortHealth {
   /// Counters beyond their thresholds, as judged when they were read
   /// ("LinkDownedCounter 3 > 0").
   std::vector<std::string> problems;
-  /// A down port that was linked in the previous discovery: to what (0 = nothing known).
+  /// A down port that was linked in the previous discovery: to what (0 = nothing known). The
+  /// old peer may be gone (a host powered off), so its description and type are kept too.
   Guid was_linked_to = 0;
   PortNum was_linked_port = 0;
+  std::string was_linked_desc;
+  NodeType was_linked_type = NodeType::kSwitch;
 
-  [[nodiscard]] bool empty() const { return !has_counters && problems.empty() && was_linked_to == 0; }
+  [[nodiscard]] bool empty() const {
+    return !has_counters && problems.empty() && was_linked_to == 0;
+  }
   friend bool operator==(const PortHealth&, const PortHealth&) = default;
 };
 

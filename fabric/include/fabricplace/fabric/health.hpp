@@ -39,8 +39,9 @@ Result<HealthThresholds> parse_health_config(std::string_view text, const std::s
 std::vector<std::string> judge(const std::array<std::uint64_t, kNumCounters>& counters,
                                const HealthThresholds& thresholds);
 
-/// Marks, in `builder`, every port that was linked in `previous` but is not linked now
-/// while both its node and its old peer are still present: a lost link. Returns how many.
+/// Marks, in `builder`, every port that was linked in `previous` and is present but not
+/// linked now: a lost link (a cable out, a port disabled, the host at the other end powered
+/// off). The old peer need not be present. Returns how many links were lost.
 std::size_t note_lost_links(FabricBuilder& builder, const Fabric& previous);
 
 }  // namespace fabricplace::fabric

@@ -1,9 +1,9 @@
 // InfiniBand link width and speed.
 //
-// Rates are the nominal signalling rates users quote (4x HDR = 200 Gb/s): lanes x per-lane
-// rate, with per-lane SDR 2.5, DDR 5, QDR 10, FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100,
-// XDR 200 Gb/s. They are used for ratios (oversubscription, degradation), where the
-// encoding overhead cancels out.
+// Rates are data rates after line encoding: lanes x per-lane rate, with per-lane SDR 2,
+// DDR 4, QDR 8 (8b/10b), FDR10 10, FDR 13.64, EDR 25 (64b/66b), HDR 50, NDR 100, XDR 200
+// Gb/s. So 4x HDR = 200 Gb/s, 4x EDR = 100 as quoted, and FDR10 is rightly faster than QDR
+// (the marketing figures, 40 Gb/s for both, would hide a QDR fallback).
 #pragma once
 
 #include <compare>
@@ -55,8 +55,10 @@ std::optional<LinkSpeed> parse_speed(std::string_view s);  ///< "HDR", "hdr", "?
 /// Parses "4xHDR" (ibnetdiscover's comment form; "??" and "???" are accepted as unknown).
 std::optional<LinkRate> parse_rate(std::string_view s);
 
-/// The lower of two readings of one link (the one with the lower rate, e.g. 2xNDR against
-/// 4xHDR gives 4xHDR); an unknown width or speed in one reading is taken from the other.
+/// The lower of two readings of one link: the one with the lower rate (2xNDR against 1xNDR
+/// gives 1xNDR); equal rates give the one with fewer lanes (2xNDR against 4xHDR gives 2xNDR),
+/// so the result never depends on the order of the arguments. An unknown width or speed in
+/// one reading is taken from the other.
 LinkRate lower_rate(LinkRate a, LinkRate b);
 
 }  // namespace fabricplace::fabric

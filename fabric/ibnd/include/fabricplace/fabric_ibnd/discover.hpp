@@ -27,23 +27,23 @@ namespace fabricplace::fabric::ibnd {
 inline constexpr unsigned kDefaultMaxSmps = 16;
 
 struct DiscoverOptions {
-  std::string ca;               ///< CA to discover from (empty: the first one)
-  int port = 0;                 ///< its port (0: the first active one)
+  std::string ca;  ///< CA to discover from (empty: the first one)
+  int port = 0;    ///< its port (0: the first active one)
   unsigned max_smps = kDefaultMaxSmps;
-  unsigned timeout_ms = 0;      ///< per MAD; 0 = libibnetdisc's default
-  unsigned retries = 0;         ///< per MAD; 0 = libibnetdisc's default
-  unsigned attempts = 3;        ///< whole discoveries tried until one is complete
+  unsigned timeout_ms = 0;  ///< per MAD; 0 = libibnetdisc's default
+  unsigned retries = 0;     ///< per MAD; 0 = libibnetdisc's default
+  unsigned attempts = 3;    ///< whole discoveries tried until one is complete
   std::optional<std::size_t> expect_hosts;
   const Fabric* previous = nullptr;  ///< marks lost links; its switches are expected
-  bool counters = false;        ///< read PortCounters of every linked port (needs LIDs)
+  bool counters = false;             ///< read PortCounters of every linked port (needs LIDs)
   HealthThresholds thresholds = HealthThresholds::defaults();
   bool allow_partial = false;
 };
 
 struct DiscoverReport {
   unsigned attempts = 0;
-  unsigned mads = 0;            ///< SMPs the last discovery used (libibnetdisc's count)
-  double seconds = 0;           ///< wall time of the last discovery (without counters)
+  unsigned mads = 0;   ///< SMPs the last discovery used (libibnetdisc's count)
+  double seconds = 0;  ///< wall time of the last discovery (without counters)
   std::size_t counters_read = 0;
   std::vector<std::string> missing;  ///< what the last attempt could not see
 };
