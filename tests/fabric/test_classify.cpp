@@ -188,12 +188,12 @@ Fabric from_topology_conf(const std::string& text) {
   auto r = read_slurm_topology(text, "t.conf", SourceOptions{}, b);
   if (!r) {
     ADD_FAILURE() << r.error().to_string();
-    std::abort();
+    throw test::TestSetupFailure("setup failed");
   }
   auto f = b.build();
   if (!f) {
     ADD_FAILURE() << f.error().to_string();
-    std::abort();
+    throw test::TestSetupFailure("setup failed");
   }
   test::expect_valid(*f);
   return std::move(*f);

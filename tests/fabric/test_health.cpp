@@ -16,7 +16,7 @@ Fabric rebuild(FabricBuilder& b) {
   auto f = b.build();
   if (!f) {
     ADD_FAILURE() << f.error().to_string();
-    std::abort();
+    throw test::TestSetupFailure("setup failed");
   }
   test::expect_valid(*f);
   return std::move(*f);

@@ -47,7 +47,7 @@ class Truth : public ::testing::TestWithParam<Case> {
     auto f = load_fabrics(paths);
     if (!f) {
       ADD_FAILURE() << f.error().to_string();
-      std::abort();
+      throw test::TestSetupFailure("setup failed");
     }
     test::expect_valid(*f);
     return std::move(*f);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "fabricplace/common/file_io.hpp"
@@ -11,6 +12,12 @@
 #include "fabricplace/fabric/spec.hpp"
 
 namespace fabricplace::test {
+
+/// Thrown by the helpers below: the test fails, and unwinding runs every destructor (an
+/// ibsim harness must stop its simulator), which std::abort would not.
+struct TestSetupFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 inline std::string data(const std::string& rel) {
   return std::string(FABRICPLACE_TEST_DATA) + "/" + rel;
@@ -32,7 +39,7 @@ inline fabric::Fabric load(const std::string& source, const fabric::SourceOption
   auto f = fabric::load_fabric(source, o);
   if (!f) {
     ADD_FAILURE() << "loading " << source << ": " << f.error().to_string();
-    std::abort();
+    throw TestSetupFailure("setup failed");
   }
   expect_valid(*f);
   return std::move(*f);
@@ -43,7 +50,7 @@ inline fabric::Fabric gen(const std::string& spec) {
   auto f = fabric::generate(spec);
   if (!f) {
     ADD_FAILURE() << spec << ": " << f.error().to_string();
-    std::abort();
+    throw TestSetupFailure("setup failed");
   }
   expect_valid(*f);
   return std::move(*f);
