@@ -21,7 +21,7 @@
 namespace fabricplace::fabric::ibnd {
 
 /// SMPs kept in flight. libibnetdisc's default is 2; on ibsim 16 discovers a 2k-HCA fabric
-/// 4.5x and an 8k-HCA fabric 3.6x as fast, and 64 adds only 10-20 % more
+/// 4.7x and an 8k-HCA fabric 3.5x as fast, and 64 adds only 7-20 % more
 /// (docs/performance.md), so 16 takes nearly all the gain while staying gentle on the SMAs
 /// of real switches, which answer SMPs on a slow management CPU.
 inline constexpr unsigned kDefaultMaxSmps = 16;
