@@ -155,7 +155,8 @@ std::string diff_text(const FabricDiff& d) {
     if (list->empty()) continue;
     o += "WARNING: the " + std::string(side) +
          " fabric is INCOMPLETE (a partial discovery published with --allow-partial); what it "
-         "lacks shows as removed:\n";
+         "lacks shows as " +
+         (std::string(side) == "NEW" ? "removed" : "added") + ":\n";
     for (const auto& what : *list) o += "  " + what + "\n";
   }
   if (d.empty()) return o + "no changes\n";

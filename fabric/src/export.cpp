@@ -96,6 +96,8 @@ std::string to_ibsim_net(const Fabric& f) {
   const IbsimSizes sz = ibsim_sizes(f);
   std::string out;
   out += "# ibsim net file written by fabricplace from: " + f.origin() + "\n";
+  for (const auto& m : f.topology().incomplete)
+    out += "# WARNING: INCOMPLETE fabric, lacks: " + m + "\n";
   out += "# start with: ibsim -N " + std::to_string(sz.nodes) + " -S " +
          std::to_string(sz.switches) + " -P " + std::to_string(sz.ports) + " <this file>\n";
   out +=
@@ -174,7 +176,10 @@ std::string to_ibsim_net(const Fabric& f) {
 std::string to_ibnetdiscover(const Fabric& f) {
   std::string out;
   out.reserve(f.num_links() * 2 * 100 + f.num_nodes() * 160);
-  out += "#\n# Topology file: written by fabricplace from: " + f.origin() + "\n#\n";
+  out += "#\n# Topology file: written by fabricplace from: " + f.origin() + "\n";
+  for (const auto& m : f.topology().incomplete)
+    out += "# WARNING: INCOMPLETE fabric, lacks: " + m + "\n";
+  out += "#\n";
   auto emit = [&](NodeType type) {
     for (std::uint32_t i = 0; i < f.num_nodes(); ++i) {
       const NodeId n{i};
@@ -231,6 +236,8 @@ std::string to_dot(const Fabric& f) {
   static const char* kColour[] = {"#dddddd", "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6"};
   std::string out;
   out += "// fabric written by fabricplace from: " + f.origin() + "\n";
+  for (const auto& m : f.topology().incomplete)
+    out += "// WARNING: INCOMPLETE fabric, lacks: " + m + "\n";
   out += "graph fabric {\n  graph [rankdir=BT, splines=false, nodesep=0.15, ranksep=1.2];\n";
   out += "  node [shape=box, style=filled, fontname=\"Helvetica\", fontsize=10];\n";
   out += "  edge [color=\"#888888\"];\n";

@@ -122,6 +122,19 @@ std::size_t note_lost_links(FabricBuilder& builder, const Fabric& previous) {
     }
     lost += marked;
   }
+  // A link already lost in `previous` stays lost while its port stays down, so the mark is
+  // carried from discovery to discovery until the link comes back.
+  for (const Port& p : previous.ports()) {
+    const Guid g = previous.node(p.node).guid;
+    if (p.link != kNoLink || p.health.was_linked_to == 0) continue;
+    if (!builder.has_port(g, p.rec.number) || builder.is_linked(g, p.rec.number)) continue;
+    PortHealth h;
+    h.was_linked_to = p.health.was_linked_to;
+    h.was_linked_port = p.health.was_linked_port;
+    h.was_linked_desc = p.health.was_linked_desc;
+    h.was_linked_type = p.health.was_linked_type;
+    lost += builder.set_port_health(g, p.rec.number, h).has_value();
+  }
   return lost;
 }
 

@@ -502,6 +502,9 @@ class Reader final : public json::json_sax_t {
   bool port_value(const Scalar& v) {
     const auto at = [&] { return port_path(key_); };
     const int field = index_of(kPortKeys, key_);
+    if (field == kPortCounters) return bad(at(), "expected an object of counters");
+    if (field == kPortProblems) return bad(at(), "expected an array of strings");
+    if (field == kPortWas) return bad(at(), kWasShape);
     std::optional<std::uint64_t> x;
     switch (field) {
       case kPortNum:

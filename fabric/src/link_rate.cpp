@@ -94,13 +94,14 @@ std::optional<LinkSpeed> parse_speed(std::string_view s) {
 }
 
 LinkRate lower_rate(LinkRate a, LinkRate b) {
-  if (a.known() && b.known()) {
-    const auto key = [](const LinkRate& r) { return std::tuple(r.gbps(), r.width, r.speed); };
-    return key(b) < key(a) ? b : a;
-  }
-  if (a.width == LinkWidth::kUnknown) a.width = b.width;
-  if (a.speed == LinkSpeed::kUnknown) a.speed = b.speed;
-  return a;
+  // Complete each reading from the other, then take the lower: the same for either order.
+  const LinkRate a0 = a, b0 = b;
+  if (a.width == LinkWidth::kUnknown) a.width = b0.width;
+  if (a.speed == LinkSpeed::kUnknown) a.speed = b0.speed;
+  if (b.width == LinkWidth::kUnknown) b.width = a0.width;
+  if (b.speed == LinkSpeed::kUnknown) b.speed = a0.speed;
+  const auto key = [](const LinkRate& r) { return std::tuple(r.gbps(), r.width, r.speed); };
+  return key(b) < key(a) ? b : a;
 }
 
 std::optional<LinkRate> parse_rate(std::string_view s) {

@@ -206,7 +206,11 @@ std::string show_text(const Fabric& f) {
     for (const auto& u : t.unhealthy_links) {
       std::string what;
       for (const auto& p : u.problems) what += (what.empty() ? "" : "; ") + p;
-      line("    errors " + link_text(u.link) + ": " + what +
+      // Counters that could not be read are not errors seen, but health unknown.
+      const bool unread = std::all_of(
+          u.problems.begin(), u.problems.end(),
+          [](const std::string& p) { return p.ends_with("PortCounters could not be read"); });
+      line(std::string(unread ? "    unknown " : "    errors ") + link_text(u.link) + ": " + what +
            "; hosts behind: " + behind(hosts_behind(f, u.link)));
     }
     for (PortId p : t.lost_links) {

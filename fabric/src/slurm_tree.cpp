@@ -203,6 +203,8 @@ std::string to_slurm_topology(const Fabric& f, const SlurmTree& tree) {
   out += "# Slurm switch (members listed in the comment above it).\n";
   if (tree.virtual_leaves)
     out += "# Rail-optimised fabric: one virtual leaf per rail group (scalable unit).\n";
+  for (const auto& m : f.topology().incomplete)
+    out += "# WARNING: INCOMPLETE fabric (a partial discovery), so this file lacks: " + m + "\n";
   for (const auto& w : tree.warnings) out += "# warning: " + w + "\n";
   int last_level = 0;
   for (const auto& s : tree.switches) {

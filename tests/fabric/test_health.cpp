@@ -194,3 +194,42 @@ TEST(Diff, IncompleteSidesAreSaidFirst) {
             "lacks shows as removed:\n  1 port(s) whose PortInfo never arrived: node001 "
             "mlx5_0[1]\nno changes\n");
 }
+
+TEST(Health, ALostLinkStaysLostFromDiscoveryToDiscovery) {
+  const Fabric first = test::gen("fat2:leaves=2,down=2,up=2");
+  FabricBuilder b2("second");
+  ASSERT_TRUE(b2.merge(test::gen("fat2:leaves=2,down=2,up=2,cut=leaf02:3")));
+  note_lost_links(b2, first);
+  const Fabric second = rebuild(b2);
+  ASSERT_EQ(second.topology().lost_links.size(), 1u);
+  // Third discovery against the second: the link is still down, still lost.
+  FabricBuilder b3("third");
+  ASSERT_TRUE(b3.merge(test::gen("fat2:leaves=2,down=2,up=2,cut=leaf02:3")));
+  note_lost_links(b3, second);
+  const Fabric third = rebuild(b3);
+  ASSERT_EQ(third.topology().lost_links.size(), 1u);
+  const std::string j2 = to_json(second), j3 = to_json(third);
+  EXPECT_EQ(j3.substr(j3.find("\"nodes\"")), j2.substr(j2.find("\"nodes\"")));
+  // Back again: no longer lost.
+  FabricBuilder b4("fourth");
+  ASSERT_TRUE(b4.merge(test::gen("fat2:leaves=2,down=2,up=2")));
+  note_lost_links(b4, third);
+  EXPECT_TRUE(rebuild(b4).topology().lost_links.empty());
+}
+
+TEST(Health, JsonHealthKeysOfTheWrongShapeAreNamed) {
+  const std::string node =
+      R"({"format": "fabricplace-fabric", "version": 1, "nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0, )";
+  FabricBuilder b;
+  auto r = read_json(node + R"("problems": "x"}]}], "links": []})", "h.json", b);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(),
+            "h.json: nodes[0].ports[0].problems: expected an array of strings");
+  FabricBuilder c;
+  r = read_json(node + R"("was_linked_to": ["0x9", 1]}]}], "links": []})", "h.json", c);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(
+      r.error().to_string(),
+      "h.json: nodes[0].ports[0].was_linked_to: expected [\"0x<guid>\", port, \"<description>\", "
+      "\"switch|ca|router\"]");
+}

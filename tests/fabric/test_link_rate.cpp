@@ -61,6 +61,12 @@ TEST(LinkRate, LowerReadingIsAWholeReading) {
   EXPECT_EQ(lower_rate(r("4xFDR10"), r("4xQDR")), r("4xQDR"));
   EXPECT_EQ(lower_rate(r("4xQDR"), r("4xFDR10")), r("4xQDR"));
   EXPECT_EQ(lower_rate(r("4xHDR"), r("4xHDR")), r("4xHDR"));
-  EXPECT_EQ(lower_rate(r("??HDR"), r("4xEDR")), r("4xHDR"));  // unknown parts filled in
+  // A partial reading is completed from the other before comparing, in either order.
+  EXPECT_EQ(lower_rate(r("??HDR"), r("4xEDR")), r("4xEDR"));
+  EXPECT_EQ(lower_rate(r("4xEDR"), r("??HDR")), r("4xEDR"));
+  EXPECT_EQ(lower_rate(r("4x???"), r("1xQDR")), r("1xQDR"));
+  EXPECT_EQ(lower_rate(r("1xQDR"), r("4x???")), r("1xQDR"));
+  EXPECT_EQ(lower_rate(r("??HDR"), r("4x???")), r("4xHDR"));
   EXPECT_EQ(lower_rate(r("4x???"), r("?????")), r("4x???"));
+  EXPECT_EQ(lower_rate(r("?????"), r("4x???")), r("4x???"));
 }

@@ -297,6 +297,17 @@ TEST(IbsimDiscovery, PacketLossIsReportedNeverPublishedSilently) {
       {kCli, "fabric", "export", sim->dir() + "/lossy.json", "--format", "slurm-topology"});
   EXPECT_EQ(e.status, 2);
   EXPECT_NE(e.err.find("the fabric is INCOMPLETE"), std::string::npos) << e.err;
+  const std::string forced = cli(*sim,
+                                 {"fabric", "export", sim->dir() + "/lossy.json", "--format",
+                                  "slurm-topology", "--allow-partial"},
+                                 0);
+  EXPECT_NE(forced.find("# WARNING: INCOMPLETE fabric (a partial discovery), so this file lacks: "),
+            std::string::npos)
+      << forced;
+  const std::string old_side =
+      cli(*sim, {"fabric", "diff", sim->dir() + "/lossy.json", sim->dir() + "/base.json"}, 1);
+  EXPECT_EQ(old_side.rfind("WARNING: the OLD fabric is INCOMPLETE", 0), 0u) << old_side;
+  EXPECT_NE(old_side.find("what it lacks shows as added:"), std::string::npos) << old_side;
   // Loss cleared: a complete discovery again, the same as before.
   sim->command("Error \"leaf01\" 0");
   const Fabric again = discover(*sim, "again.json");
@@ -431,4 +442,36 @@ TEST(IbsimDiscovery, UnreadableCountersAreKeptAsProblems) {
   auto g = again.build();
   ASSERT_TRUE(g);
   EXPECT_EQ(g->topology().unhealthy_links.size(), f.topology().unhealthy_links.size());
+}
+
+TEST(IbsimDiscovery, ExtendedPortInfoLostAtBothEndsIsStillCaught) {
+  // Every ExtendedPortInfo answer dropped: both ends of every FDR10 link would read QDR
+  // and agree. The re-read of ExtendedPortInfo over the directed route fails too, and says so.
+  const Fabric f = test::gen("fat2:leaves=4,down=4,up=4,speed=QDR");
+  std::string net = to_ibsim_net(f);
+  for (std::size_t at; (at = net.find("xQDR\n")) != std::string::npos;)
+    net.replace(at, 5, "xFDR10\n");
+  auto sim = start(write_net(net, "epi-both"), f);
+  ASSERT_TRUE(sim->ok());
+  const Fabric clean = discover(*sim, "clean.json");
+  EXPECT_EQ(clean.topology().tiers[0].nominal.to_string(), "4xFDR10");
+  for (const auto& n : f.nodes()) {
+    const auto id = n.type == NodeType::kSwitch
+                        ? f.topology().switch_name[idx(*f.find_guid(n.guid))]
+                        : std::string(split_ca_description(n.description).first) + "_" +
+                              std::string(split_ca_description(n.description).second);
+    sim->command("Error \"" + id + "\" 100 0xff90");
+  }
+  const auto r =
+      sim->run({kCli, "fabric", "discover", "--attempts", "2", "-o", sim->dir() + "/x.json"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("whose ExtendedPortInfo could not be read (FDR10 unknown)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(sim->dir() + "/x.json"));
+  // QDR fabrics (no FDR10 anywhere) are confirmed as QDR, not flagged.
+  const Fabric q = test::gen("fat2:leaves=2,down=2,up=2,speed=QDR");
+  auto qsim = start(net_for(q, "qdr"), q);
+  ASSERT_TRUE(qsim->ok());
+  EXPECT_EQ(discover(*qsim, "q.json").topology().tiers[0].nominal.to_string(), "4xQDR");
 }

@@ -56,8 +56,11 @@ class Ibsim {
     // Read-write: opening does not block, and ibsim never sees end-of-file while we live.
     console_ = ::open(fifo.c_str(), O_RDWR);
     const std::string log = dir_ + "/ibsim.log";
-    std::vector<std::string> args = {"ibsim", "-s", "-N", std::to_string(nodes), "-S", std::to_string(switches),
-                                     "-P", std::to_string(ports), net_file};
+    std::vector<std::string> args = {"ibsim", "-s",
+                                     "-N",    std::to_string(nodes),
+                                     "-S",    std::to_string(switches),
+                                     "-P",    std::to_string(ports),
+                                     net_file};
     auto env = environment({{"IBSIM_SOCKNAME", sock_}});
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
@@ -158,7 +161,8 @@ class Ibsim {
     // Likewise libibnetdisc 44 leaks duplicate LID-hash entries once LIDs are assigned (fixed
     // upstream in rdma-core v49, "ibnetdisc: Fix leak in add_to_portlid_hash").
     const std::string supp = dir_ + "/asan.supp", lsupp = dir_ + "/lsan.supp";
-    if (!std::filesystem::exists(supp)) std::ofstream(supp) << "interceptor_via_lib:libumad2sim.so\n";
+    if (!std::filesystem::exists(supp))
+      std::ofstream(supp) << "interceptor_via_lib:libumad2sim.so\n";
     if (!std::filesystem::exists(lsupp)) std::ofstream(lsupp) << "leak:libibnetdisc.so\n";
     const char* asan = std::getenv("ASAN_OPTIONS");
     const char* lsan = std::getenv("LSAN_OPTIONS");
@@ -167,7 +171,8 @@ class Ibsim {
         {"LD_PRELOAD", kUmad2sim},
         {"ASAN_OPTIONS", std::string(asan ? std::string(asan) + ":" : "") +
                              "verify_asan_link_order=0:suppressions=" + supp},
-        {"LSAN_OPTIONS", std::string(lsan ? std::string(lsan) + ":" : "") + "suppressions=" + lsupp}};
+        {"LSAN_OPTIONS",
+         std::string(lsan ? std::string(lsan) + ":" : "") + "suppressions=" + lsupp}};
     if (!sim_host.empty()) vars["SIM_HOST"] = sim_host;
     for (const auto& [k, v] : extra_env) vars[k] = v;
     return run_in(dir_, argv, vars, timeout_s);

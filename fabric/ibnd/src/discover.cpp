@@ -233,6 +233,56 @@ Result<void> convert(ibnd_fabric_t* f, FabricBuilder& b, std::vector<std::string
   return {};
 }
 
+// FDR10 shows only in Mellanox ExtendedPortInfo, a MAD of its own that libibnetdisc may lose
+// without failing; lost at both ends of a link, the link would pass for QDR. So wherever a
+// link between two capable devices reads QDR without an extended speed, each end's
+// ExtendedPortInfo is read again, over the directed route libibnetdisc used; what cannot be
+// read is incompleteness.
+void confirm_fdr10(ibnd_fabric_t* f, const DiscoverOptions& o, std::vector<std::string>& missing) {
+  auto qdr_maybe_fdr10 = [](ibnd_port_t* port) {
+    const LinkRate r = port_rate(port);
+    return r.speed == LinkSpeed::kQDR && mlnx_epi_capable(port->node);
+  };
+  struct ibmad_port* src = nullptr;
+  std::vector<std::string> unread;
+  for (ibnd_node_t* n = f->nodes; n; n = n->next) {
+    for (int p = 1; p <= n->numports; ++p) {
+      ibnd_port_t* port = n->ports ? n->ports[p] : nullptr;
+      if (!port || !port->remoteport || !qdr_maybe_fdr10(port) ||
+          !mlnx_epi_capable(port->remoteport->node))
+        continue;
+      if (!src) {
+        int classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS};
+        src = mad_rpc_open_port(o.ca.empty() ? nullptr : const_cast<char*>(o.ca.c_str()), o.port,
+                                classes, 2);
+        if (!src) {
+          missing.push_back("cannot open a MAD port to confirm FDR10 links");
+          return;
+        }
+        if (o.timeout_ms) mad_rpc_set_timeout(src, static_cast<int>(o.timeout_ms));
+      }
+      std::uint8_t buf[IB_SMP_DATA_SIZE] = {};
+      ib_portid_t path = n->path_portid;
+      if (smp_query_via(buf, &path, IB_ATTR_MLNX_EXT_PORT_INFO, static_cast<unsigned>(p),
+                        o.timeout_ms, src))
+        std::memcpy(port->ext_info, buf, sizeof buf);
+      else
+        unread.push_back(label(n) + "[" + std::to_string(p) + "]");
+    }
+  }
+  if (src) mad_rpc_close_port(src);
+  if (!unread.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < unread.size() && i < 12; ++i) list += (i ? ", " : "") + unread[i];
+    if (unread.size() > 12) list += ", ...";
+    missing.push_back(std::to_string(unread.size()) +
+                      " QDR port(s) between FDR10-capable devices whose ExtendedPortInfo could not "
+                      "be read (FDR10 "
+                      "unknown): " +
+                      list);
+  }
+}
+
 // Expectations from outside: a host count, the switches of a previous discovery.
 void check_expectations(ibnd_fabric_t* f, const DiscoverOptions& o,
                         std::vector<std::string>& missing) {
@@ -353,6 +403,7 @@ Result<Fabric> discover(const DiscoverOptions& o, DiscoverReport* report) {
     const std::string from = raw->from_node ? description(raw->from_node) : std::string("?");
     FabricBuilder b("libibnetdisc from " +
                     (from.empty() ? str::guid_hex(raw->from_node->guid) : from));
+    confirm_fdr10(raw.get(), o, rep.missing);
     if (auto r = convert(raw.get(), b, rep.missing); !r) return std::unexpected(r.error());
     check_expectations(raw.get(), o, rep.missing);
     const bool complete = rep.missing.empty();

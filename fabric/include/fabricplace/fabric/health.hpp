@@ -41,7 +41,8 @@ std::vector<std::string> judge(const std::array<std::uint64_t, kNumCounters>& co
 
 /// Marks, in `builder`, every port that was linked in `previous` and is present but not
 /// linked now: a lost link (a cable out, a port disabled, the host at the other end powered
-/// off). The old peer need not be present. Returns how many links were lost.
+/// off). The old peer need not be present. Ports `previous` already marked as lost stay marked
+/// while they stay down. Returns how many ports were marked or kept.
 std::size_t note_lost_links(FabricBuilder& builder, const Fabric& previous);
 
 }  // namespace fabricplace::fabric

@@ -57,8 +57,8 @@ std::optional<LinkRate> parse_rate(std::string_view s);
 
 /// The lower of two readings of one link: the one with the lower rate (2xNDR against 1xNDR
 /// gives 1xNDR); equal rates give the one with fewer lanes (2xNDR against 4xHDR gives 2xNDR),
-/// so the result never depends on the order of the arguments. An unknown width or speed in
-/// one reading is taken from the other.
+/// so the result never depends on the order of the arguments. Each reading is first
+/// completed from the other (an unknown width or speed taken from it).
 LinkRate lower_rate(LinkRate a, LinkRate b);
 
 }  // namespace fabricplace::fabric
