@@ -67,6 +67,23 @@ void print_warnings(const Fabric& f) {
   for (const auto& w : f.topology().warnings) std::cerr << "fabricplace: warning: " << w << "\n";
 }
 
+void add_to_json_command(CLI::App& fabric, RunFn& run, const char* name, const char* help,
+                         const char* inputs) {
+  auto in = std::make_shared<InputOpts>();
+  auto out = std::make_shared<std::string>("-");
+  auto* cmd = fabric.add_subcommand(name, help);
+  in->add(cmd, inputs);
+  cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
+  cmd->callback([&run, in, out] {
+    run = [in, out] {
+      auto f = in->load();
+      if (!f) return report(f.error());
+      print_warnings(*f);
+      return write_output(*out, to_json(*f));
+    };
+  });
+}
+
 }  // namespace
 
 void add_fabric_commands(CLI::App& app, RunFn& run) {
@@ -74,24 +91,15 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
   fabric->require_subcommand(1);
   add_discover_command(*fabric, run);
 
-  {  // import
-    auto in = std::make_shared<InputOpts>();
-    auto out = std::make_shared<std::string>("-");
-    auto* cmd = fabric->add_subcommand(
-        "import",
-        "read ibnetdiscover dumps (several: one per rail plane, merged by GUID), "
-        "topology.conf, tiers CSV or JSON; write canonical JSON");
-    in->add(cmd, "input files (or a spec)");
-    cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
-    cmd->callback([&run, in, out] {
-      run = [in, out] {
-        auto f = in->load();
-        if (!f) return report(f.error());
-        print_warnings(*f);
-        return write_output(*out, to_json(*f));
-      };
-    });
-  }
+  // import and merge: read sources (merged by GUID), write canonical JSON.
+  add_to_json_command(*fabric, run, "import",
+                      "read ibnetdiscover dumps (several: one per rail plane, merged by GUID), "
+                      "topology.conf, tiers CSV or JSON; write canonical JSON",
+                      "input files (or a spec)");
+  add_to_json_command(*fabric, run, "merge",
+                      "merge fabrics by GUID (one discovery per rail plane: LIDs may repeat) into "
+                      "one canonical JSON",
+                      "fabrics to merge (JSON, dumps, ...)");
   {  // generate
     auto spec = std::make_shared<std::string>();
     auto out = std::make_shared<std::string>("-");
@@ -122,23 +130,6 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
         if (!f) return report(f.error());
         std::cout << (*json ? show_json(*f) : show_text(*f));
         return kExitOk;
-      };
-    });
-  }
-  {  // merge
-    auto in = std::make_shared<InputOpts>();
-    auto out = std::make_shared<std::string>("-");
-    auto* cmd = fabric->add_subcommand("merge",
-                                       "merge fabrics by GUID (one discovery per rail plane: LIDs "
-                                       "may repeat) into one canonical JSON");
-    in->add(cmd, "fabrics to merge (JSON, dumps, ...)");
-    cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
-    cmd->callback([&run, in, out] {
-      run = [in, out] {
-        auto f = in->load();
-        if (!f) return report(f.error());
-        print_warnings(*f);
-        return write_output(*out, to_json(*f));
       };
     });
   }

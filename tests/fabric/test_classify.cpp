@@ -190,13 +190,7 @@ Fabric from_topology_conf(const std::string& text) {
     ADD_FAILURE() << r.error().to_string();
     throw test::TestSetupFailure("setup failed");
   }
-  auto f = b.build();
-  if (!f) {
-    ADD_FAILURE() << f.error().to_string();
-    throw test::TestSetupFailure("setup failed");
-  }
-  test::expect_valid(*f);
-  return std::move(*f);
+  return test::build(b);
 }
 }  // namespace
 

@@ -13,13 +13,7 @@ using namespace fabricplace::fabric;
 
 namespace {
 Fabric rebuild(FabricBuilder& b) {
-  auto f = b.build();
-  if (!f) {
-    ADD_FAILURE() << f.error().to_string();
-    throw test::TestSetupFailure("setup failed");
-  }
-  test::expect_valid(*f);
-  return std::move(*f);
+  return test::build(b);
 }
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/fabric/builder.hpp"
 #include "fabricplace/fabric/fabric.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/fabric/spec.hpp"
@@ -51,6 +52,17 @@ inline fabric::Fabric gen(const std::string& spec) {
   if (!f) {
     ADD_FAILURE() << spec << ": " << f.error().to_string();
     throw TestSetupFailure("setup failed");
+  }
+  expect_valid(*f);
+  return std::move(*f);
+}
+
+/// Builds; a failure fails the test with the error text.
+inline fabric::Fabric build(fabric::FabricBuilder& b) {
+  auto f = b.build();
+  if (!f) {
+    ADD_FAILURE() << f.error().to_string();
+    throw TestSetupFailure(f.error().to_string());
   }
   expect_valid(*f);
   return std::move(*f);
