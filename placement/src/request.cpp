@@ -1,0 +1,263 @@
+#include "fabricplace/placement/request.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::placement {
+
+Result<void> validate(const JobRequest& job) {
+  const auto G = job.gpus_per_node, T = job.tp_size();
+  if (job.nodes == 0) return fail(ErrorCode::kUsage, "--nodes must be at least 1");
+  if (G == 0) return fail(ErrorCode::kUsage, "--gpus-per-node must be at least 1");
+  if (T == 0) return fail(ErrorCode::kUsage, "--tp must be at least 1");
+  if (job.pp == 0) return fail(ErrorCode::kUsage, "--pp must be at least 1");
+  const std::string tp = "--tp " + std::to_string(T), gpn = std::to_string(G) + " GPUs per node";
+  if (T > G && T % G != 0)
+    return fail(ErrorCode::kUsage, tp + " with " + gpn + ": a TP group larger than a node must " +
+                                       "span whole nodes (a multiple of " + std::to_string(G) +
+                                       ")");
+  if (T <= G && G % T != 0)
+    return fail(ErrorCode::kUsage, tp + " with " + gpn + ": a TP group smaller than a node " +
+                                       "must divide it (" + std::to_string(G) +
+                                       " is not a multiple of " + std::to_string(T) + ")");
+  const std::uint64_t gpus = std::uint64_t{job.nodes} * G;
+  if (gpus % T != 0)
+    return fail(ErrorCode::kUsage, tp + " does not tile the job: " + std::to_string(job.nodes) +
+                                       " nodes x " + gpn + " = " + std::to_string(gpus) +
+                                       " GPUs, not a multiple of " + std::to_string(T));
+  if (gpus % (std::uint64_t{T} * job.pp) != 0)
+    return fail(ErrorCode::kUsage, "--pp " + std::to_string(job.pp) + " with " + tp +
+                                       " does not tile the job: " + std::to_string(gpus) +
+                                       " GPUs are not a multiple of TP x PP = " +
+                                       std::to_string(std::uint64_t{T} * job.pp));
+  if (job.pp > 1 && job.nodes % job.pp != 0)
+    return fail(ErrorCode::kUsage, "--pp " + std::to_string(job.pp) + ": " +
+                                       std::to_string(job.nodes) +
+                                       " nodes do not split into equal pipeline stages");
+  if (job.pp > 1 && (job.nodes / job.pp) % job.group_nodes() != 0)
+    return fail(ErrorCode::kUsage, "--pp " + std::to_string(job.pp) + " with " + tp +
+                                       ": a pipeline stage of " +
+                                       std::to_string(job.nodes / job.pp) +
+                                       " nodes does not hold whole TP groups of " +
+                                       std::to_string(job.group_nodes()) + " nodes");
+  return {};
+}
+
+std::string_view to_string(HostState s) {
+  switch (s) {
+    case HostState::kFree:
+      return "free";
+    case HostState::kBusy:
+      return "busy";
+    case HostState::kDrained:
+      return "drained";
+    case HostState::kDown:
+      return "down";
+    case HostState::kUnknown:
+      return "unknown";
+  }
+  return "?";
+}
+
+std::size_t NodeStates::count(HostState s) const {
+  return static_cast<std::size_t>(std::count(state.begin(), state.end(), s));
+}
+
+NodeStates all_free(const fabric::Fabric& f) {
+  NodeStates s;
+  s.state.assign(f.num_hosts(), HostState::kFree);
+  return s;
+}
+
+Result<std::vector<fabric::HostId>> resolve_hosts(const fabric::Fabric& f, std::string_view expr,
+                                                  std::string_view what) {
+  auto names = hostlist::expand(expr);
+  if (!names) {
+    Error e = names.error();
+    e.code = ErrorCode::kUsage;
+    e.message = std::string(what) + ": " + e.message;
+    return std::unexpected(e);
+  }
+  std::vector<fabric::HostId> out;
+  std::vector<std::string> unknown;
+  for (const auto& n : *names) {
+    if (auto h = f.find_host(n))
+      out.push_back(*h);
+    else
+      unknown.push_back(n);
+  }
+  if (!unknown.empty())
+    return fail(ErrorCode::kUsage,
+                std::string(what) + ": " + std::to_string(unknown.size()) +
+                    " host(s) not in the fabric: " + hostlist::compress(unknown));
+  return out;
+}
+
+namespace {
+
+Result<NodeStates> marked(const fabric::Fabric& f, std::string_view expr, std::string_view what,
+                          HostState listed, HostState others) {
+  auto hosts = resolve_hosts(f, expr, what);
+  if (!hosts) return std::unexpected(hosts.error());
+  NodeStates s;
+  s.state.assign(f.num_hosts(), others);
+  for (auto h : *hosts) s.state[fabric::idx(h)] = listed;
+  return s;
+}
+
+// 1-based line of the first occurrence of a JSON key "name" (for error messages).
+int line_of_key(std::string_view text, const std::string& name) {
+  const auto p = text.find(str::json_quote(name));
+  if (p == std::string_view::npos) return 0;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(p), '\n'));
+}
+
+// Hosts named by a state source that the fabric lacks: one warning, compressed.
+void warn_strangers(NodeStates& s, std::vector<std::string> strangers, const std::string& source) {
+  if (strangers.empty()) return;
+  std::sort(strangers.begin(), strangers.end(), hostlist::natural_less);
+  s.warnings.push_back(source + ": " + std::to_string(strangers.size()) +
+                       " host(s) not in the fabric ignored: " + hostlist::compress(strangers));
+}
+
+void warn_unreported(const fabric::Fabric& f, NodeStates& s, const std::string& source) {
+  std::vector<std::string> missing;
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
+    if (s.state[h] == HostState::kUnknown) missing.push_back(f.hosts()[h].name);
+  if (!missing.empty())
+    s.warnings.push_back(
+        source + ": " + std::to_string(missing.size()) +
+        " host(s) of the fabric not reported, not placed on: " + hostlist::compress(missing));
+}
+
+// A host listed twice (sinfo prints a node once per partition) keeps its least usable state.
+HostState worse(HostState a, HostState b) {
+  if (a == HostState::kUnknown) return b;
+  return static_cast<int>(a) > static_cast<int>(b) ? a : b;
+}
+
+}  // namespace
+
+Result<NodeStates> free_hosts(const fabric::Fabric& f, std::string_view hostlist) {
+  return marked(f, hostlist, "--free", HostState::kFree, HostState::kBusy);
+}
+
+Result<NodeStates> busy_hosts(const fabric::Fabric& f, std::string_view hostlist) {
+  return marked(f, hostlist, "--busy", HostState::kBusy, HostState::kFree);
+}
+
+Result<HostState> parse_slurm_state(std::string_view raw) {
+  std::string s;
+  for (char c : str::trim(raw)) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // Flag suffixes (sinfo(1), NODE STATE CODES): '*' not responding; '~' powered off and '!'
+  // about to be, both still allocatable (power saving boots them); '#' '%' '^' '@' '-' '$'
+  // powering up or down, rebooting, planned for a pending job, maintenance reservation.
+  bool not_responding = false, transient = false;
+  while (!s.empty() && std::string_view("*~!#%^@-$").find(s.back()) != std::string_view::npos) {
+    if (s.back() == '*') not_responding = true;
+    if (std::string_view("#%^@-$").find(s.back()) != std::string_view::npos) transient = true;
+    s.pop_back();
+  }
+  static const std::map<std::string_view, HostState, std::less<>> kStates{
+      {"idle", HostState::kFree},        {"alloc", HostState::kBusy},
+      {"allocated", HostState::kBusy},   {"mix", HostState::kBusy},
+      {"mixed", HostState::kBusy},       {"comp", HostState::kBusy},
+      {"completing", HostState::kBusy},  {"resv", HostState::kBusy},
+      {"reserved", HostState::kBusy},    {"plnd", HostState::kBusy},
+      {"planned", HostState::kBusy},     {"boot", HostState::kBusy},
+      {"booting", HostState::kBusy},     {"npc", HostState::kBusy},
+      {"perfctrs", HostState::kBusy},    {"drain", HostState::kDrained},
+      {"drained", HostState::kDrained},  {"drng", HostState::kDrained},
+      {"draining", HostState::kDrained}, {"maint", HostState::kDrained},
+      {"reboot", HostState::kDrained},   {"down", HostState::kDown},
+      {"fail", HostState::kDown},        {"failg", HostState::kDown},
+      {"failing", HostState::kDown},     {"futr", HostState::kDown},
+      {"future", HostState::kDown},      {"unk", HostState::kDown},
+      {"unknown", HostState::kDown},     {"inval", HostState::kDown},
+      {"pow_dn", HostState::kDown},      {"pow_up", HostState::kBusy},
+      {"power_down", HostState::kDown},  {"power_up", HostState::kBusy},
+      {"free", HostState::kFree},        {"busy", HostState::kBusy},
+  };
+  const auto it = kStates.find(s);
+  if (it == kStates.end())
+    return fail(ErrorCode::kUsage,
+                "unknown node state \"" + std::string(str::trim(raw)) +
+                    "\", expected a Slurm state such as idle, alloc, mix, comp, resv, drain, "
+                    "drng, maint, down, fail (sinfo's %t, optionally with a flag suffix * ~ # "
+                    "% ! ^ @ - $), or free / busy");
+  HostState st = it->second;
+  if (not_responding && st != HostState::kDrained) st = HostState::kDown;
+  if (transient && st == HostState::kFree) st = HostState::kBusy;
+  return st;
+}
+
+Result<NodeStates> states_from_json(const fabric::Fabric& f, std::string_view text,
+                                    const std::string& file) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    int line = 0;
+    if (const auto p = what.find("at line "); p != std::string::npos)
+      line = std::atoi(what.c_str() + p + 8);
+    return fail(ErrorCode::kSyntax, "invalid JSON: " + what, file, line);
+  }
+  if (!doc.is_object())
+    return fail(ErrorCode::kSyntax, "expected a JSON object of host -> Slurm state", file, 1);
+  NodeStates s;
+  s.state.assign(f.num_hosts(), HostState::kUnknown);
+  std::vector<std::string> strangers;
+  for (const auto& [name, value] : doc.items()) {
+    const int line = line_of_key(text, name);
+    if (!value.is_string())
+      return fail(ErrorCode::kSyntax,
+                  name + ": expected a state string such as \"idle\", got " + value.dump(), file,
+                  line);
+    auto st = parse_slurm_state(value.get<std::string>());
+    if (!st) return fail(ErrorCode::kUsage, name + ": " + st.error().message, file, line);
+    if (auto h = f.find_host(name))
+      s.state[fabric::idx(*h)] = worse(s.state[fabric::idx(*h)], *st);
+    else
+      strangers.push_back(name);
+  }
+  warn_strangers(s, std::move(strangers), file);
+  warn_unreported(f, s, file);
+  return s;
+}
+
+Result<NodeStates> states_from_sinfo(const fabric::Fabric& f, std::string_view text,
+                                     const std::string& source) {
+  NodeStates s;
+  s.state.assign(f.num_hosts(), HostState::kUnknown);
+  std::vector<std::string> strangers;
+  const auto lines = str::lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const int lineno = static_cast<int>(i) + 1;
+    const auto line = str::trim(lines[i]);
+    if (line.empty()) continue;
+    const auto sp = line.find_first_of(" \t");
+    if (sp == std::string_view::npos)
+      return fail(
+          ErrorCode::kSyntax,
+          "expected \"HOST STATE\" (sinfo -h -N -o '%N %t'), got \"" + std::string(line) + "\"",
+          source, lineno);
+    const std::string name(line.substr(0, sp));
+    auto st = parse_slurm_state(str::trim(line.substr(sp)));
+    if (!st) return fail(ErrorCode::kUsage, name + ": " + st.error().message, source, lineno);
+    if (auto h = f.find_host(name))
+      s.state[fabric::idx(*h)] = worse(s.state[fabric::idx(*h)], *st);
+    else
+      strangers.push_back(name);
+  }
+  warn_strangers(s, std::move(strangers), source);
+  warn_unreported(f, s, source);
+  return s;
+}
+
+}  // namespace fabricplace::placement
