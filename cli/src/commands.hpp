@@ -6,6 +6,7 @@
 #include <string>
 
 #include "fabricplace/common/error.hpp"
+#include "fabricplace/fabric/fabric.hpp"
 
 namespace fabricplace::cli {
 
@@ -19,7 +20,22 @@ using RunFn = std::function<int()>;
 /// Prints "fabricplace: error: <where>: <message>" and returns kExitError (or kExitUsage).
 int report(const Error& e);
 
+/// Options every command that reads a fabric shares: the sources (positional, or
+/// `--fabric` when `option` is set), --from and --link-speed.
+struct InputOpts {
+  std::vector<std::string> sources;
+  std::string from = "auto";
+  std::string link_speed = "4xHDR";
+
+  void add(CLI::App* cmd, const char* what, const char* option = nullptr);
+  [[nodiscard]] Result<fabric::Fabric> load() const;
+};
+
+/// Prints the fabric's incompleteness and classification warnings on stderr.
+void print_warnings(const fabric::Fabric& f);
+
 void add_fabric_commands(CLI::App& app, RunFn& run);
+void add_place_command(CLI::App& app, RunFn& run);
 /// `fabric discover` (live, through libibnetdisc); a stub that explains itself in builds
 /// without FABRICPLACE_WITH_IBNETDISC.
 void add_discover_command(CLI::App& fabric, RunFn& run);

@@ -13,59 +13,9 @@
 #include "fabricplace/fabric/spec.hpp"
 
 namespace fabricplace::cli {
-
-int report(const Error& e) {
-  std::cerr << "fabricplace: error: " << e.to_string() << "\n";
-  return e.code == ErrorCode::kUsage ? kExitUsage : kExitError;
-}
-
 namespace {
 
 using namespace fabricplace::fabric;
-
-// Options every command that reads a fabric shares.
-struct InputOpts {
-  std::vector<std::string> sources;
-  std::string from = "auto";
-  std::string link_speed = "4xHDR";
-
-  void add(CLI::App* cmd, const char* what) {
-    cmd->add_option("fabric", sources, what)->required();
-    cmd->add_option("--from", from,
-                    "input format: auto, ibnetdiscover, ibnetdiscover-p, json, slurm-topology, "
-                    "tiers-csv, spec")
-        ->capture_default_str();
-    cmd->add_option("--link-speed", link_speed,
-                    "link rate for sources without one (slurm-topology, tiers-csv)")
-        ->capture_default_str();
-  }
-  Result<Fabric> load() const {
-    SourceOptions o;
-    const auto f = parse_source_format(from);
-    if (!f) return fail(ErrorCode::kUsage, "--from " + from + ": unknown format");
-    o.format = *f;
-    const auto rate = parse_rate(link_speed);
-    if (!rate || !rate->known())
-      return fail(ErrorCode::kUsage, "--link-speed " + link_speed + ": expected a rate like 4xHDR");
-    o.link_rate = *rate;
-    return load_fabrics(sources, o);
-  }
-};
-
-}  // namespace
-
-int write_output(const std::string& path, const std::string& content) {
-  if (auto r = write_file_atomic(path, content); !r) return report(r.error());
-  return kExitOk;
-}
-
-namespace {
-
-void print_warnings(const Fabric& f) {
-  for (const auto& m : f.topology().incomplete)
-    std::cerr << "fabricplace: warning: INCOMPLETE fabric: " << m << "\n";
-  for (const auto& w : f.topology().warnings) std::cerr << "fabricplace: warning: " << w << "\n";
-}
 
 void add_to_json_command(CLI::App& fabric, RunFn& run, const char* name, const char* help,
                          const char* inputs) {

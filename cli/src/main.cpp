@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   fabricplace::cli::RunFn run;
   fabricplace::cli::add_fabric_commands(app, run);
+  fabricplace::cli::add_place_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,52 @@
+// Shared CLI plumbing: error reports, fabric input options, atomic output.
+#include <iostream>
+
+#include "commands.hpp"
+#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/fabric/sources.hpp"
+
+namespace fabricplace::cli {
+
+int report(const Error& e) {
+  std::cerr << "fabricplace: error: " << e.to_string() << "\n";
+  return e.code == ErrorCode::kUsage ? kExitUsage : kExitError;
+}
+
+void InputOpts::add(CLI::App* cmd, const char* what, const char* option) {
+  if (option)
+    cmd->add_option(option, sources, what)->required();
+  else
+    cmd->add_option("fabric", sources, what)->required();
+  cmd->add_option("--from", from,
+                  "input format: auto, ibnetdiscover, ibnetdiscover-p, json, slurm-topology, "
+                  "tiers-csv, spec")
+      ->capture_default_str();
+  cmd->add_option("--link-speed", link_speed,
+                  "link rate for sources without one (slurm-topology, tiers-csv)")
+      ->capture_default_str();
+}
+
+Result<fabric::Fabric> InputOpts::load() const {
+  fabric::SourceOptions o;
+  const auto f = fabric::parse_source_format(from);
+  if (!f) return fail(ErrorCode::kUsage, "--from " + from + ": unknown format");
+  o.format = *f;
+  const auto rate = fabric::parse_rate(link_speed);
+  if (!rate || !rate->known())
+    return fail(ErrorCode::kUsage, "--link-speed " + link_speed + ": expected a rate like 4xHDR");
+  o.link_rate = *rate;
+  return fabric::load_fabrics(sources, o);
+}
+
+void print_warnings(const fabric::Fabric& f) {
+  for (const auto& m : f.topology().incomplete)
+    std::cerr << "fabricplace: warning: INCOMPLETE fabric: " << m << "\n";
+  for (const auto& w : f.topology().warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+}
+
+int write_output(const std::string& path, const std::string& content) {
+  if (auto r = write_file_atomic(path, content); !r) return report(r.error());
+  return kExitOk;
+}
+
+}  // namespace fabricplace::cli

@@ -1,0 +1,161 @@
+// fabricplace place: dry-run placement of one job on a fabric, for any policy.
+//
+// Exit status: 0 a placement was found (with --compare: every policy ran), 3 no placement
+// is possible now (the reason is printed; with --json it is in the document), 1 bad input,
+// 2 bad command line.
+#include <sys/wait.h>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "commands.hpp"
+#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/placement/report.hpp"
+#include "fabricplace/policies/policies.hpp"
+
+namespace fabricplace::cli {
+namespace {
+
+using placement::JobRequest;
+using placement::NodeStates;
+
+inline constexpr int kExitInfeasible = 3;
+
+struct PlaceOpts {
+  InputOpts in;
+  std::uint32_t nodes = 0, gpus_per_node = 8, tp = 0, pp = 1;
+  std::string exclude, free, busy, state;
+  bool from_slurm = false;
+  std::string policy = "fabric", policy_config;
+  bool explain = false, json = false, compare = false;
+};
+
+// `sinfo -h -N -o '%N %t'`: the node states of the real cluster.
+Result<std::string> run_sinfo() {
+  const char* cmd = "sinfo -h -N -o '%N %t' 2>&1";
+  FILE* p = popen(cmd, "r");
+  if (!p) return fail(ErrorCode::kIo, "cannot run sinfo: popen failed");
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  if (status != 0) {
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::string first(str::trim(out.substr(0, out.find('\n'))));
+    return fail(ErrorCode::kIo, std::string("--from-slurm: `sinfo -h -N -o '%N %t'` failed") +
+                                    (code == 127 ? " (sinfo not found in PATH)" : "") +
+                                    (first.empty() ? "" : ": " + first));
+  }
+  return out;
+}
+
+Result<NodeStates> read_states(const fabric::Fabric& f, const PlaceOpts& o) {
+  const int given = !o.free.empty() + !o.busy.empty() + !o.state.empty() + o.from_slurm;
+  if (given > 1)
+    return fail(ErrorCode::kUsage, "give at most one of --free, --busy, --state, --from-slurm");
+  if (!o.free.empty()) return placement::free_hosts(f, o.free);
+  if (!o.busy.empty()) return placement::busy_hosts(f, o.busy);
+  if (!o.state.empty()) {
+    auto text = read_file(o.state);
+    if (!text) return std::unexpected(text.error());
+    // A JSON object (host -> state), or saved `sinfo -h -N -o '%N %t'` output.
+    const auto t = str::trim(*text);
+    if (!t.empty() && t.front() == '{') return placement::states_from_json(f, *text, o.state);
+    return placement::states_from_sinfo(f, *text, o.state);
+  }
+  if (o.from_slurm) {
+    auto text = run_sinfo();
+    if (!text) return std::unexpected(text.error());
+    return placement::states_from_sinfo(f, *text, "sinfo");
+  }
+  return placement::all_free(f);
+}
+
+int run_place(const PlaceOpts& o) {
+  JobRequest job;
+  job.nodes = o.nodes;
+  job.gpus_per_node = o.gpus_per_node;
+  job.tp = o.tp;
+  job.pp = o.pp;
+  if (auto v = placement::validate(job); !v) return report(v.error());
+  std::optional<policies::Policy> policy = policies::parse_policy(o.policy);
+  if (!policy)
+    return report(Error{ErrorCode::kUsage,
+                        "--policy " + o.policy + ": expected fabric, slurm-tree or first-fit", {},
+                        0});
+  placement::Weights weights;
+  if (!o.policy_config.empty()) {
+    auto text = read_file(o.policy_config);
+    if (!text) return report(text.error());
+    auto w = placement::parse_weights(*text, o.policy_config);
+    if (!w) return report(w.error());
+    weights = *w;
+  }
+  auto f = o.in.load();
+  if (!f) return report(f.error());
+  print_warnings(*f);
+  if (!o.exclude.empty()) {
+    auto ex = placement::resolve_hosts(*f, o.exclude, "--exclude");
+    if (!ex) return report(ex.error());
+    job.exclude = std::move(*ex);
+  }
+  auto states = read_states(*f, o);
+  if (!states) return report(states.error());
+  for (const auto& w : states->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+
+  const policies::Planner planner(*f, weights);
+  const auto& ctx = planner.context();
+  for (const auto& w : ctx.tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+  if (o.compare) {
+    std::vector<placement::Placement> all;
+    for (auto p : policies::kPolicies) all.push_back(planner.place(job, *states, p));
+    std::cout << (o.json ? placement::compare_json(ctx, job, all)
+                         : placement::compare_text(ctx, job, all));
+    return kExitOk;
+  }
+  const auto p = planner.place(job, *states, *policy);
+  std::cout << (o.json ? placement::placement_json(ctx, job, p)
+                       : placement::placement_text(ctx, job, p, o.explain));
+  if (!p.feasible) {
+    if (o.json) std::cerr << "fabricplace: no placement: " << p.reason << "\n";
+    return kExitInfeasible;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_place_command(CLI::App& app, RunFn& run) {
+  auto o = std::make_shared<PlaceOpts>();
+  auto* cmd = app.add_subcommand(
+      "place",
+      "dry-run placement: choose the hosts and the rank (ring) order for a job. Exit status: 0 "
+      "placed, 3 no placement possible now (reason given), 1 bad input, 2 bad command line");
+  o->in.add(cmd, "the fabric: dump(s), JSON, topology.conf, tiers CSV or spec", "--fabric");
+  cmd->add_option("-N,--nodes", o->nodes, "nodes (hosts) the job needs")->required();
+  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")->capture_default_str();
+  cmd->add_option("--tp", o->tp,
+                  "tensor-parallel size in GPUs (default: GPUs per node); a TP group of more "
+                  "GPUs than a node spans TP / GPUs-per-node nodes under one leaf");
+  cmd->add_option("--pp", o->pp, "pipeline-parallel stages (must tile the job)")
+      ->capture_default_str();
+  cmd->add_option("--exclude", o->exclude, "hosts never to use (hostlist)");
+  cmd->add_option("--free", o->free, "only these hosts are free (hostlist); the rest busy");
+  cmd->add_option("--busy", o->busy, "these hosts are busy (hostlist); the rest free");
+  cmd->add_option("--state", o->state,
+                  "node states: JSON {host: state} or saved `sinfo -h -N -o '%N %t'` output");
+  cmd->add_flag("--from-slurm", o->from_slurm, "read node states from `sinfo` (a real cluster)");
+  cmd->add_option("--policy", o->policy, "fabric | slurm-tree | first-fit")->capture_default_str();
+  cmd->add_option("--policy-config", o->policy_config,
+                  "score and uplink weights (default: the built-in ones, as in "
+                  "etc/fabricplace/policy.conf)");
+  cmd->add_flag("--explain", o->explain,
+                "each criterion's value for the chosen set and for the runner-up");
+  cmd->add_flag("--json", o->json, "one JSON document on stdout");
+  cmd->add_flag("--compare", o->compare, "run every policy on the same input, side by side");
+  cmd->callback([&run, o] { run = [o] { return run_place(*o); }; });
+}
+
+}  // namespace fabricplace::cli

@@ -1,0 +1,222 @@
+#include "fabricplace/placement/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "fabricplace/common/hostlist.hpp"
+
+namespace fabricplace::placement {
+namespace {
+
+using fabric::HostId;
+using fabric::idx;
+using fabric::kNone;
+using ojson = nlohmann::ordered_json;
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+double round2(double v) {
+  return std::round(v * 100) / 100;
+}
+
+std::vector<std::string> names(const fabric::Fabric& f, const std::vector<HostId>& hosts) {
+  std::vector<std::string> out;
+  out.reserve(hosts.size());
+  for (HostId h : hosts) out.push_back(f.host(h).name);
+  return out;
+}
+
+// Maximal runs of consecutive ranks in one block.
+std::vector<std::pair<std::uint32_t, std::vector<HostId>>> segments(
+    const Context& c, const std::vector<HostId>& ranked) {
+  std::vector<std::pair<std::uint32_t, std::vector<HostId>>> out;
+  for (HostId h : ranked) {
+    const auto k = c.blocks.of_host[idx(h)];
+    if (out.empty() || out.back().first != k) out.push_back({k, {}});
+    out.back().second.push_back(h);
+  }
+  return out;
+}
+
+struct Row {
+  const char* name;
+  std::string (*get)(const Measures&);
+};
+const Row kRows[] = {
+    {"leaves", [](const Measures& m) { return std::to_string(m.leaves); }},
+    {"pods", [](const Measures& m) { return std::to_string(m.pods); }},
+    {"ring inter-leaf edges", [](const Measures& m) { return std::to_string(m.ring_inter_leaf); }},
+    {"ring inter-pod edges", [](const Measures& m) { return std::to_string(m.ring_inter_pod); }},
+    {"uplink penalty", [](const Measures& m) { return num(m.uplink_penalty); }},
+    {"leftover free hosts", [](const Measures& m) { return std::to_string(m.leftover); }},
+    {"TP groups split", [](const Measures& m) { return std::to_string(m.tp_groups_split); }},
+    {"unhealthy hosts", [](const Measures& m) { return std::to_string(m.unhealthy_hosts); }},
+};
+
+ojson measures_json(const Measures& m) {
+  return ojson{{"leaves", m.leaves},
+               {"pods", m.pods},
+               {"ring_inter_leaf", m.ring_inter_leaf},
+               {"ring_inter_pod", m.ring_inter_pod},
+               {"uplink_penalty", round2(m.uplink_penalty)},
+               {"leftover", m.leftover},
+               {"tp_groups_split", m.tp_groups_split},
+               {"unhealthy_hosts", m.unhealthy_hosts}};
+}
+
+ojson job_json(const JobRequest& job) {
+  return ojson{{"nodes", job.nodes},
+               {"gpus_per_node", job.gpus_per_node},
+               {"tp", job.tp_size()},
+               {"pp", job.pp},
+               {"tp_group_nodes", job.group_nodes()}};
+}
+
+ojson to_ojson(const Context& c, const Placement& p) {
+  const auto& f = *c.fabric;
+  ojson j;
+  j["policy"] = p.policy;
+  j["feasible"] = p.feasible;
+  if (!p.feasible) {
+    j["reason"] = p.reason;
+    return j;
+  }
+  j["hosts"] = names(f, p.hosts);
+  j["hostlist"] = hostlist::compress(names(f, p.hosts));
+  ojson groups = ojson::array();
+  for (const auto& g : p.tp_groups) groups.push_back(names(f, g));
+  j["tp_groups"] = std::move(groups);
+  j["leaves"] = p.leaves;
+  j["score"] = round2(p.score);
+  j["measures"] = measures_json(p.measures);
+  if (p.has_runner_up) {
+    ojson r;
+    r["leaves"] = p.runner_up_leaves;
+    r["score"] = round2(p.runner_up_score);
+    r["measures"] = measures_json(p.runner_up);
+    j["runner_up"] = std::move(r);
+  }
+  return j;
+}
+
+std::string pad(std::string s, std::size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string ring_text(const Context& c, const std::vector<HostId>& ranked) {
+  std::string out;
+  for (const auto& [k, hosts] : segments(c, ranked)) {
+    if (!out.empty()) out += " -> ";
+    out += (k == kNone ? std::string("(no leaf)") : c.blocks.name[k]) + " " +
+           hostlist::compress(names(*c.fabric, hosts));
+  }
+  return out;
+}
+
+std::string placement_text(const Context& c, const JobRequest& job, const Placement& p,
+                           bool explain) {
+  const auto& f = *c.fabric;
+  std::string s = "policy: " + p.policy + "\n";
+  if (!p.feasible) return s + "feasible: no\nreason: " + p.reason + "\n";
+  const auto& m = p.measures;
+  s += "feasible: yes\n";
+  s += "hosts: " + hostlist::compress(names(f, p.hosts)) + " (" + std::to_string(p.hosts.size()) +
+       ")\n";
+  s += std::string(c.tree.virtual_leaves ? "rail groups: " : "leaves: ");
+  for (std::size_t i = 0; i < p.leaves.size(); ++i) s += (i ? ", " : "") + p.leaves[i];
+  s += " (" + std::to_string(m.leaves) + " in " + std::to_string(m.pods) +
+       (m.pods == 1 ? " pod" : " pods") + ")\n";
+  s += "ring: " + ring_text(c, p.hosts) + "\n";
+  s += "ring edges: " + std::to_string(m.ring_inter_leaf) + " inter-leaf, " +
+       std::to_string(m.ring_inter_pod) + " inter-pod\n";
+  const auto g = job.group_nodes();
+  s += "TP groups: " + std::to_string(p.tp_groups.size()) + " x " + std::to_string(g) +
+       (g == 1 ? " host" : " hosts") + " (TP " + std::to_string(job.tp_size()) + ", " +
+       std::to_string(job.gpus_per_node) + " GPUs per node)";
+  if (m.tp_groups_split) s += "; " + std::to_string(m.tp_groups_split) + " split across leaves";
+  s += "\n";
+  s += "score: " + num(p.score) + "\n";
+  if (!explain) return s;
+
+  s +=
+      "\n" + pad("criterion", 24) + pad("chosen", 14) + (p.has_runner_up ? "runner-up" : "") + "\n";
+  for (const auto& r : kRows)
+    s += pad(r.name, 24) + pad(r.get(m), 14) + (p.has_runner_up ? r.get(p.runner_up) : "") + "\n";
+  s += pad("score", 24) + pad(num(p.score), 14) + (p.has_runner_up ? num(p.runner_up_score) : "") +
+       "\n";
+  if (p.has_runner_up) {
+    s += "runner-up leaves: ";
+    for (std::size_t i = 0; i < p.runner_up_leaves.size(); ++i)
+      s += (i ? ", " : "") + p.runner_up_leaves[i];
+    s += "\n";
+  } else {
+    s += "runner-up: none (no other set of leaves can hold the job)\n";
+  }
+  // Why each leaf used (and the runner-up's) pays what it pays at its uplinks.
+  std::vector<std::string> shown = p.leaves;
+  shown.insert(shown.end(), p.runner_up_leaves.begin(), p.runner_up_leaves.end());
+  std::vector<bool> done(c.blocks.size(), false);
+  std::string up;
+  for (const auto& name : shown)
+    for (std::size_t k = 0; k < c.blocks.size(); ++k)
+      if (c.blocks.name[k] == name && !done[k]) {
+        done[k] = true;
+        if (c.uplink[k] > 0)
+          up +=
+              "  " + name + ": " + num(c.uplink[k]) + " per ring edge (" + c.uplink_why[k] + ")\n";
+      }
+  if (!up.empty()) s += "uplink penalties:\n" + up;
+  return s;
+}
+
+std::string placement_json(const Context& c, const JobRequest& job, const Placement& p) {
+  ojson j = to_ojson(c, p);
+  j["job"] = job_json(job);
+  return j.dump(2) + "\n";
+}
+
+std::string compare_text(const Context& c, const JobRequest& job,
+                         const std::vector<Placement>& ps) {
+  (void)job;
+  std::string s = pad("", 24);
+  for (const auto& p : ps) s += pad(p.policy, 16);
+  s += "\n" + pad("feasible", 24);
+  for (const auto& p : ps) s += pad(p.feasible ? "yes" : "no", 16);
+  s += "\n";
+  for (const auto& r : kRows) {
+    s += pad(r.name, 24);
+    for (const auto& p : ps) s += pad(p.feasible ? r.get(p.measures) : "-", 16);
+    s += "\n";
+  }
+  s += pad("score", 24);
+  for (const auto& p : ps) s += pad(p.feasible ? num(p.score) : "-", 16);
+  s += "\n\n";
+  for (const auto& p : ps) {
+    s += p.policy + ": ";
+    if (!p.feasible)
+      s += "infeasible: " + p.reason;
+    else
+      s += ring_text(c, p.hosts);
+    s += "\n";
+  }
+  return s;
+}
+
+std::string compare_json(const Context& c, const JobRequest& job,
+                         const std::vector<Placement>& ps) {
+  ojson j;
+  j["job"] = job_json(job);
+  ojson all = ojson::array();
+  for (const auto& p : ps) all.push_back(to_ojson(c, p));
+  j["placements"] = std::move(all);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace fabricplace::placement

@@ -1,0 +1,58 @@
+#include <string>
+
+#include "fabricplace/policies/policies.hpp"
+
+namespace fabricplace::policies {
+
+std::string_view to_string(Policy p) {
+  switch (p) {
+    case Policy::kFabric:
+      return "fabric";
+    case Policy::kSlurmTree:
+      return "slurm-tree";
+    case Policy::kFirstFit:
+      return "first-fit";
+  }
+  return "?";
+}
+
+std::optional<Policy> parse_policy(std::string_view name) {
+  for (Policy p : kPolicies)
+    if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
+Planner::Planner(const fabric::Fabric& f, const placement::Weights& w)
+    : ctx_(placement::prepare(f, w)), slurm_(slurm_tables(ctx_.tree)) {}
+
+placement::Placement Planner::place(const placement::JobRequest& job,
+                                    const placement::NodeStates& states, Policy policy) const {
+  switch (policy) {
+    case Policy::kFabric:
+      return fabric_aware(ctx_, job, states);
+    case Policy::kSlurmTree:
+      return slurm_tree(ctx_, slurm_, job, states);
+    case Policy::kFirstFit:
+      return first_fit(ctx_, job, states);
+  }
+  return {};
+}
+
+// first-fit: the first N usable hosts in index order (slurm.conf order), ranked so.
+placement::Placement first_fit(const placement::Context& c, const placement::JobRequest& job,
+                               const placement::NodeStates& states) {
+  const auto ok = placement::usable_hosts(c, job, states, /*healthy_only=*/false);
+  std::vector<fabric::HostId> chosen;
+  for (std::uint32_t h = 0; h < ok.size() && chosen.size() < job.nodes; ++h)
+    if (ok[h]) chosen.push_back(fabric::HostId{h});
+  if (chosen.size() < job.nodes) {
+    placement::Placement p;
+    p.policy = "first-fit";
+    p.reason = "job needs " + std::to_string(job.nodes) + " hosts; only " +
+               std::to_string(chosen.size()) + " are free";
+    return p;
+  }
+  return placement::evaluate(c, job, states, std::move(chosen), "first-fit");
+}
+
+}  // namespace fabricplace::policies
