@@ -11,15 +11,17 @@
 // leftover weight x the block's free hosts) + pods weight x the pods it spans. The search:
 //  - scopes: each single pod that can hold the job in L* blocks; the fewest pods (greedily,
 //    strongest first) that can; all pods of each connected part of the fabric;
-//  - per scope, a feasibility-preserving greedy fill: L* times, take the cheapest block such
-//    that the blocks still to come can cover what remains, then swap any chosen block for a
-//    cheaper unchosen one while the set still covers the job. Run with the full cost and
-//    with either cost term alone, so the candidates include what a health-blind and a
-//    fit-blind choice would take;
+//  - per scope, the exact minimum-cost set by a knapsack over (blocks, groups covered) when
+//    blocks x L* x G is small (kExactBudget), and in every case a feasibility-preserving
+//    greedy fill: L* times, take the cheapest block such that the blocks still to come can
+//    cover what remains, then swap any chosen block for a cheaper unchosen one while the set
+//    still covers the job. The fill runs with the full cost and with either cost term
+//    alone, so the candidates include what a health-blind and a fit-blind choice would take;
 //  - the best candidate wins; the next distinct one is the runner-up that --explain shows
 //    (when every search agreed: the best set without the winner's costliest block).
-// With L* = 1 this is exact: every block that holds the job is a candidate.
+// With L* = 1 the search is exhaustive: every block that holds the job is a candidate.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -111,6 +113,53 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
       out[x] = order[j];
       improved = true;
     }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The exact minimum-cost set of exactly L blocks of `order` covering G groups: a knapsack
+// over (blocks chosen, groups covered, capped at G). Used when order.size() x L x (G + 1)
+// is at most kExactBudget; empty when no such set exists.
+constexpr std::size_t kExactBudget = std::size_t{1} << 21;
+
+Set exact(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& cap,
+          const std::vector<double>& cost, std::uint32_t L, std::uint32_t G) {
+  const std::size_t n = order.size(), S = G + 1;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> dp((L + 1) * S, kInf);
+  // taken[(i * (L + 1) + k) * S + s]: state (k, s) was last improved by taking block i;
+  // from_full[i * (L + 1) + k]: for s = G (capped), the covered count before taking it.
+  std::vector<char> taken(n * (L + 1) * S, 0);
+  std::vector<std::uint32_t> from_full(n * (L + 1), 0);
+  dp[0] = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t c = cap[order[i]];
+    const double w = cost[order[i]];
+    for (std::uint32_t k = std::min<std::uint32_t>(L, static_cast<std::uint32_t>(i) + 1); k >= 1;
+         --k) {
+      // Descending s: a state is read (k - 1) before any (k) of this block is written.
+      for (std::size_t s0 = S; s0-- > 0;) {
+        const double base = dp[(k - 1) * S + s0];
+        if (base == kInf) continue;
+        const std::size_t s = std::min<std::size_t>(G, s0 + c);
+        if (base + w < dp[k * S + s]) {
+          dp[k * S + s] = base + w;
+          taken[(i * (L + 1) + k) * S + s] = 1;
+          if (s == G) from_full[i * (L + 1) + k] = static_cast<std::uint32_t>(s0);
+        }
+      }
+    }
+  }
+  if (dp[L * S + G] == kInf) return {};
+  Set out;
+  std::uint32_t k = L;
+  std::size_t s = G;
+  for (std::size_t i = n; i-- > 0 && k > 0;) {
+    if (!taken[(i * (L + 1) + k) * S + s]) continue;
+    out.push_back(order[i]);
+    s = s == G ? from_full[i * (L + 1) + k] : s - cap[order[i]];
+    --k;
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -276,6 +325,8 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
     cands.push_back({std::move(s), cost});
   };
   auto fills = [&](const std::vector<std::uint32_t>& order) {
+    if (order.size() * L * (in.G + 1) <= kExactBudget)
+      consider(exact(order, in.cap, full, L, in.G));
     for (const auto* cost : {&full, &up, &fit}) consider(fill(order, in.cap, *cost, L, in.G));
   };
 

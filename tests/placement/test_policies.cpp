@@ -1,0 +1,262 @@
+// Exact placements on the shared fabrics: the hosts chosen, the ring order, the TP groups,
+// the explanation, and why not when no placement exists.
+#include <gtest/gtest.h>
+
+#include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/policies/policies.hpp"
+#include "test_support.hpp"
+
+namespace fabricplace::policies {
+namespace {
+
+using placement::JobRequest;
+using placement::NodeStates;
+using placement::Placement;
+
+JobRequest job(std::uint32_t nodes, std::uint32_t tp = 0) {
+  JobRequest j;
+  j.nodes = nodes;
+  j.tp = tp;
+  return j;
+}
+
+std::vector<std::string> names(const fabric::Fabric& f, const std::vector<fabric::HostId>& hs) {
+  std::vector<std::string> out;
+  for (auto h : hs) out.push_back(f.host(h).name);
+  return out;
+}
+// The ranks, host by host: "node001 node002 ...".
+std::string ranks(const fabric::Fabric& f, const Placement& p) {
+  std::string s;
+  for (const auto& n : names(f, p.hosts)) s += (s.empty() ? "" : " ") + n;
+  return s;
+}
+std::string expand(const std::string& hostlist) {
+  std::string s;
+  const auto all = hostlist::expand(hostlist);
+  for (const auto& n : all.value()) s += (s.empty() ? "" : " ") + n;
+  return s;
+}
+std::vector<std::string> groups(const fabric::Fabric& f, const Placement& p) {
+  std::vector<std::string> out;
+  for (const auto& g : p.tp_groups) out.push_back(hostlist::compress(names(f, g)));
+  return out;
+}
+NodeStates free_only(const fabric::Fabric& f, const std::string& hostlist) {
+  auto s = placement::free_hosts(f, hostlist);
+  if (!s) throw test::TestSetupFailure(s.error().to_string());
+  return *s;
+}
+using Leaves = std::vector<std::string>;
+
+// The scoring criterion at work: over_L20 is 4:1 oversubscribed everywhere; one uplink of
+// leaf01 (to spine04) trains at 1x. A 40-node job needs two leaves; the fabric policy leaves
+// leaf01 alone, Slurm's tree plugin (and first-fit) take it.
+TEST(FabricPolicy, DegradedUplinkChangesTheLeaves) {
+  const auto f = test::load(test::fabric_file("over_L20-degraded.ibnetdiscover.txt"));
+  const Planner planner(f);
+  const auto all = placement::all_free(f);
+  const auto p = planner.place(job(40), all, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(p.leaves, (Leaves{"leaf02", "leaf03"}));
+  EXPECT_EQ(ranks(f, p), expand("node[033-072]"));
+
+  // --explain: every criterion, chosen and runner-up. Each ring edge crossing a leaf's
+  // uplinks pays 20 x (oversubscription - 1) + 40 per degraded uplink: 60 for a 4:1 leaf;
+  // leaf01 has 32 x 200 Gb/s down over 7 x 200 + 1 x 50 Gb/s up = 4.41:1 and one degraded
+  // uplink. A two-leaf ring has two edges, each crossing both leaves' uplinks.
+  const double leaf01 = 20 * (6400.0 / 1450.0 - 1) + 40;
+  EXPECT_EQ(p.measures.leaves, 2u);
+  EXPECT_EQ(p.measures.pods, 1u);
+  EXPECT_EQ(p.measures.ring_inter_leaf, 2u);
+  EXPECT_DOUBLE_EQ(p.measures.uplink_penalty, 2 * (60 + 60));
+  EXPECT_EQ(p.measures.leftover, 24u);
+  EXPECT_DOUBLE_EQ(p.score, 2 * 1000 + 500 + 2 * 10 + 240 + 24);
+  ASSERT_TRUE(p.has_runner_up);
+  EXPECT_EQ(p.runner_up_leaves, (Leaves{"leaf01", "leaf02"}));
+  EXPECT_EQ(p.runner_up.leaves, 2u);
+  EXPECT_DOUBLE_EQ(p.runner_up.uplink_penalty, 2 * (leaf01 + 60));
+  EXPECT_NEAR(p.runner_up.uplink_penalty, 336.55, 0.005);
+  EXPECT_EQ(p.runner_up.leftover, 24u);
+  EXPECT_DOUBLE_EQ(p.runner_up_score, 2 * 1000 + 500 + 2 * 10 + 2 * (leaf01 + 60) + 24);
+
+  const auto slurm = planner.place(job(40), all, Policy::kSlurmTree);
+  EXPECT_EQ(slurm.leaves, (Leaves{"leaf01", "leaf02"}));
+  EXPECT_EQ(ranks(f, slurm), expand("node[001-040]"));
+  EXPECT_DOUBLE_EQ(slurm.measures.uplink_penalty, p.runner_up.uplink_penalty);
+  EXPECT_EQ(planner.place(job(40), all, Policy::kFirstFit).leaves, (Leaves{"leaf01", "leaf02"}));
+
+  // Without the uplink criterion the fabric policy takes leaf01 too; on the healthy fabric
+  // it does anyway: the degraded link alone moved the job.
+  placement::Weights blind;
+  blind.uplink = 0;
+  EXPECT_EQ(Planner(f, blind).place(job(40), all, Policy::kFabric).leaves,
+            (Leaves{"leaf01", "leaf02"}));
+  const auto healthy = test::load(test::fabric_file("over_L20.ibnetdiscover.txt"));
+  EXPECT_EQ(Planner(healthy).place(job(40), placement::all_free(healthy), Policy::kFabric).leaves,
+            (Leaves{"leaf01", "leaf02"}));
+}
+
+// A job that fits one leaf uses no uplink: the degraded uplink does not matter, best fit
+// does. Free: leaf01 20, leaf02 12, leaf03 10. 10 nodes -> leaf03, the tightest fit.
+TEST(FabricPolicy, BestFitInsideOneLeaf) {
+  const auto f = test::load(test::fabric_file("over_L20-degraded.ibnetdiscover.txt"));
+  const Planner planner(f);
+  const auto s = free_only(f, "node[001-020,033-044,065-074]");
+  for (Policy pol : {Policy::kFabric, Policy::kSlurmTree}) {
+    const auto p = planner.place(job(10), s, pol);
+    ASSERT_TRUE(p.feasible) << p.reason;
+    EXPECT_EQ(p.leaves, (Leaves{"leaf03"})) << to_string(pol);
+    EXPECT_EQ(ranks(f, p), expand("node[065-074]")) << to_string(pol);
+    EXPECT_EQ(p.measures.leftover, 0u);
+    EXPECT_EQ(p.measures.ring_inter_leaf, 0u);
+    EXPECT_EQ(p.measures.uplink_penalty, 0);
+  }
+  const auto p = planner.place(job(10), s, Policy::kFabric);
+  ASSERT_TRUE(p.has_runner_up);
+  EXPECT_EQ(p.runner_up_leaves, (Leaves{"leaf02"}));
+  EXPECT_EQ(p.runner_up.leftover, 2u);
+  EXPECT_EQ(planner.place(job(10), s, Policy::kFirstFit).leaves, (Leaves{"leaf01"}));
+}
+
+// TP 16 on 8-GPU nodes: groups of two hosts under one leaf. Free: leaf01 5, leaf02 5,
+// leaf03 2. Four groups need two leaves; leaf01 + leaf02 hold 2 + 2. Slurm's tree plugin
+// takes all 5 of leaf01 and ranks in index order, so one TP group straddles two leaves.
+TEST(FabricPolicy, TpGroupsStayUnderOneLeaf) {
+  const auto f = test::load(test::fabric_file("fat2_L8.ibnetdiscover.txt"));
+  const Planner planner(f);
+  const auto s = free_only(f, "node[001-005,021-025,041-042]");
+  const auto p = planner.place(job(8, 16), s, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p), expand("node[001-004,021-024]"));
+  EXPECT_EQ(groups(f, p), (std::vector<std::string>{"node[001-002]", "node[003-004]",
+                                                    "node[021-022]", "node[023-024]"}));
+  EXPECT_EQ(p.measures.tp_groups_split, 0u);
+  EXPECT_EQ(p.measures.leftover, 2u);
+
+  const auto slurm = planner.place(job(8, 16), s, Policy::kSlurmTree);
+  ASSERT_TRUE(slurm.feasible);
+  EXPECT_EQ(ranks(f, slurm), expand("node[001-005,021-023]"));
+  EXPECT_EQ(groups(f, slurm), (std::vector<std::string>{"node[001-002]", "node[003-004]",
+                                                        "node[005,021]", "node[022-023]"}));
+  EXPECT_EQ(slurm.measures.tp_groups_split, 1u);
+  EXPECT_GT(slurm.score, p.score);
+}
+
+// Best fit across leaves: free leaf01 3, leaf02 4, leaf03 6; four TP-16 groups. Two leaves
+// suffice (3 + 2 or 3 + 1 groups); leaf03 + leaf01 leaves one host behind, leaf03 + leaf02
+// two. Ring: leaf01's hosts, then leaf03's.
+TEST(FabricPolicy, BestFitAcrossLeaves) {
+  const auto f = test::load(test::fabric_file("fat2_L8.ibnetdiscover.txt"));
+  const auto p =
+      Planner(f).place(job(8, 16), free_only(f, "node[001-003,021-024,041-046]"), Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(p.leaves, (Leaves{"leaf01", "leaf03"}));
+  EXPECT_EQ(ranks(f, p), expand("node[001-002,041-046]"));
+  EXPECT_EQ(p.measures.leftover, 1u);
+  ASSERT_TRUE(p.has_runner_up);
+  EXPECT_EQ(p.runner_up_leaves, (Leaves{"leaf02", "leaf03"}));
+  EXPECT_EQ(p.runner_up.leftover, 2u);
+}
+
+// Never a host on a degraded host link: node001's cable trains at 1x.
+TEST(FabricPolicy, AvoidsUnhealthyHosts) {
+  const auto f = test::gen("fat2:leaves=2,down=4,up=4,degrade=leaf01:1:w=1");
+  const Planner planner(f);
+  const auto all = placement::all_free(f);
+  const auto p = planner.place(job(4), all, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p), expand("node[005-008]"));
+  EXPECT_EQ(p.measures.unhealthy_hosts, 0u);
+  const auto slurm = planner.place(job(4), all, Policy::kSlurmTree);
+  EXPECT_EQ(ranks(f, slurm), expand("node[001-004]"));
+  EXPECT_EQ(slurm.measures.unhealthy_hosts, 1u);
+  // Eight hosts need node001: the fabric policy says so.
+  const auto none = planner.place(job(8), all, Policy::kFabric);
+  EXPECT_FALSE(none.feasible);
+  EXPECT_EQ(none.reason, "job needs 8 hosts; 7 usable (8 free, less 1 on unhealthy host links)");
+}
+
+TEST(FabricPolicy, Exclusions) {
+  const auto f = test::gen("fat2:leaves=3,down=4,up=4");
+  const Planner planner(f);
+  auto j = job(4);
+  j.exclude = *placement::resolve_hosts(f, "node[001,006]", "--exclude");
+  for (Policy pol : kPolicies) {
+    const auto p = planner.place(j, placement::all_free(f), pol);
+    ASSERT_TRUE(p.feasible);
+    for (const auto& n : names(f, p.hosts)) EXPECT_TRUE(n != "node001" && n != "node006") << n;
+  }
+  EXPECT_EQ(ranks(f, planner.place(j, placement::all_free(f), Policy::kFabric)),
+            expand("node[009-012]"));
+}
+
+// Rail-optimised: a TP group must stay in one rail group (scalable unit); the leaves named
+// are the virtual leaves of the topology.conf export.
+TEST(FabricPolicy, RailGroups) {
+  const auto f = test::load(test::fabric_file("rail_4su.ibnetdiscover.txt"));
+  const Planner planner(f);
+  const auto s = free_only(f, "node[001-012,021-036,041-052,061-070]");
+  const auto p = planner.place(job(24, 16), s, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  // Capacities in TP-16 pairs: su01 6, su02 8, su03 6, su04 5. Twelve pairs need two rail
+  // groups: su01 + su03 hold exactly 12 and leave nothing behind (su02 + su04, the greedy
+  // choice, would leave two hosts).
+  EXPECT_EQ(p.leaves, (Leaves{"su01", "su03"}));
+  EXPECT_EQ(ranks(f, p), expand("node[001-012,041-052]"));
+  EXPECT_EQ(p.measures.leftover, 0u);
+  EXPECT_EQ(p.measures.tp_groups_split, 0u);
+  EXPECT_EQ(p.measures.ring_inter_leaf, 2u);
+}
+
+TEST(FabricPolicy, InfeasibleReasons) {
+  const auto f = test::load(test::fabric_file("fat2_L8.ibnetdiscover.txt"));
+  const Planner planner(f);
+  const auto all = placement::all_free(f);
+  EXPECT_EQ(planner.place(job(21, 168), all, Policy::kFabric).reason,
+            "TP group needs 21 hosts under one leaf; the largest leaf, leaf01, has 20");
+  EXPECT_EQ(planner.place(job(12), free_only(f, "node[001-010]"), Policy::kFabric).reason,
+            "job needs 12 hosts; 10 usable (10 free; 150 busy)");
+  EXPECT_EQ(
+      planner.place(job(6, 16), free_only(f, "node[001-003,021-023]"), Policy::kFabric).reason,
+      "job needs 3 TP groups of 2 hosts, each under one leaf; the usable hosts form only "
+      "2 (leaf01 1, leaf02 1)");
+  const auto f3 = test::load(test::fabric_file("fat3_small.ibnetdiscover.txt"));
+  const auto p = Planner(f3).place(job(2, 16), free_only(f3, "node[021,121,161]"), Policy::kFabric);
+  EXPECT_FALSE(p.feasible);
+  EXPECT_EQ(p.reason,
+            "TP group needs 2 hosts under one leaf; no leaf has 2 usable hosts; best leaf "
+            "p01-leaf02 has 1");
+  // The baselines only count hosts.
+  EXPECT_EQ(planner.place(job(12), free_only(f, "node[001-010]"), Policy::kFirstFit).reason,
+            "job needs 12 hosts; only 10 are free");
+  EXPECT_EQ(planner.place(job(12), free_only(f, "node[001-010]"), Policy::kSlurmTree).reason,
+            "no switch has 12 free nodes under it (the most is 10); Slurm would leave the job "
+            "pending");
+}
+
+// Three levels: a job that fits one pod stays there; one that cannot spans the fewest pods,
+// and the ring crosses between pods exactly twice.
+TEST(FabricPolicy, PodsOnThreeLevels) {
+  const auto f = test::load(test::fabric_file("fat3_small.ibnetdiscover.txt"));
+  const Planner planner(f);
+  // Free: p01's leaves 20, 20, 5, 0; p02's 15, 15, 15, 15. Three leaves are the fewest for
+  // 45 nodes and for 55. 45 fit in either pod with nothing left over: p01, the first. 55 fit
+  // in no pod: p01's two full leaves and one of p02's.
+  const auto s = free_only(f, "node[001-045,081-095,101-115,121-135,141-155]");
+  const auto p45 = planner.place(job(45), s, Policy::kFabric);
+  ASSERT_TRUE(p45.feasible) << p45.reason;
+  EXPECT_EQ(p45.leaves, (Leaves{"p01-leaf01", "p01-leaf02", "p01-leaf03"}));
+  EXPECT_EQ(p45.measures.pods, 1u);
+  const auto p55 = planner.place(job(55), s, Policy::kFabric);
+  ASSERT_TRUE(p55.feasible) << p55.reason;
+  EXPECT_EQ(p55.measures.leaves, 3u);
+  EXPECT_EQ(p55.measures.pods, 2u);
+  EXPECT_EQ(p55.measures.ring_inter_leaf, 3u);
+  EXPECT_EQ(p55.measures.ring_inter_pod, 2u);
+  EXPECT_EQ(p55.leaves, (Leaves{"p01-leaf01", "p01-leaf02", "p02-leaf01"}));
+  EXPECT_EQ(ranks(f, p55), expand("node[001-040,081-095]"));
+}
+
+}  // namespace
+}  // namespace fabricplace::policies
