@@ -1,0 +1,211 @@
+// Properties over seeded random fabrics, busy sets and jobs:
+//  - the fabric policy finds a placement whenever one exists that keeps every TP group under
+//    one leaf (rail group) on usable hosts, and then every TP group is under one leaf;
+//  - it uses the fewest leaves possible (computed here independently);
+//  - its ring order is a permutation of its hosts in which every leaf is one contiguous run,
+//    so a ring over L > 1 leaves has exactly L inter-leaf edges;
+//  - on single-pod fabrics (2-level, rail) its score is the minimum over every set of L*
+//    leaves (brute force), whenever its exact search runs;
+//  - the baselines place iff enough hosts are free, in node index order.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <random>
+#include <set>
+
+#include "fabricplace/policies/policies.hpp"
+#include "test_support.hpp"
+
+namespace fabricplace::policies {
+namespace {
+
+using fabric::HostId;
+using fabric::idx;
+using placement::HostState;
+
+struct Case {
+  std::string spec;
+  bool single_pod = false;
+};
+
+Case random_fabric(std::mt19937& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  switch (pick(0, 2)) {
+    case 0: {
+      const int leaves = pick(2, 8), down = pick(2, 12), up = pick(1, 8);
+      std::string s = "fat2:leaves=" + std::to_string(leaves) + ",down=" + std::to_string(down) +
+                      ",up=" + std::to_string(up);
+      for (int k = pick(0, 2); k > 0; --k) {  // a few hosts on 1x cables
+        char leaf[16];
+        std::snprintf(leaf, sizeof leaf, "leaf%02d", pick(1, leaves));
+        s += ",degrade=" + std::string(leaf) + ":" + std::to_string(pick(1, down)) + ":w=1";
+      }
+      return {s, true};
+    }
+    case 1:
+      return {"fat3:pods=" + std::to_string(pick(2, 4)) + ",leaves=" + std::to_string(pick(2, 4)) +
+                  ",down=" + std::to_string(pick(2, 8)) + ",up=2,spines=2,spine_up=2",
+              false};
+    default:
+      return {"rail:sus=" + std::to_string(pick(2, 5)) + ",hosts=" + std::to_string(pick(2, 8)) +
+                  ",rails=" + std::to_string(pick(1, 4)),
+              true};
+  }
+}
+
+// Fewest blocks whose capacities reach G (0: none).
+std::uint32_t fewest_blocks(std::vector<std::uint32_t> cap, std::uint32_t G) {
+  std::sort(cap.rbegin(), cap.rend());
+  std::uint64_t sum = 0;
+  for (std::uint32_t i = 0; i < cap.size(); ++i)
+    if ((sum += cap[i]) >= G) return i + 1;
+  return 0;
+}
+
+TEST(PlacementProperties, RandomFabricsBusySetsAndJobs) {
+  std::mt19937 rng(20261130);
+  int feasible_seen = 0, multi_leaf_seen = 0, brute_checked = 0, infeasible_seen = 0;
+  for (int iter = 0; iter < 150; ++iter) {
+    const Case c = random_fabric(rng);
+    SCOPED_TRACE("case " + std::to_string(iter) + ": " + c.spec);
+    const auto f = test::gen(c.spec);
+    const Planner planner(f);
+    const auto& ctx = planner.context();
+    const auto& b = ctx.blocks;
+    for (int round = 0; round < 4; ++round) {
+      placement::NodeStates st = placement::all_free(f);
+      const double busy = std::uniform_real_distribution<double>(0, 0.8)(rng);
+      for (auto& s : st.state) {
+        const double r = std::uniform_real_distribution<double>(0, 1)(rng);
+        s = r < busy ? HostState::kBusy : r < busy + 0.03 ? HostState::kDrained : HostState::kFree;
+      }
+      placement::JobRequest job;
+      job.gpus_per_node = 8;
+      const std::uint32_t g = std::array<std::uint32_t, 4>{1, 1, 2, 4}[rng() % 4];
+      job.tp = 8 * g;
+      job.nodes = g * std::uniform_int_distribution<std::uint32_t>(
+                          1, std::max<std::uint32_t>(
+                                 1, static_cast<std::uint32_t>(f.num_hosts() / g / 2)))(rng);
+      SCOPED_TRACE("job " + std::to_string(job.nodes) + " nodes, TP groups of " +
+                   std::to_string(g));
+      ASSERT_TRUE(placement::validate(job));
+
+      // Independent feasibility and L*.
+      std::vector<std::uint32_t> cap(b.size(), 0);
+      for (std::size_t k = 0; k < b.size(); ++k) {
+        std::uint32_t usable = 0;
+        for (HostId h : b.hosts[k]) usable += st.free(h) && ctx.healthy[idx(h)];
+        cap[k] = usable / g;
+      }
+      const std::uint32_t Lstar = fewest_blocks(cap, job.groups());
+
+      const auto p = planner.place(job, st, Policy::kFabric);
+      ASSERT_EQ(p.feasible, Lstar != 0) << p.reason;
+      if (!p.feasible) {
+        ++infeasible_seen;
+        EXPECT_FALSE(p.reason.empty());
+      } else {
+        ++feasible_seen;
+        ASSERT_EQ(p.hosts.size(), job.nodes);
+        std::set<std::uint32_t> distinct;
+        for (HostId h : p.hosts) {
+          EXPECT_TRUE(st.free(h) && ctx.healthy[idx(h)]) << f.host(h).name;
+          distinct.insert(idx(h));
+        }
+        EXPECT_EQ(distinct.size(), job.nodes);
+        // TP groups: consecutive ranks, one block each.
+        ASSERT_EQ(p.tp_groups.size(), job.groups());
+        for (std::size_t gi = 0; gi < p.tp_groups.size(); ++gi) {
+          ASSERT_EQ(p.tp_groups[gi].size(), g);
+          for (std::size_t j = 0; j < g; ++j) {
+            EXPECT_EQ(p.tp_groups[gi][j], p.hosts[gi * g + j]);
+            EXPECT_EQ(b.of_host[idx(p.tp_groups[gi][j])], b.of_host[idx(p.tp_groups[gi][0])]);
+          }
+        }
+        EXPECT_EQ(p.measures.tp_groups_split, 0u);
+        // Fewest leaves.
+        std::set<std::uint32_t> used;
+        for (HostId h : p.hosts) used.insert(b.of_host[idx(h)]);
+        EXPECT_EQ(used.size(), Lstar);
+        EXPECT_EQ(p.measures.leaves, Lstar);
+        // Ring: each block one contiguous run (cyclically): L inter-block edges when L > 1.
+        std::uint32_t edges = 0;
+        for (std::size_t i = 0; i < p.hosts.size() && p.hosts.size() > 1; ++i)
+          edges += b.of_host[idx(p.hosts[i])] != b.of_host[idx(p.hosts[(i + 1) % p.hosts.size()])];
+        EXPECT_EQ(edges, Lstar > 1 ? Lstar : 0u);
+        EXPECT_EQ(p.measures.ring_inter_leaf, edges);
+        if (Lstar > 1) ++multi_leaf_seen;
+
+        // Optimality on single-pod fabrics: brute force over every set of L* blocks.
+        if (c.single_pod && Lstar <= 3 && b.size() <= 12) {
+          const auto& w = ctx.weights;
+          double best = std::numeric_limits<double>::infinity();
+          std::vector<std::uint32_t> pick(Lstar);
+          std::function<void(std::uint32_t, std::uint32_t)> rec = [&](std::uint32_t from,
+                                                                      std::uint32_t depth) {
+            if (depth == Lstar) {
+              std::uint64_t sum = 0;
+              double cost = 0;
+              std::set<std::uint32_t> pods;
+              for (auto k : pick) {
+                sum += cap[k];
+                std::uint32_t free = 0;
+                for (HostId h : b.hosts[k]) free += st.free(h);
+                cost += w.leftover * free + (Lstar > 1 ? 2 * w.uplink * ctx.uplink[k] : 0);
+                pods.insert(b.pod[k]);
+              }
+              if (sum < job.groups()) return;
+              cost += w.pods * static_cast<double>(pods.size()) - w.leftover * job.nodes +
+                      w.leaves * Lstar + w.ring_crossings * (Lstar > 1 ? Lstar : 0);
+              best = std::min(best, cost);
+              return;
+            }
+            for (std::uint32_t k = from; k < b.size(); ++k) {
+              if (cap[k] == 0) continue;
+              pick[depth] = k;
+              rec(k + 1, depth + 1);
+            }
+          };
+          rec(0, 0);
+          EXPECT_NEAR(p.score, best, 1e-6);
+          ++brute_checked;
+        }
+      }
+
+      // Baselines: feasible iff enough free hosts; node index order; distinct free hosts.
+      std::uint32_t free = 0;
+      for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
+        free += st.free(HostId{h}) && b.of_host[h] != fabric::kNone;
+      for (Policy pol : {Policy::kSlurmTree, Policy::kFirstFit}) {
+        const auto q = planner.place(job, st, pol);
+        ASSERT_EQ(q.feasible, free >= job.nodes) << to_string(pol) << ": " << q.reason;
+        if (!q.feasible) continue;
+        ASSERT_EQ(q.hosts.size(), job.nodes);
+        for (std::size_t i = 0; i < q.hosts.size(); ++i) {
+          EXPECT_TRUE(st.free(q.hosts[i]));
+          if (i) {
+            EXPECT_LT(idx(q.hosts[i - 1]), idx(q.hosts[i])) << to_string(pol);
+          }
+        }
+        // With no unhealthy host in play, no baseline uses fewer leaves than ours.
+        if (p.feasible &&
+            std::all_of(q.hosts.begin(), q.hosts.end(),
+                        [&](HostId h) { return ctx.healthy[idx(h)]; }) &&
+            q.measures.tp_groups_split == 0) {
+          EXPECT_GE(q.measures.leaves, p.measures.leaves) << to_string(pol);
+        }
+      }
+    }
+  }
+  // The generator exercised what the properties are about.
+  EXPECT_GT(feasible_seen, 200);
+  EXPECT_GT(multi_leaf_seen, 60);
+  EXPECT_GT(infeasible_seen, 20);
+  EXPECT_GT(brute_checked, 100);
+  std::printf("feasible %d (multi-leaf %d), infeasible %d, brute-force checked %d\n", feasible_seen,
+              multi_leaf_seen, infeasible_seen, brute_checked);
+}
+
+}  // namespace
+}  // namespace fabricplace::policies
