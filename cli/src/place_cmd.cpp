@@ -83,7 +83,8 @@ int run_place(const PlaceOpts& o) {
   std::optional<policies::Policy> policy = policies::parse_policy(o.policy);
   if (!policy)
     return report(Error{ErrorCode::kUsage,
-                        "--policy " + o.policy + ": expected fabric, slurm-tree or first-fit", {},
+                        "--policy " + o.policy + ": expected fabric, slurm-tree or first-fit",
+                        {},
                         0});
   placement::Weights weights;
   if (!o.policy_config.empty()) {
