@@ -176,32 +176,35 @@ Context prepare(const fabric::Fabric& f, const Weights& w) {
   }
 
   // Host links: every HCA link sound, none lost, none split off, every rail reached.
-  c.healthy.assign(f.num_hosts(), true);
+  c.healthy.assign(f.num_hosts(), 1);
   auto mark_link = [&](fabric::LinkId id) {
     const auto& l = f.link(id);
     for (NodeId n : {l.node_a, l.node_b})
-      if (auto h = f.host_of(n); h != fabric::kNoHost) c.healthy[idx(h)] = false;
+      if (auto h = f.host_of(n); h != fabric::kNoHost) c.healthy[idx(h)] = 0;
   };
   for (const auto& d : t.degraded_links) mark_link(d.link);
   for (const auto& u : t.unhealthy_links) mark_link(u.link);
   for (fabric::PortId p : t.lost_links) {
     const auto& port = f.port(p);
-    if (auto h = f.host_of(port.node); h != fabric::kNoHost) c.healthy[idx(h)] = false;
+    if (auto h = f.host_of(port.node); h != fabric::kNoHost) c.healthy[idx(h)] = 0;
   }
-  for (HostId h : t.split_hosts) c.healthy[idx(h)] = false;
+  for (HostId h : t.split_hosts) c.healthy[idx(h)] = 0;
   if (t.rail_optimised)
     for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
-      if (t.host_leaves[h].size() < t.rails.size()) c.healthy[h] = false;
+      if (t.host_leaves[h].size() < t.rails.size()) c.healthy[h] = 0;
   return c;
 }
 
-std::vector<bool> usable_hosts(const Context& c, const JobRequest& job, const NodeStates& states,
-                               bool healthy_only) {
-  std::vector<bool> ok(states.state.size());
-  for (std::size_t h = 0; h < ok.size(); ++h)
-    ok[h] = states.state[h] == HostState::kFree && c.blocks.of_host[h] != kNone &&
-            (!healthy_only || c.healthy[h]);
-  for (HostId h : job.exclude) ok[idx(h)] = false;
+std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
+                                       const NodeStates& states, bool healthy_only) {
+  const std::size_t n = states.state.size();
+  std::vector<std::uint8_t> ok(n);
+  const auto* st = states.state.data();
+  const auto* of = c.blocks.of_host.data();
+  const auto* good = c.healthy.data();
+  for (std::size_t h = 0; h < n; ++h)
+    ok[h] = (st[h] == HostState::kFree) & (of[h] != kNone) & (!healthy_only | (good[h] != 0));
+  for (HostId h : job.exclude) ok[idx(h)] = 0;
   return ok;
 }
 

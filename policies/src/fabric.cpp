@@ -41,7 +41,7 @@ struct Input {
   explicit Input(const placement::Context& ctx) : c(ctx) {}
   const placement::Context& c;
   std::uint32_t g = 1, G = 0, N = 0;
-  std::vector<bool> ok;                                // usable hosts
+  std::vector<std::uint8_t> ok;                        // usable hosts
   std::vector<std::uint32_t> usable, free_hosts, cap;  // per block
 };
 
@@ -87,33 +87,38 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
     out.push_back(order[j]);
     need -= std::min(need, cap[order[j]]);
   }
-  // Swaps: a chosen block for a cheaper unchosen one while the set still covers the job.
+  // Swaps: each chosen block, costliest first, for the cheapest unchosen one that keeps the
+  // set covering the job; a few passes, until nothing improves.
+  std::vector<std::size_t> pos(out.size());  // positions in `order` of the chosen blocks
+  for (std::size_t i = 0; i < out.size(); ++i)
+    pos[i] =
+        static_cast<std::size_t>(std::find(order.begin(), order.end(), out[i]) - order.begin());
+  std::vector<std::size_t> cheap(order.size());
+  std::iota(cheap.begin(), cheap.end(), std::size_t{0});
+  std::stable_sort(cheap.begin(), cheap.end(),
+                   [&](auto x, auto y) { return cost[order[x]] < cost[order[y]]; });
   std::uint64_t total = 0;
   for (auto k : out) total += cap[k];
-  for (bool improved = true; improved;) {
-    improved = false;
-    std::size_t worst = 0;
-    for (std::size_t i = 1; i < out.size(); ++i)
-      if (cost[out[i]] > cost[out[worst]]) worst = i;
-    for (std::size_t i = 0; i < out.size() && !improved; ++i) {
-      const std::size_t x = (worst + i) % out.size();
-      std::int64_t best = -1;
-      for (std::size_t j = 0; j < order.size(); ++j) {
-        if (taken[j] || cost[order[j]] >= cost[out[x]]) continue;
-        if (total - cap[out[x]] + cap[order[j]] < G) continue;
-        if (best < 0 || cost[order[j]] < cost[order[static_cast<std::size_t>(best)]])
-          best = static_cast<std::int64_t>(j);
+  for (int pass = 0; pass < 4; ++pass) {
+    bool improved = false;
+    std::stable_sort(pos.begin(), pos.end(),
+                     [&](auto x, auto y) { return cost[order[x]] > cost[order[y]]; });
+    for (auto& x : pos) {
+      const std::uint64_t slack = total - G;
+      for (auto j : cheap) {
+        if (cost[order[j]] >= cost[order[x]]) break;
+        if (taken[j] || cap[order[j]] + slack < cap[order[x]]) continue;
+        taken[x] = 0;
+        taken[j] = 1;
+        total = total - cap[order[x]] + cap[order[j]];
+        x = j;
+        improved = true;
+        break;
       }
-      if (best < 0) continue;
-      const auto j = static_cast<std::size_t>(best);
-      const auto old = std::find(order.begin(), order.end(), out[x]) - order.begin();
-      taken[static_cast<std::size_t>(old)] = 0;
-      taken[j] = 1;
-      total = total - cap[out[x]] + cap[order[j]];
-      out[x] = order[j];
-      improved = true;
     }
+    if (!improved) break;
   }
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = order[pos[i]];
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -327,11 +332,28 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
   auto fills = [&](const std::vector<std::uint32_t>& order) {
     if (order.size() * L * (in.G + 1) <= kExactBudget)
       consider(exact(order, in.cap, full, L, in.G));
-    for (const auto* cost : {&full, &up, &fit}) consider(fill(order, in.cap, *cost, L, in.G));
+    consider(fill(order, in.cap, full, L, in.G));
+    // Each term alone, unless the uplink term is the same for every block (then either
+    // variant would repeat the full fill).
+    bool uniform = true;
+    for (auto k : order) uniform = uniform && c.uplink[k] == c.uplink[order.front()];
+    if (!uniform)
+      for (const auto* cost : {&up, &fit}) consider(fill(order, in.cap, *cost, L, in.G));
   };
 
   if (L == 1) {
-    for (auto k : one) consider({k});
+    // Exhaustive: the two cheapest blocks that hold the job.
+    std::int64_t first = -1, second = -1;
+    for (auto k : one) {
+      if (first < 0 || full[k] < full[static_cast<std::size_t>(first)]) {
+        second = first;
+        first = k;
+      } else if (second < 0 || full[k] < full[static_cast<std::size_t>(second)]) {
+        second = k;
+      }
+    }
+    for (auto k : {first, second})
+      if (k >= 0) consider({static_cast<std::uint32_t>(k)});
   } else {
     for (const auto& [comp, ks] : parts) {
       // ks: eligible blocks of this part, capacity descending.
@@ -353,14 +375,16 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
       std::stable_sort(strength.begin(), strength.end(),
                        [](const auto& x, const auto& y) { return x.first > y.first; });
       std::vector<std::uint32_t> scope;
+      std::size_t scope_pods = 0;
       for (const auto& [r, pod] : strength) {
+        ++scope_pods;
         scope.insert(scope.end(), by_pod[pod].begin(), by_pod[pod].end());
         std::stable_sort(scope.begin(), scope.end(), [&](auto x, auto y) {
           return in.cap[x] > in.cap[y] || (in.cap[x] == in.cap[y] && x < y);
         });
         if (reach(scope) >= in.G) break;
       }
-      if (scope.size() < ks.size()) fills(scope);
+      if (scope_pods > 1 && scope.size() < ks.size()) fills(scope);
       fills(ks);
     }
   }
@@ -368,16 +392,17 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
   auto by_cost = [](const auto& x, const auto& y) { return x.cost < y.cost; };
   std::stable_sort(cands.begin(), cands.end(), by_cost);
   if (cands.size() == 1 && L > 1) {
-    // Every search agreed: the runner-up is the best set without the chosen set's costliest
-    // block (the last such block on ties).
-    const Set& best = cands[0].blocks;
-    std::uint32_t worst = best[0];
-    for (auto k : best)
-      if (full[k] >= full[worst]) worst = k;
-    std::vector<std::uint32_t> order;
-    for (auto k : parts[b.component[worst]])
-      if (k != worst) order.push_back(k);
-    consider(fill(order, in.cap, full, L, in.G));
+    // Every search agreed: the runner-up is the best set without one of the chosen blocks,
+    // trying the costliest first (the last on ties), up to three of them.
+    Set best = cands[0].blocks;
+    std::reverse(best.begin(), best.end());
+    std::stable_sort(best.begin(), best.end(), [&](auto x, auto y) { return full[x] > full[y]; });
+    for (std::size_t i = 0; i < best.size() && i < 3 && cands.size() == 1; ++i) {
+      std::vector<std::uint32_t> order;
+      for (auto k : parts[b.component[best[i]]])
+        if (k != best[i]) order.push_back(k);
+      consider(fill(order, in.cap, full, L, in.G));
+    }
     std::stable_sort(cands.begin(), cands.end(), by_cost);
   }
 

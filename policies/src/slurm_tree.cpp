@@ -86,22 +86,29 @@ SlurmTables slurm_tables(const fabric::SlurmTree& tree) {
       if (all && lv != t.level[s]) t.level[s] = lv, changed = true;
     }
   }
-  // Hop distances over the Switches= edges (Floyd-Warshall, as topology_tree.c does).
+  // Hop distances over the Switches= edges. topology_tree.c runs Floyd-Warshall; on an
+  // unweighted graph a breadth-first search from every switch gives the same numbers in
+  // O(n (n + e)) instead of O(n^3) (a 16,384-host fabric has 529 Slurm switches).
   constexpr auto kInf = SlurmTables::kInfinite;
-  t.dist.assign(std::size_t{t.n} * t.n, kInf);
-  for (std::uint32_t s = 0; s < t.n; ++s) {
-    t.dist[s * t.n + s] = 0;
-    for (auto c : t.children[s]) t.dist[s * t.n + c] = t.dist[c * t.n + s] = 1;
-  }
-  for (std::uint32_t k = 0; k < t.n; ++k)
-    for (std::uint32_t i = 0; i < t.n; ++i) {
-      const auto ik = t.dist[i * t.n + k];
-      if (ik == kInf) continue;
-      for (std::uint32_t j = 0; j < t.n; ++j) {
-        const auto kj = t.dist[k * t.n + j];
-        if (kj != kInf && ik + kj < t.dist[i * t.n + j]) t.dist[i * t.n + j] = ik + kj;
-      }
+  std::vector<std::vector<std::uint32_t>> adj(t.n);
+  for (std::uint32_t s = 0; s < t.n; ++s)
+    for (auto c : t.children[s]) {
+      adj[s].push_back(c);
+      adj[c].push_back(s);
     }
+  t.dist.assign(std::size_t{t.n} * t.n, kInf);
+  std::vector<std::uint32_t> queue;
+  for (std::uint32_t src = 0; src < t.n; ++src) {
+    auto* row = &t.dist[std::size_t{src} * t.n];
+    row[src] = 0;
+    queue.assign(1, src);
+    for (std::size_t q = 0; q < queue.size(); ++q)
+      for (auto nb : adj[queue[q]])
+        if (row[nb] == kInf) {
+          row[nb] = row[queue[q]] + 1;
+          queue.push_back(nb);
+        }
+  }
   return t;
 }
 

@@ -69,7 +69,7 @@ struct Context {
   /// Per block: why its uplinks are penalised ("4.41:1 oversubscribed, 1 degraded uplink").
   std::vector<std::string> uplink_why;
   /// Per host: its own links are sound (not degraded, not unhealthy, none lost, every rail).
-  std::vector<bool> healthy;
+  std::vector<std::uint8_t> healthy;
 };
 Context prepare(const fabric::Fabric& f, const Weights& w = {});
 
@@ -103,7 +103,7 @@ struct Placement {
 };
 
 /// Hosts a job may use: free, not excluded and (when `healthy_only`) on sound host links.
-std::vector<bool> usable_hosts(const Context& c, const JobRequest& job, const NodeStates& states,
+std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job, const NodeStates& states,
                                bool healthy_only);
 
 /// Measures a ranked host set and fills tp_groups, leaves, measures and score (feasible).

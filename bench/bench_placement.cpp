@@ -1,0 +1,100 @@
+// Placement decisions per policy on a 16,384-host 3-level fat-tree (radix 64: 16 pods x 32
+// leaves x 32 hosts), 50 % and 70 % of hosts busy (uniformly at random, seeded), jobs of 8,
+// 64, 512 and 2,048 nodes with TP 8 and TP 16 (8 GPUs per node). Every benchmark cycles
+// through 32 different busy sets and reports the median and 99th percentile of a single
+// decision (p50_us, p99_us). Preparing a Planner (once per fabric) is measured separately.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+
+#include "fabricplace/fabric/spec.hpp"
+#include "fabricplace/policies/policies.hpp"
+
+namespace fp = fabricplace;
+using fp::policies::Policy;
+
+namespace {
+
+constexpr const char* kSpec = "fat3:pods=16,leaves=32,down=32,up=32,spines=32,radix=64";
+constexpr int kBusySets = 32;
+
+const fp::fabric::Fabric& fabric() {
+  static const fp::fabric::Fabric f = *fp::fabric::generate(kSpec);
+  return f;
+}
+const fp::policies::Planner& planner() {
+  static const fp::policies::Planner p(fabric());
+  return p;
+}
+const std::vector<fp::placement::NodeStates>& busy_sets(int percent) {
+  static std::map<int, std::vector<fp::placement::NodeStates>> cache;
+  auto& v = cache[percent];
+  if (v.empty()) {
+    std::mt19937 rng(static_cast<unsigned>(1000 + percent));
+    const auto n = fabric().num_hosts();
+    std::vector<std::uint32_t> order(n);
+    for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
+    for (int k = 0; k < kBusySets; ++k) {
+      auto s = fp::placement::all_free(fabric());
+      std::shuffle(order.begin(), order.end(), rng);
+      for (std::size_t i = 0; i < n * static_cast<std::size_t>(percent) / 100; ++i)
+        s.state[order[i]] = fp::placement::HostState::kBusy;
+      v.push_back(std::move(s));
+    }
+  }
+  return v;
+}
+
+// Args: policy, busy percent, nodes, TP.
+void BM_Place(benchmark::State& state) {
+  const auto policy = static_cast<Policy>(state.range(0));
+  const auto& sets = busy_sets(static_cast<int>(state.range(1)));
+  fp::placement::JobRequest job;
+  job.nodes = static_cast<std::uint32_t>(state.range(2));
+  job.tp = static_cast<std::uint32_t>(state.range(3));
+  const auto& p = planner();
+  std::vector<double> us;
+  std::size_t i = 0, feasible = 0, leaves = 0;
+  for (auto _ : state) {
+    const auto& s = sets[i++ % sets.size()];
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = p.place(job, s, policy);
+    const auto t1 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(r);
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    feasible += r.feasible;
+    leaves += r.measures.leaves;
+  }
+  std::sort(us.begin(), us.end());
+  state.counters["p50_us"] = us[us.size() / 2];
+  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  state.counters["feasible"] = static_cast<double>(feasible) / static_cast<double>(us.size());
+  state.counters["leaves"] = static_cast<double>(leaves) / static_cast<double>(us.size());
+  state.SetLabel(std::string(fp::policies::to_string(policy)));
+}
+
+void Args(benchmark::internal::Benchmark* b) {
+  for (int policy = 0; policy < 3; ++policy)
+    for (int busy : {50, 70})
+      for (int tp : {8, 16})
+        for (int nodes : {8, 64, 512, 2048}) b->Args({policy, busy, nodes, tp});
+}
+BENCHMARK(BM_Place)
+    ->Apply(Args)
+    ->ArgNames({"policy", "busy", "nodes", "tp"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(0.3);
+
+void BM_PreparePlanner(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(fp::policies::Planner(fabric()));
+}
+BENCHMARK(BM_PreparePlanner)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+}  // namespace
+
+BENCHMARK_MAIN();
