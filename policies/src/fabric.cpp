@@ -11,11 +11,11 @@
 // leftover weight x the block's free hosts) + pods weight x the pods it spans. The search:
 //  - scopes: each single pod that can hold the job in L* blocks; the fewest pods (greedily,
 //    strongest first) that can; all pods of each connected part of the fabric;
-//  - per scope, the exact minimum-cost set by a knapsack over (blocks, groups covered) when
-//    blocks x L* x G is small (kExactBudget), and in every case a feasibility-preserving
-//    greedy fill: L* times, take the cheapest block such that the blocks still to come can
-//    cover what remains, then swap any chosen block for a cheaper unchosen one while the set
-//    still covers the job. The fill runs with the full cost and with either cost term
+//  - per scope, the exact minimum-cost set by a knapsack over (blocks, groups covered) while
+//    the decision's budget of knapsack cells lasts (kExactBudget), and in every case a
+//    feasibility-preserving greedy fill: L* times, take the cheapest block such that the blocks
+//    still to come can cover what remains, then swap any chosen block for a cheaper unchosen one
+//    while the set still covers the job. The fill runs with the full cost and with either cost term
 //    alone, so the candidates include what a health-blind and a fit-blind choice would take;
 //  - the best candidate wins; the next distinct one is the runner-up that --explain shows
 //    (when every search agreed: the best set without the winner's costliest block).
@@ -78,7 +78,9 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
     for (std::size_t j = 0; j < order.size(); ++j) {
       if (taken[j]) continue;
       const bool in_top = seen++ + 1 < r;
-      if (!in_top && cap[order[j]] + top < need) continue;
+      // `order` is by capacity, descending: past the top r - 1, the first block too small
+      // to complete the set ends the candidates.
+      if (!in_top && cap[order[j]] + top < need) break;
       if (best < 0 || cost[order[j]] < cost[order[static_cast<std::size_t>(best)]])
         best = static_cast<std::int64_t>(j);
     }
@@ -124,9 +126,10 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
 }
 
 // The exact minimum-cost set of exactly L blocks of `order` covering G groups: a knapsack
-// over (blocks chosen, groups covered, capped at G). Used when order.size() x L x (G + 1)
-// is at most kExactBudget; empty when no such set exists.
-constexpr std::size_t kExactBudget = std::size_t{1} << 21;
+// over (blocks chosen, groups covered, capped at G) of order.size() x L x (G + 1) cells.
+// A decision spends at most kExactBudget cells on it, scope by scope (single pods first);
+// empty when no such set exists.
+constexpr std::size_t kExactBudget = std::size_t{1} << 20;
 
 Set exact(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& cap,
           const std::vector<double>& cost, std::uint32_t L, std::uint32_t G) {
@@ -329,9 +332,12 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
     for (auto k : s) cost += full[k];
     cands.push_back({std::move(s), cost});
   };
+  std::size_t exact_budget = kExactBudget;
   auto fills = [&](const std::vector<std::uint32_t>& order) {
-    if (order.size() * L * (in.G + 1) <= kExactBudget)
+    if (const std::size_t cells = order.size() * L * (in.G + 1); cells <= exact_budget) {
+      exact_budget -= cells;
       consider(exact(order, in.cap, full, L, in.G));
+    }
     consider(fill(order, in.cap, full, L, in.G));
     // Each term alone, unless the uplink term is the same for every block (then either
     // variant would repeat the full fill).
@@ -412,22 +418,29 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
     Set by_cap = s;
     std::stable_sort(by_cap.begin(), by_cap.end(),
                      [&](auto x, auto y) { return in.cap[x] < in.cap[y]; });
+    std::vector<std::uint32_t> take(b.size(), 0);
     std::uint32_t need = in.G;
-    std::vector<HostId> hosts;
     for (std::size_t i = 0; i < by_cap.size(); ++i) {
       const auto k = by_cap[i];
       const auto after = static_cast<std::uint32_t>(by_cap.size() - i - 1);
-      const std::uint32_t take = i + 1 == by_cap.size() ? need : std::min(in.cap[k], need - after);
-      std::uint32_t want = take * in.g;
+      take[k] = i + 1 == by_cap.size() ? need : std::min(in.cap[k], need - after);
+      need -= take[k];
+    }
+    // Ring order (placement::ring_order): blocks by pod, then index; hosts by index.
+    Set ring = s;
+    std::stable_sort(ring.begin(), ring.end(), [&](auto x, auto y) { return b.pod[x] < b.pod[y]; });
+    std::vector<HostId> hosts;
+    hosts.reserve(in.N);
+    for (auto k : ring) {
+      std::uint32_t want = take[k] * in.g;
       for (HostId h : b.hosts[k]) {
         if (want == 0) break;
         if (!in.ok[idx(h)]) continue;
         hosts.push_back(h);
         --want;
       }
-      need -= take;
     }
-    return placement::ring_order(b, std::move(hosts));
+    return hosts;
   };
 
   placement::Placement p = placement::evaluate(c, job, states, hosts_of(cands[0].blocks), "fabric");
