@@ -57,7 +57,7 @@ void BM_Place(benchmark::State& state) {
   job.tp = static_cast<std::uint32_t>(state.range(3));
   const auto& p = planner();
   std::vector<double> us;
-  std::size_t i = 0, feasible = 0, leaves = 0;
+  std::size_t i = 0, feasible = 0, leaves = 0, split = 0;
   for (auto _ : state) {
     const auto& s = sets[i++ % sets.size()];
     const auto t0 = std::chrono::steady_clock::now();
@@ -68,12 +68,14 @@ void BM_Place(benchmark::State& state) {
     us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     feasible += r.feasible;
     leaves += r.measures.leaves;
+    split += r.measures.tp_groups_split;
   }
   std::sort(us.begin(), us.end());
   state.counters["p50_us"] = us[us.size() / 2];
   state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
   state.counters["feasible"] = static_cast<double>(feasible) / static_cast<double>(us.size());
   state.counters["leaves"] = static_cast<double>(leaves) / static_cast<double>(us.size());
+  state.counters["tp_split"] = static_cast<double>(split) / static_cast<double>(us.size());
   state.SetLabel(std::string(fp::policies::to_string(policy)));
 }
 

@@ -129,7 +129,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
 // over (blocks chosen, groups covered, capped at G) of order.size() x L x (G + 1) cells.
 // A decision spends at most kExactBudget cells on it, scope by scope (single pods first);
 // empty when no such set exists.
-constexpr std::size_t kExactBudget = std::size_t{1} << 20;
+constexpr std::size_t kExactBudget = std::size_t{1} << 19;
 
 Set exact(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& cap,
           const std::vector<double>& cost, std::uint32_t L, std::uint32_t G) {
