@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the bundled example fabric: install, build, then import a real
-# ibnetdiscover dump, show its classification, export Slurm topology.conf and DOT.
+# ibnetdiscover dump, show its classification, export Slurm topology.conf and DOT, and place
+# a TP-16 job on it with every policy side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -15,5 +16,10 @@ run $fp fabric show $out/fabric.json
 run $fp fabric export $out/fabric.json --format slurm-topology -o $out/topology.conf
 run cat $out/topology.conf
 run $fp fabric export $out/fabric.json --format dot -o $out/fabric.dot
+# A 48-node job with TP 16 (groups of two 8-GPU nodes) while most of the cluster is busy:
+# which hosts, in which ring order, and why (p02-leaf03 has the degraded uplink).
+busy='node[001-070,161-320]'
+run $fp place --fabric $out/fabric.json --nodes 48 --tp 16 --busy "$busy" --explain
+run $fp place --fabric $out/fabric.json --nodes 48 --tp 16 --busy "$busy" --compare
 echo
 echo "Wrote $out/fabric.json (canonical JSON), $out/topology.conf (Slurm topology/tree), $out/fabric.dot (Graphviz)."
