@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "fabricplace/common/settings.hpp"
 #include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::fabric {
@@ -54,39 +55,27 @@ HealthThresholds HealthThresholds::defaults() {
 
 Result<HealthThresholds> parse_health_config(std::string_view text, const std::string& file) {
   HealthThresholds t;
-  std::map<std::string, int> seen;
-  const auto lines = str::lines(text);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const int lineno = static_cast<int>(i) + 1;
-    auto line = lines[i];
-    if (const auto hash = line.find('#'); hash != std::string_view::npos)
-      line = line.substr(0, hash);
-    line = str::trim(line);
-    if (line.empty()) continue;
-    const auto eq = line.find('=');
-    if (eq == std::string_view::npos)
-      return fail(ErrorCode::kSyntax,
-                  "expected \"CounterName = N\", got \"" + std::string(line) + "\"", file, lineno);
-    const std::string name(str::trim(line.substr(0, eq)));
-    const auto value = str::trim(line.substr(eq + 1));
-    const auto c = parse_counter(name);
-    if (!c) {
-      std::string all;
-      for (auto n : kCounterNames) all += (all.empty() ? "" : ", ") + std::string(n);
-      return fail(ErrorCode::kSyntax, "unknown counter \"" + name + "\", expected one of: " + all,
-                  file, lineno);
-    }
-    const auto v = str::parse_uint(value, UINT64_MAX);
-    if (!v)
-      return fail(
-          ErrorCode::kSyntax,
-          name + ": expected a non-negative integer threshold, got \"" + std::string(value) + "\"",
-          file, lineno);
-    if (auto [it, inserted] = seen.emplace(name, lineno); !inserted)
-      return fail(ErrorCode::kDuplicate,
-                  name + " already set at line " + std::to_string(it->second), file, lineno);
-    t.max[static_cast<std::size_t>(*c)] = *v;
-  }
+  auto r = for_each_setting(
+      text, file, "CounterName = N",
+      [&](std::string_view name, std::string_view value, int line) -> Result<void> {
+        const auto c = parse_counter(name);
+        if (!c) {
+          std::string all;
+          for (auto n : kCounterNames) all += (all.empty() ? "" : ", ") + std::string(n);
+          return fail(ErrorCode::kSyntax,
+                      "unknown counter \"" + std::string(name) + "\", expected one of: " + all,
+                      file, line);
+        }
+        const auto v = str::parse_uint(value, UINT64_MAX);
+        if (!v)
+          return fail(ErrorCode::kSyntax,
+                      std::string(name) + ": expected a non-negative integer threshold, got \"" +
+                          std::string(value) + "\"",
+                      file, line);
+        t.max[static_cast<std::size_t>(*c)] = *v;
+        return {};
+      });
+  if (!r) return std::unexpected(r.error());
   return t;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 
+#include "fabricplace/common/settings.hpp"
 #include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::placement {
@@ -79,44 +80,30 @@ std::string fmt(double v) {
 
 Result<Weights> parse_weights(std::string_view text, const std::string& file) {
   Weights w;
-  std::map<std::string, int, std::less<>> seen;
-  const auto lines = str::lines(text);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const int lineno = static_cast<int>(i) + 1;
-    auto line = lines[i];
-    if (const auto hash = line.find('#'); hash != std::string_view::npos)
-      line = line.substr(0, hash);
-    line = str::trim(line);
-    if (line.empty()) continue;
-    const auto eq = line.find('=');
-    if (eq == std::string_view::npos)
-      return fail(ErrorCode::kSyntax,
-                  "expected \"name = weight\", got \"" + std::string(line) + "\"", file, lineno);
-    const auto name = str::trim(line.substr(0, eq));
-    const auto value = str::trim(line.substr(eq + 1));
-    const WeightKey* key = nullptr;
-    for (const auto& k : kWeightKeys)
-      if (name == k.name) key = &k;
-    if (!key) {
-      std::string all;
-      for (const auto& k : kWeightKeys) all += (all.empty() ? "" : ", ") + std::string(k.name);
-      return fail(ErrorCode::kSyntax,
-                  "unknown weight \"" + std::string(name) + "\", expected one of: " + all, file,
-                  lineno);
-    }
-    double v = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc() || end != value.data() + value.size() || !(v >= 0) || std::isinf(v))
-      return fail(ErrorCode::kSyntax,
-                  std::string(name) + ": expected a non-negative number, got \"" +
-                      std::string(value) + "\"",
-                  file, lineno);
-    if (auto [it, inserted] = seen.emplace(std::string(name), lineno); !inserted)
-      return fail(ErrorCode::kDuplicate,
-                  std::string(name) + " already set at line " + std::to_string(it->second), file,
-                  lineno);
-    w.*(key->field) = v;
-  }
+  auto r = for_each_setting(
+      text, file, "name = weight",
+      [&](std::string_view name, std::string_view value, int line) -> Result<void> {
+        const WeightKey* key = nullptr;
+        for (const auto& k : kWeightKeys)
+          if (name == k.name) key = &k;
+        if (!key) {
+          std::string all;
+          for (const auto& k : kWeightKeys) all += (all.empty() ? "" : ", ") + std::string(k.name);
+          return fail(ErrorCode::kSyntax,
+                      "unknown weight \"" + std::string(name) + "\", expected one of: " + all, file,
+                      line);
+        }
+        double v = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+        if (ec != std::errc() || end != value.data() + value.size() || !(v >= 0) || std::isinf(v))
+          return fail(ErrorCode::kSyntax,
+                      std::string(name) + ": expected a non-negative number, got \"" +
+                          std::string(value) + "\"",
+                      file, line);
+        w.*(key->field) = v;
+        return {};
+      });
+  if (!r) return std::unexpected(r.error());
   return w;
 }
 
