@@ -125,7 +125,9 @@ Context prepare(const fabric::Fabric& f, const Weights& w) {
     std::uint32_t comp = kNone;
     for (NodeId l : s.members) comp = std::min(comp, t.node_component[idx(l)]);
     b.component.push_back(comp);
-    b.pod.push_back(t.node_pod[idx(s.members.front())]);
+    // Pod: the spine group above the block in the Slurm tree (a ring between pods crosses
+    // the tier above). Classification pods would make every rail group its own pod.
+    b.pod.push_back(s.parent == kNone ? 0 : s.parent);
     for (HostId h : s.hosts) b.of_host[idx(h)] = k;
   }
 

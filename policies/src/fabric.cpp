@@ -21,6 +21,7 @@
 //    (when every search agreed: the best set without the winner's costliest block).
 // With L* = 1 the search is exhaustive: every block that holds the job is a candidate.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -53,10 +54,16 @@ struct Candidate {
 };
 
 // Greedy fill of exactly L blocks from `order` (eligible blocks sorted by capacity
-// descending, then index) covering G groups; empty when impossible.
+// descending, then index) covering G groups; empty when impossible. A block of a pod not
+// yet used costs `pod_weight` more.
 Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& cap,
-         const std::vector<double>& cost, std::uint32_t L, std::uint32_t G) {
+         const std::vector<double>& cost, const std::vector<std::uint32_t>& pod, double pod_weight,
+         std::uint32_t L, std::uint32_t G) {
   std::vector<char> taken(order.size(), 0);
+  std::map<std::uint32_t, std::uint32_t> in_pod;  // chosen blocks per pod
+  auto price = [&](std::uint32_t k) {
+    return cost[k] + (in_pod.contains(pod[k]) ? 0.0 : pod_weight);
+  };
   std::uint32_t need = G;
   Set out;
   for (std::uint32_t step = 0; step < L; ++step) {
@@ -74,6 +81,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
     }
     if (seen < r || top + rth < need) return {};
     std::int64_t best = -1;
+    double best_price = 0;
     seen = 0;
     for (std::size_t j = 0; j < order.size(); ++j) {
       if (taken[j]) continue;
@@ -81,16 +89,17 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
       // `order` is by capacity, descending: past the top r - 1, the first block too small
       // to complete the set ends the candidates.
       if (!in_top && cap[order[j]] + top < need) break;
-      if (best < 0 || cost[order[j]] < cost[order[static_cast<std::size_t>(best)]])
-        best = static_cast<std::int64_t>(j);
+      const double pr = price(order[j]);
+      if (best < 0 || pr < best_price) best = static_cast<std::int64_t>(j), best_price = pr;
     }
     const auto j = static_cast<std::size_t>(best);
     taken[j] = 1;
     out.push_back(order[j]);
+    ++in_pod[pod[order[j]]];
     need -= std::min(need, cap[order[j]]);
   }
-  // Swaps: each chosen block, costliest first, for the cheapest unchosen one that keeps the
-  // set covering the job; a few passes, until nothing improves.
+  // Swaps: each chosen block, costliest first, for the unchosen one that lowers the set's
+  // cost most (pods included) while the set still covers the job; a few passes.
   std::vector<std::size_t> pos(out.size());  // positions in `order` of the chosen blocks
   for (std::size_t i = 0; i < out.size(); ++i)
     pos[i] =
@@ -107,16 +116,29 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
                      [&](auto x, auto y) { return cost[order[x]] > cost[order[y]]; });
     for (auto& x : pos) {
       const std::uint64_t slack = total - G;
+      const auto kx = order[x];
+      // Removing x frees its pod when it is the pod's only chosen block.
+      const double freed = in_pod[pod[kx]] == 1 ? pod_weight : 0.0;
+      const double old_cost = cost[kx] + freed;
+      std::int64_t best = -1;
+      double best_cost = old_cost;
       for (auto j : cheap) {
-        if (cost[order[j]] >= cost[order[x]]) break;
-        if (taken[j] || cap[order[j]] + slack < cap[order[x]]) continue;
-        taken[x] = 0;
-        taken[j] = 1;
-        total = total - cap[order[x]] + cap[order[j]];
-        x = j;
-        improved = true;
-        break;
+        const auto kj = order[j];
+        if (cost[kj] >= old_cost) break;
+        if (taken[j] || cap[kj] + slack < cap[kx]) continue;
+        const bool opens = pod[kj] != pod[kx] ? !in_pod.contains(pod[kj]) : freed > 0;
+        const double c = cost[kj] + (opens ? pod_weight : 0.0);
+        if (c < best_cost) best = static_cast<std::int64_t>(j), best_cost = c;
       }
+      if (best < 0) continue;
+      const auto j = static_cast<std::size_t>(best);
+      if (--in_pod[pod[kx]] == 0) in_pod.erase(pod[kx]);
+      ++in_pod[pod[order[j]]];
+      taken[x] = 0;
+      taken[j] = 1;
+      total = total - cap[kx] + cap[order[j]];
+      x = j;
+      improved = true;
     }
     if (!improved) break;
   }
@@ -125,49 +147,79 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
   return out;
 }
 
-// The exact minimum-cost set of exactly L blocks of `order` covering G groups: a knapsack
-// over (blocks chosen, groups covered, capped at G) of order.size() x L x (G + 1) cells.
-// A decision spends at most kExactBudget cells on it, scope by scope (single pods first);
-// empty when no such set exists.
-constexpr std::size_t kExactBudget = std::size_t{1} << 19;
+// The exact minimum of  sum of block costs + pods weight x pods used  over the sets of
+// exactly L blocks of `order` covering G groups: a knapsack over (blocks chosen, groups
+// covered capped at G, whether the current pod is open), blocks taken pod by pod, of
+// 2 x order.size() x (L + 1) x (G + 1) cells. A decision spends at most kExactBudget cells on
+// it, scope by scope (the whole fabric first); empty when no such set exists.
+constexpr std::size_t kExactBudget = std::size_t{1} << 20;
+// The single-term fills run only when blocks x L is at most this.
+constexpr std::size_t kVariantBudget = std::size_t{1} << 14;
 
-Set exact(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& cap,
-          const std::vector<double>& cost, std::uint32_t L, std::uint32_t G) {
-  const std::size_t n = order.size(), S = G + 1;
+std::size_t exact_cells(std::size_t blocks, std::uint32_t L, std::uint32_t G) {
+  return 2 * blocks * (std::size_t{L} + 1) * (std::size_t{G} + 1);
+}
+
+Set exact(std::vector<std::uint32_t> order, const std::vector<std::uint32_t>& cap,
+          const std::vector<double>& cost, const std::vector<std::uint32_t>& pod, double pod_weight,
+          std::uint32_t L, std::uint32_t G) {
+  std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return pod[x] < pod[y]; });
+  const std::size_t n = order.size(), S = G + 1, K = L + 1;
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<double> dp((L + 1) * S, kInf);
-  // taken[(i * (L + 1) + k) * S + s]: state (k, s) was last improved by taking block i;
-  // from_full[i * (L + 1) + k]: for s = G (capped), the covered count before taking it.
-  std::vector<char> taken(n * (L + 1) * S, 0);
-  std::vector<std::uint32_t> from_full(n * (L + 1), 0);
-  dp[0] = 0;
+  // closed[k][s]: best cost with no block of the current pod taken; open[k][s]: with some.
+  std::vector<double> closed(K * S, kInf), open(K * S, kInf);
+  // how[(i K + k) S + s]: 0 = (k, s, open) kept its value at block i; 1 or 2 = reached by
+  // taking block i from the closed (1) or open (2) state. from_full[i K + k]: for s = G
+  // (capped), the groups covered before. reopened[(i K + k) S + s]: at the first block i
+  // of a pod, the closed state came from the previous pod's open one.
+  std::vector<std::uint8_t> how(n * K * S, 0), reopened(n * K * S, 0);
+  std::vector<std::uint32_t> from_full(n * K, 0);
+  closed[0] = 0;
+  auto first_of_pod = [&](std::size_t i) { return i == 0 || pod[order[i]] != pod[order[i - 1]]; };
   for (std::size_t i = 0; i < n; ++i) {
+    if (first_of_pod(i))
+      for (std::size_t x = 0; x < K * S; ++x) {
+        if (open[x] < closed[x]) {
+          closed[x] = open[x];
+          reopened[i * K * S + x] = 1;
+        }
+        open[x] = kInf;
+      }
     const std::uint32_t c = cap[order[i]];
     const double w = cost[order[i]];
     for (std::uint32_t k = std::min<std::uint32_t>(L, static_cast<std::uint32_t>(i) + 1); k >= 1;
-         --k) {
-      // Descending s: a state is read (k - 1) before any (k) of this block is written.
-      for (std::size_t s0 = S; s0-- > 0;) {
-        const double base = dp[(k - 1) * S + s0];
-        if (base == kInf) continue;
-        const std::size_t s = std::min<std::size_t>(G, s0 + c);
-        if (base + w < dp[k * S + s]) {
-          dp[k * S + s] = base + w;
-          taken[(i * (L + 1) + k) * S + s] = 1;
-          if (s == G) from_full[i * (L + 1) + k] = static_cast<std::uint32_t>(s0);
+         --k)
+      for (std::size_t s0 = 0; s0 < S; ++s0)
+        for (const std::uint8_t from : {std::uint8_t{1}, std::uint8_t{2}}) {
+          const double base = (from == 1 ? closed : open)[(k - 1) * S + s0];
+          if (base == kInf) continue;
+          const double v = base + w + (from == 1 ? pod_weight : 0);
+          const std::size_t s = std::min<std::size_t>(G, s0 + c);
+          if (v < open[k * S + s]) {
+            open[k * S + s] = v;
+            how[(i * K + k) * S + s] = from;
+            if (s == G) from_full[i * K + k] = static_cast<std::uint32_t>(s0);
+          }
         }
-      }
-    }
   }
-  if (dp[L * S + G] == kInf) return {};
+  const std::size_t end = L * S + G;
+  if (std::min(open[end], closed[end]) == kInf) return {};
   Set out;
   std::uint32_t k = L;
   std::size_t s = G;
-  for (std::size_t i = n; i-- > 0 && k > 0;) {
-    if (!taken[(i * (L + 1) + k) * S + s]) continue;
-    out.push_back(order[i]);
-    s = s == G ? from_full[i * (L + 1) + k] : s - cap[order[i]];
-    --k;
+  bool is_open = open[end] <= closed[end];
+  for (std::size_t i = n; i-- > 0;) {
+    if (is_open && how[(i * K + k) * S + s]) {
+      const auto from = how[(i * K + k) * S + s];
+      out.push_back(order[i]);
+      s = s == G ? from_full[i * K + k] : s - cap[order[i]];
+      --k;
+      is_open = from == 2;
+    }
+    if (first_of_pod(i)) {
+      // Before this pod: the state is the previous pod's, open if it was carried over.
+      is_open = !is_open && reopened[(i * K + k) * S + s];
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -333,18 +385,22 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
     cands.push_back({std::move(s), cost});
   };
   std::size_t exact_budget = kExactBudget;
-  auto fills = [&](const std::vector<std::uint32_t>& order) {
-    if (const std::size_t cells = order.size() * L * (in.G + 1); cells <= exact_budget) {
+  bool exact_whole = false;  // the knapsack ran over a whole connected part
+  auto fills = [&](const std::vector<std::uint32_t>& order, bool whole) {
+    if (const std::size_t cells = exact_cells(order.size(), L, in.G);
+        (whole || !exact_whole) && cells <= exact_budget) {
       exact_budget -= cells;
-      consider(exact(order, in.cap, full, L, in.G));
+      exact_whole = exact_whole || whole;
+      consider(exact(order, in.cap, full, b.pod, w.pods, L, in.G));
     }
-    consider(fill(order, in.cap, full, L, in.G));
-    // Each term alone, unless the uplink term is the same for every block (then either
-    // variant would repeat the full fill).
+    consider(fill(order, in.cap, full, b.pod, w.pods, L, in.G));
+    // Each term alone (small searches only), unless the uplink term is the same for every
+    // block (then either variant would repeat the full fill).
     bool uniform = true;
     for (auto k : order) uniform = uniform && c.uplink[k] == c.uplink[order.front()];
-    if (!uniform)
-      for (const auto* cost : {&up, &fit}) consider(fill(order, in.cap, *cost, L, in.G));
+    if (!uniform && order.size() * L <= kVariantBudget)
+      for (const auto* cost : {&up, &fit})
+        consider(fill(order, in.cap, *cost, b.pod, w.pods, L, in.G));
   };
 
   if (L == 1) {
@@ -371,10 +427,12 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
         return sum;
       };
       if (reach(ks) < in.G) continue;
+      // The whole part first: with the knapsack's budget, its optimum over every set.
+      fills(ks, /*whole=*/true);
       std::vector<std::pair<std::uint64_t, std::uint32_t>> strength;  // (reach, pod)
       for (const auto& [pod, pks] : by_pod) {
         const auto r = reach(pks);
-        if (r >= in.G) fills(pks);  // the job fits inside this pod
+        if (r >= in.G) fills(pks, false);  // the job fits inside this pod
         strength.emplace_back(r, pod);
       }
       // The fewest pods, strongest first, that together reach the job.
@@ -390,12 +448,16 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
         });
         if (reach(scope) >= in.G) break;
       }
-      if (scope_pods > 1 && scope.size() < ks.size()) fills(scope);
-      fills(ks);
+      if (scope_pods > 1 && scope.size() < ks.size()) fills(scope, false);
     }
   }
   if (cands.empty()) return infeasible();
-  auto by_cost = [](const auto& x, const auto& y) { return x.cost < y.cost; };
+  // Lower cost first; equal costs (to rounding): the set whose blocks come first in fabric
+  // (topology.conf) order.
+  auto by_cost = [](const Candidate& x, const Candidate& y) {
+    if (std::abs(x.cost - y.cost) > 1e-9 * std::max(1.0, std::abs(x.cost))) return x.cost < y.cost;
+    return x.blocks < y.blocks;
+  };
   std::stable_sort(cands.begin(), cands.end(), by_cost);
   if (cands.size() == 1 && L > 1) {
     // Every search agreed: the runner-up is the best set without one of the chosen blocks,
@@ -407,7 +469,7 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
       std::vector<std::uint32_t> order;
       for (auto k : parts[b.component[best[i]]])
         if (k != best[i]) order.push_back(k);
-      consider(fill(order, in.cap, full, L, in.G));
+      consider(fill(order, in.cap, full, b.pod, w.pods, L, in.G));
     }
     std::stable_sort(cands.begin(), cands.end(), by_cost);
   }

@@ -51,7 +51,7 @@ struct Blocks {
   std::vector<std::uint32_t> of_host;              ///< per host: block index, fabric::kNone if none
   std::vector<std::vector<fabric::HostId>> hosts;  ///< per block: its hosts, index order
   std::vector<std::string> name;                   ///< as in topology.conf
-  std::vector<std::uint32_t> pod;                  ///< per block: pod index
+  std::vector<std::uint32_t> pod;  ///< per block: its spine group (Slurm tree parent)
   std::vector<std::uint32_t> component;            ///< per block: connected part of the fabric
   std::vector<std::vector<fabric::NodeId>> leaves;  ///< per block: its leaf switches
   [[nodiscard]] std::size_t size() const { return name.size(); }
