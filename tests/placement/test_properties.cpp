@@ -4,8 +4,8 @@
 //  - it uses the fewest leaves possible (computed here independently);
 //  - its ring order is a permutation of its hosts in which every leaf is one contiguous run,
 //    so a ring over L > 1 leaves has exactly L inter-leaf edges;
-//  - on single-pod fabrics (2-level, rail) its score is the minimum over every set of L*
-//    leaves (brute force), whenever its exact search runs;
+//  - its score is the minimum over every set of L* leaves (brute force), whenever its
+//    knapsack can run over the whole fabric; ring edges between pods = pods used when > 1;
 //  - the baselines place iff enough hosts are free, in node index order.
 #include <gtest/gtest.h>
 
@@ -26,7 +26,6 @@ using placement::HostState;
 
 struct Case {
   std::string spec;
-  bool single_pod = false;
 };
 
 Case random_fabric(std::mt19937& rng) {
@@ -39,18 +38,28 @@ Case random_fabric(std::mt19937& rng) {
       for (int k = pick(0, 2); k > 0; --k) {  // a few hosts on 1x cables
         char leaf[16];
         std::snprintf(leaf, sizeof leaf, "leaf%02d", pick(1, leaves));
-        s += ",degrade=" + std::string(leaf) + ":" + std::to_string(pick(1, down)) + ":w=1";
+        const std::string d =
+            ",degrade=" + std::string(leaf) + ":" + std::to_string(pick(1, down)) + ":w=1";
+        if (s.find(d) == std::string::npos) s += d;
       }
-      return {s, true};
+      return {s};
     }
-    case 1:
-      return {"fat3:pods=" + std::to_string(pick(2, 4)) + ",leaves=" + std::to_string(pick(2, 4)) +
-                  ",down=" + std::to_string(pick(2, 8)) + ",up=2,spines=2,spine_up=2",
-              false};
+    case 1: {
+      const int pods = pick(2, 4), leaves = pick(2, 4), down = pick(2, 8);
+      std::string s = "fat3:pods=" + std::to_string(pods) + ",leaves=" + std::to_string(leaves) +
+                      ",down=" + std::to_string(down) + ",up=2,spines=2,spine_up=2";
+      for (int k = pick(0, 3); k > 0; --k) {  // a few leaf uplinks trained at 1x
+        char leaf[32];
+        std::snprintf(leaf, sizeof leaf, "p%02d-leaf%02d", pick(1, pods), pick(1, leaves));
+        const std::string d =
+            ",degrade=" + std::string(leaf) + ":" + std::to_string(down + pick(1, 2)) + ":w=1";
+        if (s.find(d) == std::string::npos) s += d;
+      }
+      return {s};
+    }
     default:
       return {"rail:sus=" + std::to_string(pick(2, 5)) + ",hosts=" + std::to_string(pick(2, 8)) +
-                  ",rails=" + std::to_string(pick(1, 4)),
-              true};
+              ",rails=" + std::to_string(pick(1, 4))};
   }
 }
 
@@ -135,10 +144,18 @@ TEST(PlacementProperties, RandomFabricsBusySetsAndJobs) {
           edges += b.of_host[idx(p.hosts[i])] != b.of_host[idx(p.hosts[(i + 1) % p.hosts.size()])];
         EXPECT_EQ(edges, Lstar > 1 ? Lstar : 0u);
         EXPECT_EQ(p.measures.ring_inter_leaf, edges);
+        std::set<std::uint32_t> pods_used;
+        for (auto k : used) pods_used.insert(b.pod[k]);
+        EXPECT_EQ(p.measures.pods, pods_used.size());
+        EXPECT_EQ(p.measures.ring_inter_pod, pods_used.size() > 1 ? pods_used.size() : 0u);
         if (Lstar > 1) ++multi_leaf_seen;
 
-        // Optimality on single-pod fabrics: brute force over every set of L* blocks.
-        if (c.single_pod && Lstar <= 3 && b.size() <= 12) {
+        // Optimality: brute force over every set of L* blocks, whenever the knapsack could
+        // run over the whole fabric (2 x blocks x (L* + 1) x (groups + 1) <= 2^20 cells).
+        std::size_t eligible = 0;
+        for (auto x : cap) eligible += x > 0;
+        if (Lstar <= 4 && b.size() <= 16 &&
+            2 * eligible * (Lstar + 1) * (job.groups() + 1) <= (std::size_t{1} << 20)) {
           const auto& w = ctx.weights;
           double best = std::numeric_limits<double>::infinity();
           std::vector<std::uint32_t> pick(Lstar);
