@@ -1,14 +1,18 @@
-// Placement decisions per policy on a 16,384-host 3-level fat-tree (radix 64: 16 pods x 32
-// leaves x 32 hosts), 50 % and 70 % of hosts busy (uniformly at random, seeded), jobs of 8,
-// 64, 512 and 2,048 nodes with TP 8 and TP 16 (8 GPUs per node). Every benchmark cycles
-// through 32 different busy sets and reports the median and 99th percentile of a single
-// decision (p50_us, p99_us). Preparing a Planner (once per fabric) is measured separately.
+// Placement decisions per policy on 16,384-host 3-level fat-trees (radix 64: 16 pods x 32
+// leaves x 32 hosts): fabric 0 non-blocking and healthy; fabric 1 2:1 oversubscribed with 40
+// leaf uplinks trained at 1x (seeded), so uplink penalties differ from leaf to leaf. 50 % and
+// 70 % of hosts busy (uniformly at random, seeded), jobs of 8, 64, 512 and 2,048 nodes with
+// TP 8 and TP 16 (8 GPUs per node). Every benchmark cycles through 32 different busy sets and
+// reports the median and 99th percentile of a single decision (p50_us, p99_us). Preparing a
+// Planner (once per fabric) is measured separately.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <random>
+#include <set>
+#include <string>
 
 #include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/policies/policies.hpp"
@@ -18,27 +22,42 @@ using fp::policies::Policy;
 
 namespace {
 
-constexpr const char* kSpec = "fat3:pods=16,leaves=32,down=32,up=32,spines=32,radix=64";
 constexpr int kBusySets = 32;
 
-const fp::fabric::Fabric& fabric() {
-  static const fp::fabric::Fabric f = *fp::fabric::generate(kSpec);
-  return f;
+std::string spec(int which) {
+  if (which == 0) return "fat3:pods=16,leaves=32,down=32,up=32,spines=32,radix=64";
+  std::string s = "fat3:pods=16,leaves=32,down=32,up=16,spines=16,radix=64";
+  std::mt19937 rng(40);
+  std::set<std::string> faults;
+  while (faults.size() < 40) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ",degrade=p%02u-leaf%02u:%u:w=1", 1 + rng() % 16u,
+                  1 + rng() % 32u, 33 + rng() % 16u);
+    faults.insert(buf);
+  }
+  for (const auto& f : faults) s += f;
+  return s;
 }
-const fp::policies::Planner& planner() {
-  static const fp::policies::Planner p(fabric());
-  return p;
+
+const fp::fabric::Fabric& fabric(int which) {
+  static const fp::fabric::Fabric f0 = *fp::fabric::generate(spec(0));
+  static const fp::fabric::Fabric f1 = *fp::fabric::generate(spec(1));
+  return which == 0 ? f0 : f1;
+}
+const fp::policies::Planner& planner(int which) {
+  static const fp::policies::Planner p0(fabric(0)), p1(fabric(1));
+  return which == 0 ? p0 : p1;
 }
 const std::vector<fp::placement::NodeStates>& busy_sets(int percent) {
   static std::map<int, std::vector<fp::placement::NodeStates>> cache;
   auto& v = cache[percent];
   if (v.empty()) {
     std::mt19937 rng(static_cast<unsigned>(1000 + percent));
-    const auto n = fabric().num_hosts();
+    const auto n = fabric(0).num_hosts();
     std::vector<std::uint32_t> order(n);
     for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
     for (int k = 0; k < kBusySets; ++k) {
-      auto s = fp::placement::all_free(fabric());
+      auto s = fp::placement::all_free(fabric(0));
       std::shuffle(order.begin(), order.end(), rng);
       for (std::size_t i = 0; i < n * static_cast<std::size_t>(percent) / 100; ++i)
         s.state[order[i]] = fp::placement::HostState::kBusy;
@@ -48,14 +67,14 @@ const std::vector<fp::placement::NodeStates>& busy_sets(int percent) {
   return v;
 }
 
-// Args: policy, busy percent, nodes, TP.
+// Args: fabric, policy, busy percent, nodes, TP.
 void BM_Place(benchmark::State& state) {
-  const auto policy = static_cast<Policy>(state.range(0));
-  const auto& sets = busy_sets(static_cast<int>(state.range(1)));
+  const auto& p = planner(static_cast<int>(state.range(0)));
+  const auto policy = static_cast<Policy>(state.range(1));
+  const auto& sets = busy_sets(static_cast<int>(state.range(2)));
   fp::placement::JobRequest job;
-  job.nodes = static_cast<std::uint32_t>(state.range(2));
-  job.tp = static_cast<std::uint32_t>(state.range(3));
-  const auto& p = planner();
+  job.nodes = static_cast<std::uint32_t>(state.range(3));
+  job.tp = static_cast<std::uint32_t>(state.range(4));
   std::vector<double> us;
   std::size_t i = 0, feasible = 0, leaves = 0, split = 0;
   for (auto _ : state) {
@@ -80,22 +99,24 @@ void BM_Place(benchmark::State& state) {
 }
 
 void Args(benchmark::internal::Benchmark* b) {
-  for (int policy = 0; policy < 3; ++policy)
-    for (int busy : {50, 70})
-      for (int tp : {8, 16})
-        for (int nodes : {8, 64, 512, 2048}) b->Args({policy, busy, nodes, tp});
+  for (int fabric = 0; fabric < 2; ++fabric)
+    for (int policy = 0; policy < 3; ++policy)
+      for (int busy : {50, 70})
+        for (int tp : {8, 16})
+          for (int nodes : {8, 64, 512, 2048}) b->Args({fabric, policy, busy, nodes, tp});
 }
 BENCHMARK(BM_Place)
     ->Apply(Args)
-    ->ArgNames({"policy", "busy", "nodes", "tp"})
+    ->ArgNames({"fabric", "policy", "busy", "nodes", "tp"})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(0.3);
 
 void BM_PreparePlanner(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(fp::policies::Planner(fabric()));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(fp::policies::Planner(fabric(static_cast<int>(state.range(0)))));
 }
-BENCHMARK(BM_PreparePlanner)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_PreparePlanner)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 }  // namespace
 

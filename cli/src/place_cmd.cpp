@@ -1,8 +1,8 @@
 // fabricplace place: dry-run placement of one job on a fabric, for any policy.
 //
-// Exit status: 0 a placement was found (with --compare: every policy ran), 3 no placement
-// is possible now (the reason is printed; with --json it is in the document), 1 bad input,
-// 2 bad command line.
+// Exit status: 0 a placement was found (with --compare: by --policy), 3 no placement is
+// possible now (the reason is printed; with --json it is in the document), 1 bad input,
+// 2 bad command line or request.
 #include <sys/wait.h>
 #include <cstdio>
 #include <iostream>
@@ -27,15 +27,17 @@ struct PlaceOpts {
   InputOpts in;
   std::uint32_t nodes = 0, gpus_per_node = 8, tp = 0, pp = 1;
   std::string exclude, free, busy, state;
+  // Given on the command line (an empty --free '' means "nothing is free").
+  CLI::Option *tp_opt = nullptr, *free_opt = nullptr, *busy_opt = nullptr, *state_opt = nullptr;
   bool from_slurm = false;
   std::string policy = "fabric", policy_config;
   bool explain = false, json = false, compare = false;
 };
 
-// `sinfo -h -N -o '%N %t'`: the node states of the real cluster.
+// `sinfo -h -N -o '%N %t'`: the node states of the real cluster. sinfo's own messages go
+// to our stderr; only its standard output is parsed.
 Result<std::string> run_sinfo() {
-  const char* cmd = "sinfo -h -N -o '%N %t' 2>&1";
-  FILE* p = popen(cmd, "r");
+  FILE* p = popen("sinfo -h -N -o '%N %t'", "r");
   if (!p) return fail(ErrorCode::kIo, "cannot run sinfo: popen failed");
   std::string out;
   char buf[4096];
@@ -43,26 +45,28 @@ Result<std::string> run_sinfo() {
   const int status = pclose(p);
   if (status != 0) {
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::string first(str::trim(out.substr(0, out.find('\n'))));
     return fail(ErrorCode::kIo, std::string("--from-slurm: `sinfo -h -N -o '%N %t'` failed") +
-                                    (code == 127 ? " (sinfo not found in PATH)" : "") +
-                                    (first.empty() ? "" : ": " + first));
+                                    (code == 127 ? ": sinfo not found in PATH"
+                                                 : " with exit status " + std::to_string(code)));
   }
   return out;
 }
 
 Result<NodeStates> read_states(const fabric::Fabric& f, const PlaceOpts& o) {
-  const int given = !o.free.empty() + !o.busy.empty() + !o.state.empty() + o.from_slurm;
+  const int given = static_cast<int>(o.free_opt->count() > 0) +
+                    static_cast<int>(o.busy_opt->count() > 0) +
+                    static_cast<int>(o.state_opt->count() > 0) + static_cast<int>(o.from_slurm);
   if (given > 1)
     return fail(ErrorCode::kUsage, "give at most one of --free, --busy, --state, --from-slurm");
-  if (!o.free.empty()) return placement::free_hosts(f, o.free);
-  if (!o.busy.empty()) return placement::busy_hosts(f, o.busy);
-  if (!o.state.empty()) {
+  if (o.free_opt->count()) return placement::free_hosts(f, o.free);
+  if (o.busy_opt->count()) return placement::busy_hosts(f, o.busy);
+  if (o.state_opt->count()) {
     auto text = read_file(o.state);
     if (!text) return std::unexpected(text.error());
-    // A JSON object (host -> state), or saved `sinfo -h -N -o '%N %t'` output.
+    // JSON ({host: state}), or saved `sinfo -h -N -o '%N %t'` output.
     const auto t = str::trim(*text);
-    if (!t.empty() && t.front() == '{') return placement::states_from_json(f, *text, o.state);
+    if (!t.empty() && (t.front() == '{' || t.front() == '['))
+      return placement::states_from_json(f, *text, o.state);
     return placement::states_from_sinfo(f, *text, o.state);
   }
   if (o.from_slurm) {
@@ -78,6 +82,8 @@ int run_place(const PlaceOpts& o) {
   job.nodes = o.nodes;
   job.gpus_per_node = o.gpus_per_node;
   job.tp = o.tp;
+  if (o.tp_opt->count() && o.tp == 0)
+    return report(Error{ErrorCode::kUsage, "--tp must be at least 1", {}, 0});
   job.pp = o.pp;
   if (auto v = placement::validate(job); !v) return report(v.error());
   std::optional<policies::Policy> policy = policies::parse_policy(o.policy);
@@ -109,18 +115,23 @@ int run_place(const PlaceOpts& o) {
   const policies::Planner planner(*f, weights);
   const auto& ctx = planner.context();
   for (const auto& w : ctx.tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
-  if (o.compare) {
-    std::vector<placement::Placement> all;
-    for (auto p : policies::kPolicies) all.push_back(planner.place(job, *states, p));
-    std::cout << (o.json ? placement::compare_json(ctx, job, all)
-                         : placement::compare_text(ctx, job, all));
-    return kExitOk;
-  }
   const auto p = planner.place(job, *states, *policy);
-  std::cout << (o.json ? placement::placement_json(ctx, job, p)
-                       : placement::placement_text(ctx, job, p, o.explain));
+  if (o.compare) {
+    // Every policy side by side; the exit status and the top-level verdict are --policy's.
+    std::vector<placement::Placement> all;
+    for (auto q : policies::kPolicies)
+      all.push_back(q == *policy ? p : planner.place(job, *states, q));
+    std::cout << (o.json ? placement::compare_json(ctx, job, all, p)
+                         : placement::compare_text(ctx, job, all) +
+                               (o.explain ? "\n" + placement::placement_text(ctx, job, p, true)
+                                          : std::string()));
+  } else {
+    std::cout << (o.json ? placement::placement_json(ctx, job, p)
+                         : placement::placement_text(ctx, job, p, o.explain));
+  }
   if (!p.feasible) {
-    if (o.json) std::cerr << "fabricplace: no placement: " << p.reason << "\n";
+    if (o.json || o.compare)
+      std::cerr << "fabricplace: no placement (" << p.policy << "): " << p.reason << "\n";
     return kExitInfeasible;
   }
   return kExitOk;
@@ -137,16 +148,20 @@ void add_place_command(CLI::App& app, RunFn& run) {
   o->in.add(cmd, "the fabric: dump(s), JSON, topology.conf, tiers CSV or spec", "--fabric");
   cmd->add_option("-N,--nodes", o->nodes, "nodes (hosts) the job needs")->required();
   cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")->capture_default_str();
-  cmd->add_option("--tp", o->tp,
-                  "tensor-parallel size in GPUs (default: GPUs per node); a TP group of more "
-                  "GPUs than a node spans TP / GPUs-per-node nodes under one leaf");
+  o->tp_opt =
+      cmd->add_option("--tp", o->tp,
+                      "tensor-parallel size in GPUs (default: GPUs per node); a TP group of more "
+                      "GPUs than a node spans TP / GPUs-per-node nodes under one leaf");
   cmd->add_option("--pp", o->pp, "pipeline-parallel stages (must tile the job)")
       ->capture_default_str();
   cmd->add_option("--exclude", o->exclude, "hosts never to use (hostlist)");
-  cmd->add_option("--free", o->free, "only these hosts are free (hostlist); the rest busy");
-  cmd->add_option("--busy", o->busy, "these hosts are busy (hostlist); the rest free");
-  cmd->add_option("--state", o->state,
-                  "node states: JSON {host: state} or saved `sinfo -h -N -o '%N %t'` output");
+  o->free_opt =
+      cmd->add_option("--free", o->free, "only these hosts are free (hostlist); the rest busy");
+  o->busy_opt =
+      cmd->add_option("--busy", o->busy, "these hosts are busy (hostlist); the rest free");
+  o->state_opt =
+      cmd->add_option("--state", o->state,
+                      "node states: JSON {host: state} or saved `sinfo -h -N -o '%N %t'` output");
   cmd->add_flag("--from-slurm", o->from_slurm, "read node states from `sinfo` (a real cluster)");
   cmd->add_option("--policy", o->policy, "fabric | slurm-tree | first-fit")->capture_default_str();
   cmd->add_option("--policy-config", o->policy_config,
@@ -155,7 +170,9 @@ void add_place_command(CLI::App& app, RunFn& run) {
   cmd->add_flag("--explain", o->explain,
                 "each criterion's value for the chosen set and for the runner-up");
   cmd->add_flag("--json", o->json, "one JSON document on stdout");
-  cmd->add_flag("--compare", o->compare, "run every policy on the same input, side by side");
+  cmd->add_flag("--compare", o->compare,
+                "run every policy on the same input, side by side (exit status and JSON "
+                "verdict: --policy's)");
   cmd->callback([&run, o] { run = [o] { return run_place(*o); }; });
 }
 

@@ -246,6 +246,10 @@ Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& st
         ++m.tp_groups_split;
         break;
       }
+    // TP smaller than a node: the node holds gpus_per_node / tp groups.
+    const std::uint32_t per_host =
+        job.tp_size() < job.gpus_per_node ? job.gpus_per_node / job.tp_size() : 1;
+    for (std::uint32_t r = 1; r < per_host; ++r) p.tp_groups.push_back(group);
     p.tp_groups.push_back(std::move(group));
   }
   std::uint32_t free_in_used = 0;

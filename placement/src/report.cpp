@@ -1,5 +1,6 @@
 #include "fabricplace/placement/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -51,7 +52,10 @@ const Row kRows[] = {
     {"pods", [](const Measures& m) { return std::to_string(m.pods); }},
     {"ring inter-leaf edges", [](const Measures& m) { return std::to_string(m.ring_inter_leaf); }},
     {"ring inter-pod edges", [](const Measures& m) { return std::to_string(m.ring_inter_pod); }},
-    {"uplink penalty", [](const Measures& m) { return num(m.uplink_penalty); }},
+    {"uplink penalty",
+     [](const Measures& m) {
+       return m.uplink_penalty >= kNoUplink ? std::string("no uplink") : num(m.uplink_penalty);
+     }},
     {"leftover free hosts", [](const Measures& m) { return std::to_string(m.leftover); }},
     {"TP groups split", [](const Measures& m) { return std::to_string(m.tp_groups_split); }},
     {"unhealthy hosts", [](const Measures& m) { return std::to_string(m.unhealthy_hosts); }},
@@ -62,7 +66,9 @@ ojson measures_json(const Measures& m) {
                {"pods", m.pods},
                {"ring_inter_leaf", m.ring_inter_leaf},
                {"ring_inter_pod", m.ring_inter_pod},
-               {"uplink_penalty", round2(m.uplink_penalty)},
+               // null: the ring crosses a leaf that has no uplink at all.
+               {"uplink_penalty",
+                m.uplink_penalty >= kNoUplink ? ojson(nullptr) : ojson(round2(m.uplink_penalty))},
                {"leftover", m.leftover},
                {"tp_groups_split", m.tp_groups_split},
                {"unhealthy_hosts", m.unhealthy_hosts}};
@@ -137,9 +143,12 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
   s += "ring edges: " + std::to_string(m.ring_inter_leaf) + " inter-leaf, " +
        std::to_string(m.ring_inter_pod) + " inter-pod\n";
   const auto g = job.group_nodes();
-  s += "TP groups: " + std::to_string(p.tp_groups.size()) + " x " + std::to_string(g) +
-       (g == 1 ? " host" : " hosts") + " (TP " + std::to_string(job.tp_size()) + ", " +
-       std::to_string(job.gpus_per_node) + " GPUs per node)";
+  const auto T = job.tp_size(), G = job.gpus_per_node;
+  s += "TP groups: " + std::to_string(p.tp_groups.size()) +
+       (T > G   ? " x " + std::to_string(g) + " hosts"
+        : T < G ? ", " + std::to_string(G / T) + " per host"
+                : ", one per host") +
+       " (TP " + std::to_string(T) + ", " + std::to_string(G) + " GPUs per node)";
   if (m.tp_groups_split) s += "; " + std::to_string(m.tp_groups_split) + " split across leaves";
   s += "\n";
   s += "score: " + num(p.score) + "\n";
@@ -156,8 +165,13 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
     for (std::size_t i = 0; i < p.runner_up_leaves.size(); ++i)
       s += (i ? ", " : "") + p.runner_up_leaves[i];
     s += "\n";
+    if (std::abs(p.runner_up_score - p.score) < 1e-9 * std::max(1.0, std::abs(p.score)))
+      s += "(a tie: the set that comes first in topology.conf order wins)\n";
+  } else if (p.policy == "fabric") {
+    s += "runner-up: none (no other set of " + std::to_string(m.leaves) +
+         (m.leaves == 1 ? " leaf" : " leaves") + " can hold the job)\n";
   } else {
-    s += "runner-up: none (no other set of leaves can hold the job)\n";
+    s += "runner-up: " + p.policy + " weighs no alternatives\n";
   }
   // Why each leaf used (and the runner-up's) pays what it pays at its uplinks.
   std::vector<std::string> shown = p.leaves;
@@ -168,7 +182,9 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
     for (std::size_t k = 0; k < c.blocks.size(); ++k)
       if (c.blocks.name[k] == name && !done[k]) {
         done[k] = true;
-        if (c.uplink[k] > 0)
+        if (c.uplink[k] >= kNoUplink)
+          up += "  " + name + ": no uplink: it cannot carry ring traffic to other leaves\n";
+        else if (c.uplink[k] > 0)
           up +=
               "  " + name + ": " + num(c.uplink[k]) + " per ring edge (" + c.uplink_why[k] + ")\n";
       }
@@ -209,9 +225,12 @@ std::string compare_text(const Context& c, const JobRequest& job,
   return s;
 }
 
-std::string compare_json(const Context& c, const JobRequest& job,
-                         const std::vector<Placement>& ps) {
+std::string compare_json(const Context& c, const JobRequest& job, const std::vector<Placement>& ps,
+                         const Placement& selected) {
   ojson j;
+  j["policy"] = selected.policy;
+  j["feasible"] = selected.feasible;
+  if (!selected.feasible) j["reason"] = selected.reason;
   j["job"] = job_json(job);
   ojson all = ojson::array();
   for (const auto& p : ps) all.push_back(to_ojson(c, p));

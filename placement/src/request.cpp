@@ -14,7 +14,6 @@ Result<void> validate(const JobRequest& job) {
   const auto G = job.gpus_per_node, T = job.tp_size();
   if (job.nodes == 0) return fail(ErrorCode::kUsage, "--nodes must be at least 1");
   if (G == 0) return fail(ErrorCode::kUsage, "--gpus-per-node must be at least 1");
-  if (T == 0) return fail(ErrorCode::kUsage, "--tp must be at least 1");
   if (job.pp == 0) return fail(ErrorCode::kUsage, "--pp must be at least 1");
   const std::string tp = "--tp " + std::to_string(T), gpn = std::to_string(G) + " GPUs per node";
   if (T > G && T % G != 0)
@@ -97,7 +96,9 @@ namespace {
 
 Result<NodeStates> marked(const fabric::Fabric& f, std::string_view expr, std::string_view what,
                           HostState listed, HostState others) {
-  auto hosts = resolve_hosts(f, expr, what);
+  // An empty list is a list: `--free ''` means no host is free.
+  auto hosts = str::trim(expr).empty() ? Result<std::vector<fabric::HostId>>{}
+                                       : resolve_hosts(f, expr, what);
   if (!hosts) return std::unexpected(hosts.error());
   NodeStates s;
   s.state.assign(f.num_hosts(), others);
@@ -159,24 +160,29 @@ Result<HostState> parse_slurm_state(std::string_view raw) {
     s.pop_back();
   }
   static const std::map<std::string_view, HostState, std::less<>> kStates{
-      {"idle", HostState::kFree},        {"alloc", HostState::kBusy},
-      {"allocated", HostState::kBusy},   {"mix", HostState::kBusy},
-      {"mixed", HostState::kBusy},       {"comp", HostState::kBusy},
-      {"completing", HostState::kBusy},  {"resv", HostState::kBusy},
-      {"reserved", HostState::kBusy},    {"plnd", HostState::kBusy},
-      {"planned", HostState::kBusy},     {"boot", HostState::kBusy},
-      {"booting", HostState::kBusy},     {"npc", HostState::kBusy},
-      {"perfctrs", HostState::kBusy},    {"drain", HostState::kDrained},
-      {"drained", HostState::kDrained},  {"drng", HostState::kDrained},
-      {"draining", HostState::kDrained}, {"maint", HostState::kDrained},
-      {"reboot", HostState::kDrained},   {"down", HostState::kDown},
-      {"fail", HostState::kDown},        {"failg", HostState::kDown},
-      {"failing", HostState::kDown},     {"futr", HostState::kDown},
-      {"future", HostState::kDown},      {"unk", HostState::kDown},
-      {"unknown", HostState::kDown},     {"inval", HostState::kDown},
-      {"pow_dn", HostState::kDown},      {"pow_up", HostState::kBusy},
-      {"power_down", HostState::kDown},  {"power_up", HostState::kBusy},
-      {"free", HostState::kFree},        {"busy", HostState::kBusy},
+      {"idle", HostState::kFree},          {"alloc", HostState::kBusy},
+      {"allocated", HostState::kBusy},     {"mix", HostState::kBusy},
+      {"mixed", HostState::kBusy},         {"comp", HostState::kBusy},
+      {"completing", HostState::kBusy},    {"resv", HostState::kBusy},
+      {"reserved", HostState::kBusy},      {"plnd", HostState::kBusy},
+      {"planned", HostState::kBusy},       {"boot", HostState::kBusy},
+      {"booting", HostState::kBusy},       {"npc", HostState::kBusy},
+      {"perfctrs", HostState::kBusy},      {"drain", HostState::kDrained},
+      {"drained", HostState::kDrained},    {"drng", HostState::kDrained},
+      {"draining", HostState::kDrained},   {"maint", HostState::kDrained},
+      {"reboot", HostState::kDrained},     {"down", HostState::kDown},
+      {"fail", HostState::kDown},          {"failg", HostState::kDown},
+      {"failing", HostState::kDown},       {"futr", HostState::kDown},
+      {"future", HostState::kDown},        {"unk", HostState::kDown},
+      {"unknown", HostState::kDown},       {"inval", HostState::kDown},
+      {"pow_dn", HostState::kDown},        {"pow_up", HostState::kBusy},
+      {"power_down", HostState::kDown},    {"power_up", HostState::kBusy},
+      {"free", HostState::kFree},          {"busy", HostState::kBusy},
+      {"cloud", HostState::kDown},         {"powered_down", HostState::kDown},
+      {"powered_dn", HostState::kDown},    {"powering_up", HostState::kBusy},
+      {"powering_down", HostState::kBusy}, {"powring_dn", HostState::kBusy},
+      {"resume", HostState::kBusy},        {"resm", HostState::kBusy},
+      {"blocked", HostState::kBusy},       {"canc_r", HostState::kBusy},
   };
   const auto it = kStates.find(s);
   if (it == kStates.end())
@@ -215,7 +221,7 @@ Result<NodeStates> states_from_json(const fabric::Fabric& f, std::string_view te
                   name + ": expected a state string such as \"idle\", got " + value.dump(), file,
                   line);
     auto st = parse_slurm_state(value.get<std::string>());
-    if (!st) return fail(ErrorCode::kUsage, name + ": " + st.error().message, file, line);
+    if (!st) return fail(ErrorCode::kSyntax, name + ": " + st.error().message, file, line);
     if (auto h = f.find_host(name))
       s.state[fabric::idx(*h)] = worse(s.state[fabric::idx(*h)], *st);
     else
@@ -244,7 +250,7 @@ Result<NodeStates> states_from_sinfo(const fabric::Fabric& f, std::string_view t
           source, lineno);
     const std::string name(line.substr(0, sp));
     auto st = parse_slurm_state(str::trim(line.substr(sp)));
-    if (!st) return fail(ErrorCode::kUsage, name + ": " + st.error().message, source, lineno);
+    if (!st) return fail(ErrorCode::kSyntax, name + ": " + st.error().message, source, lineno);
     if (auto h = f.find_host(name))
       s.state[fabric::idx(*h)] = worse(s.state[fabric::idx(*h)], *st);
     else

@@ -60,10 +60,10 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
          const std::vector<double>& cost, const std::vector<std::uint32_t>& pod, double pod_weight,
          std::uint32_t L, std::uint32_t G) {
   std::vector<char> taken(order.size(), 0);
-  std::map<std::uint32_t, std::uint32_t> in_pod;  // chosen blocks per pod
-  auto price = [&](std::uint32_t k) {
-    return cost[k] + (in_pod.contains(pod[k]) ? 0.0 : pod_weight);
-  };
+  std::uint32_t pods = 0;
+  for (auto k : order) pods = std::max(pods, pod[k] + 1);
+  std::vector<std::uint32_t> in_pod(pods, 0);  // chosen blocks per pod
+  auto price = [&](std::uint32_t k) { return cost[k] + (in_pod[pod[k]] ? 0.0 : pod_weight); };
   std::uint32_t need = G;
   Set out;
   for (std::uint32_t step = 0; step < L; ++step) {
@@ -126,13 +126,13 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
         const auto kj = order[j];
         if (cost[kj] >= old_cost) break;
         if (taken[j] || cap[kj] + slack < cap[kx]) continue;
-        const bool opens = pod[kj] != pod[kx] ? !in_pod.contains(pod[kj]) : freed > 0;
+        const bool opens = pod[kj] != pod[kx] ? in_pod[pod[kj]] == 0 : freed > 0;
         const double c = cost[kj] + (opens ? pod_weight : 0.0);
         if (c < best_cost) best = static_cast<std::int64_t>(j), best_cost = c;
       }
       if (best < 0) continue;
       const auto j = static_cast<std::size_t>(best);
-      if (--in_pod[pod[kx]] == 0) in_pod.erase(pod[kx]);
+      --in_pod[pod[kx]];
       ++in_pod[pod[order[j]]];
       taken[x] = 0;
       taken[j] = 1;
@@ -461,11 +461,13 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
   std::stable_sort(cands.begin(), cands.end(), by_cost);
   if (cands.size() == 1 && L > 1) {
     // Every search agreed: the runner-up is the best set without one of the chosen blocks,
-    // trying the costliest first (the last on ties), up to three of them.
+    // trying the costliest first (the last on ties), up to three of them (one for large
+    // searches).
     Set best = cands[0].blocks;
     std::reverse(best.begin(), best.end());
     std::stable_sort(best.begin(), best.end(), [&](auto x, auto y) { return full[x] > full[y]; });
-    for (std::size_t i = 0; i < best.size() && i < 3 && cands.size() == 1; ++i) {
+    const std::size_t tries = best.size() * L <= kVariantBudget ? 3 : 1;
+    for (std::size_t i = 0; i < best.size() && i < tries && cands.size() == 1; ++i) {
       std::vector<std::uint32_t> order;
       for (auto k : parts[b.component[best[i]]])
         if (k != best[i]) order.push_back(k);

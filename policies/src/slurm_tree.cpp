@@ -6,7 +6,7 @@
 // What Slurm does, step by step (docs/placement.md, "The slurm-tree baseline"):
 //  1. cnt[s] = usable nodes under switch s. The top switch is the LAST switch in file order
 //     among those of the highest level that hold the job (the code keeps a switch whose
-//     level is >= the current top's; its comment says "lowest level"). None: the job waits.
+//     level is >= the current top's). None: the job waits.
 //  2. Every switch is restricted to the nodes under the top switch; counts recomputed.
 //  3. Repeatedly, over the leaves in file order, keep the best: the nearest (sum of hop
 //     distances to the leaves chosen so far), unless a farther leaf compares better; at
@@ -15,6 +15,8 @@
 //     parents while the parents differ and compare there; finally the larger count, then the
 //     lower level. Take the chosen leaf's nodes in index order; add its distances.
 //  4. Ranks follow node index order (no SwitchAsNodeRank).
+// Node index order is slurm.conf order; we take it to be natural name order (node2 before
+// node10), which is how our exports and the test cluster list nodes.
 // Slurm's quirks are kept: a switch that no other switch lists has parent 0 (its table is
 // xcalloc'ed and only listings set `parent`), and parents' counts are not reduced as their
 // leaves are used.
@@ -148,8 +150,9 @@ placement::Placement slurm_tree(const placement::Context& c, const SlurmTables& 
     for (std::uint32_t s = 0; s < n; ++s) best = std::max(best, cnt[s]);
     placement::Placement p;
     p.policy = "slurm-tree";
-    p.reason = "no switch has " + std::to_string(N) + " free nodes under it (the most is " +
-               std::to_string(best) + "); Slurm would leave the job pending";
+    p.reason = "no switch has " + std::to_string(N) +
+               " free, not excluded nodes under it (the most is " + std::to_string(best) +
+               "); Slurm would leave the job pending";
     return p;
   }
   // 2. Restrict every switch to the nodes under the top switch.

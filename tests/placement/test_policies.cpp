@@ -231,7 +231,8 @@ TEST(FabricPolicy, InfeasibleReasons) {
   EXPECT_EQ(planner.place(job(12), free_only(f, "node[001-010]"), Policy::kFirstFit).reason,
             "job needs 12 hosts; only 10 are free");
   EXPECT_EQ(planner.place(job(12), free_only(f, "node[001-010]"), Policy::kSlurmTree).reason,
-            "no switch has 12 free nodes under it (the most is 10); Slurm would leave the job "
+            "no switch has 12 free, not excluded nodes under it (the most is 10); Slurm would "
+            "leave the job "
             "pending");
 }
 
@@ -256,6 +257,35 @@ TEST(FabricPolicy, PodsOnThreeLevels) {
   EXPECT_EQ(p55.measures.ring_inter_pod, 2u);
   EXPECT_EQ(p55.leaves, (Leaves{"p01-leaf01", "p01-leaf02", "p02-leaf01"}));
   EXPECT_EQ(ranks(f, p55), expand("node[001-040,081-095]"));
+}
+
+// TP 2 on 8-GPU nodes: four TP groups per host, listed once each, in rank order.
+TEST(FabricPolicy, TpSmallerThanANode) {
+  const auto f = test::gen("fat2:leaves=2,down=4,up=4");
+  const auto p = Planner(f).place(job(2, 2), placement::all_free(f), Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(groups(f, p), (std::vector<std::string>{"node001", "node001", "node001", "node001",
+                                                    "node002", "node002", "node002", "node002"}));
+}
+
+// A leaf without uplinks is cut off from the rest of the fabric: its hosts are split off
+// (unhealthy), and the fabric policy does not use them even where they would fit.
+TEST(FabricPolicy, LeafWithoutUplinks) {
+  const auto f = test::gen("fat2:leaves=3,down=4,up=1,cut=leaf01:5");
+  const Planner planner(f);
+  // leaf01 = node[001-004] (no uplink), leaf02 = node[005-008], leaf03 = node[009-012].
+  const auto s = free_only(f, "node[001-006,009-011]");
+  const auto p = planner.place(job(4), s, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(p.leaves, (Leaves{"leaf02", "leaf03"}));
+  EXPECT_EQ(p.measures.unhealthy_hosts, 0u);
+  // Slurm's top switch is spine01, which does not reach leaf01: it stays out too. First-fit
+  // takes leaf01, and with a fifth host its ring leaves leaf01, which has no uplink.
+  const auto slurm = planner.place(job(4), s, Policy::kSlurmTree);
+  EXPECT_EQ(slurm.leaves, (Leaves{"leaf02", "leaf03"}));
+  EXPECT_EQ(planner.place(job(4), s, Policy::kFirstFit).measures.unhealthy_hosts, 4u);
+  const auto ff = planner.place(job(5), s, Policy::kFirstFit);
+  EXPECT_GE(ff.measures.uplink_penalty, placement::kNoUplink);
 }
 
 }  // namespace

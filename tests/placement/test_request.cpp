@@ -90,6 +90,10 @@ TEST(HostStates, FreeAndBusyLists) {
   EXPECT_EQ(b->count(HostState::kBusy), 1u);
   EXPECT_EQ(b->count(HostState::kFree), 7u);
 
+  // An empty list is a list: nothing free, or nothing busy.
+  EXPECT_EQ(free_hosts(f, "")->count(HostState::kFree), 0u);
+  EXPECT_EQ(busy_hosts(f, " ")->count(HostState::kFree), 8u);
+
   auto unknown = free_hosts(f, "node[007-012]");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code, ErrorCode::kUsage);
@@ -124,6 +128,7 @@ TEST(HostStates, JsonStateFile) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().file, "states.json");
   EXPECT_EQ(bad.error().line, 3);
+  EXPECT_EQ(bad.error().code, ErrorCode::kSyntax);
   EXPECT_EQ(bad.error().message.rfind("node002: unknown node state \"napping\"", 0), 0u)
       << bad.error().message;
   auto not_string = states_from_json(f, "{\"node001\": 3}", "s.json");

@@ -117,5 +117,16 @@ TEST(SlurmTree2, BestFitAndFileOrder) {
   EXPECT_EQ(f.host(p.hosts.front()).name, "node021");
 }
 
+// Rail-optimised: Slurm sees one virtual leaf per rail group (topology.conf export). Free:
+// su01 12, su02 16, su03 12, su04 10; 11 nodes: su04 (10) cannot, su01 is the smallest that
+// can (first of su01 and su03).
+TEST(SlurmTree2, RailGroupsAreLeaves) {
+  const auto f = test::load(test::fabric_file("rail_4su.ibnetdiscover.txt"));
+  const auto p = place(f, 11, "node[001-012,021-036,041-052,061-070]");
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(hosts(f, p), "node[001-011]");
+  EXPECT_EQ(p.leaves, (std::vector<std::string>{"su01"}));
+}
+
 }  // namespace
 }  // namespace fabricplace::policies

@@ -51,8 +51,8 @@ struct Blocks {
   std::vector<std::uint32_t> of_host;              ///< per host: block index, fabric::kNone if none
   std::vector<std::vector<fabric::HostId>> hosts;  ///< per block: its hosts, index order
   std::vector<std::string> name;                   ///< as in topology.conf
-  std::vector<std::uint32_t> pod;  ///< per block: its spine group (Slurm tree parent)
-  std::vector<std::uint32_t> component;            ///< per block: connected part of the fabric
+  std::vector<std::uint32_t> pod;        ///< per block: its spine group (Slurm tree parent)
+  std::vector<std::uint32_t> component;  ///< per block: connected part of the fabric
   std::vector<std::vector<fabric::NodeId>> leaves;  ///< per block: its leaf switches
   [[nodiscard]] std::size_t size() const { return name.size(); }
 };
@@ -88,9 +88,11 @@ struct Measures {
 struct Placement {
   std::string policy;
   bool feasible = false;
-  std::string reason;                                  ///< why not, when not feasible
-  std::vector<fabric::HostId> hosts;                   ///< in rank (ring) order
-  std::vector<std::vector<fabric::HostId>> tp_groups;  ///< hosts of each TP group
+  std::string reason;                 ///< why not, when not feasible
+  std::vector<fabric::HostId> hosts;  ///< in rank (ring) order
+  /// Hosts of each TP group, in rank order; a TP group smaller than a node appears once
+  /// per group (gpus_per_node / tp entries per host).
+  std::vector<std::vector<fabric::HostId>> tp_groups;
   std::vector<std::string> leaves;  ///< blocks used, in ring order (topology.conf names)
   Measures measures;
   double score = 0;  ///< weighted sum of the measures (lower is better)
@@ -103,8 +105,8 @@ struct Placement {
 };
 
 /// Hosts a job may use: free, not excluded and (when `healthy_only`) on sound host links.
-std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job, const NodeStates& states,
-                               bool healthy_only);
+std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
+                                       const NodeStates& states, bool healthy_only);
 
 /// Measures a ranked host set and fills tp_groups, leaves, measures and score (feasible).
 Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& states,

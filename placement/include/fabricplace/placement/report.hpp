@@ -16,9 +16,9 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
                            bool explain);
 std::string placement_json(const Context& c, const JobRequest& job, const Placement& p);
 /// Several policies' placements of one request, side by side.
-std::string compare_text(const Context& c, const JobRequest& job,
-                         const std::vector<Placement>& ps);
-std::string compare_json(const Context& c, const JobRequest& job,
-                         const std::vector<Placement>& ps);
+std::string compare_text(const Context& c, const JobRequest& job, const std::vector<Placement>& ps);
+/// {"policy", "feasible", "reason" (of `selected`, the --policy one), "job", "placements"}.
+std::string compare_json(const Context& c, const JobRequest& job, const std::vector<Placement>& ps,
+                         const Placement& selected);
 
 }  // namespace fabricplace::placement

@@ -63,9 +63,10 @@ Result<std::vector<fabric::HostId>> resolve_hosts(const fabric::Fabric& f, std::
 
 /// Every host free.
 NodeStates all_free(const fabric::Fabric& f);
-/// Only these hosts free (a Slurm hostlist); the others busy. Unknown hosts are kUsage errors.
+/// Only these hosts free (a Slurm hostlist; empty: none); the others busy. Unknown hosts are
+/// kUsage errors.
 Result<NodeStates> free_hosts(const fabric::Fabric& f, std::string_view hostlist);
-/// These hosts busy; the others free.
+/// These hosts busy (empty: none); the others free.
 Result<NodeStates> busy_hosts(const fabric::Fabric& f, std::string_view hostlist);
 /// A JSON object host -> Slurm state ("idle", "alloc", "mix", "drain", "down*", ...).
 /// Hosts of the fabric not named are kUnknown (with a warning); names not in the fabric
