@@ -140,7 +140,8 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
   s += " (" + std::to_string(m.leaves) + " in " + std::to_string(m.pods) +
        (m.pods == 1 ? " pod" : " pods") + ")\n";
   s += "ring: " + ring_text(c, p.hosts) + "\n";
-  s += "ring edges: " + std::to_string(m.ring_inter_leaf) + " inter-leaf, " +
+  const std::string unit = c.tree.virtual_leaves ? "rail-group" : "leaf";
+  s += "ring edges: " + std::to_string(m.ring_inter_leaf) + " inter-" + unit + ", " +
        std::to_string(m.ring_inter_pod) + " inter-pod\n";
   const auto g = job.group_nodes();
   const auto T = job.tp_size(), G = job.gpus_per_node;
@@ -149,7 +150,9 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
         : T < G ? ", " + std::to_string(G / T) + " per host"
                 : ", one per host") +
        " (TP " + std::to_string(T) + ", " + std::to_string(G) + " GPUs per node)";
-  if (m.tp_groups_split) s += "; " + std::to_string(m.tp_groups_split) + " split across leaves";
+  if (m.tp_groups_split)
+    s += "; " + std::to_string(m.tp_groups_split) + " split across " +
+         (c.tree.virtual_leaves ? "rail groups" : "leaves");
   s += "\n";
   s += "score: " + num(p.score) + "\n";
   if (!explain) return s;
