@@ -154,7 +154,11 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
     s += "; " + std::to_string(m.tp_groups_split) + " split across " +
          (c.tree.virtual_leaves ? "rail groups" : "leaves");
   s += "\n";
-  s += "score: " + num(p.score) + "\n";
+  s += "score: " + num(p.score);
+  if (m.uplink_penalty >= kNoUplink)
+    s += " (the ring leaves a leaf that has no uplink: " + num(c.weights.uplink * kNoUplink) +
+         " per such edge end)";
+  s += "\n";
   if (!explain) return s;
 
   s +=
@@ -169,10 +173,12 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
       s += (i ? ", " : "") + p.runner_up_leaves[i];
     s += "\n";
     if (std::abs(p.runner_up_score - p.score) < 1e-9 * std::max(1.0, std::abs(p.score)))
-      s += "(a tie: the set that comes first in topology.conf order wins)\n";
+      s += "(a tie: of the equal sets found, the one first in topology.conf order wins)\n";
   } else if (p.policy == "fabric") {
-    s += "runner-up: none (no other set of " + std::to_string(m.leaves) +
-         (m.leaves == 1 ? " leaf" : " leaves") + " can hold the job)\n";
+    const bool rail = c.tree.virtual_leaves;
+    s += "runner-up: none (the search found no other set of " + std::to_string(m.leaves) +
+         (m.leaves == 1 ? (rail ? " rail group" : " leaf") : (rail ? " rail groups" : " leaves")) +
+         " that holds the job)\n";
   } else {
     s += "runner-up: " + p.policy + " weighs no alternatives\n";
   }

@@ -254,13 +254,13 @@ std::string why_not(const Input& in, const placement::JobRequest& job,
       else if (!c.healthy[h])
         ++unhealthy;
     }
-    std::string s = "job needs " + std::to_string(in.N) + " hosts; " + std::to_string(total) +
-                    " usable (" + std::to_string(free) + " free";
+    std::string s = "job needs " + std::to_string(in.N) + " " + hosts_word(in.N) + "; " +
+                    std::to_string(total) + " usable (" + std::to_string(free) + " free";
     std::string minus;
     auto add_minus = [&](std::uint32_t n, const std::string& what) {
       if (n) minus += (minus.empty() ? "" : ", ") + std::to_string(n) + " " + what;
     };
-    add_minus(unhealthy, "on unhealthy host links");
+    add_minus(unhealthy, "unhealthy or cut off");
     add_minus(excluded, "excluded");
     add_minus(leafless, "under no leaf");
     if (!minus.empty()) s += ", less " + minus;
@@ -461,12 +461,12 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
   std::stable_sort(cands.begin(), cands.end(), by_cost);
   if (cands.size() == 1 && L > 1) {
     // Every search agreed: the runner-up is the best set without one of the chosen blocks,
-    // trying the costliest first (the last on ties), up to three of them (one for large
+    // trying the costliest first (the last on ties), each of them (only the first for large
     // searches).
     Set best = cands[0].blocks;
     std::reverse(best.begin(), best.end());
     std::stable_sort(best.begin(), best.end(), [&](auto x, auto y) { return full[x] > full[y]; });
-    const std::size_t tries = best.size() * L <= kVariantBudget ? 3 : 1;
+    const std::size_t tries = best.size() * L <= kVariantBudget ? best.size() : 1;
     for (std::size_t i = 0; i < best.size() && i < tries && cands.size() == 1; ++i) {
       std::vector<std::uint32_t> order;
       for (auto k : parts[b.component[best[i]]])

@@ -48,8 +48,9 @@ placement::Placement first_fit(const placement::Context& c, const placement::Job
   if (chosen.size() < job.nodes) {
     placement::Placement p;
     p.policy = "first-fit";
-    p.reason = "job needs " + std::to_string(job.nodes) + " hosts; only " +
-               std::to_string(chosen.size()) + " are free";
+    p.reason = "job needs " + std::to_string(job.nodes) + (job.nodes == 1 ? " host" : " hosts") +
+               "; only " + std::to_string(chosen.size()) +
+               (job.exclude.empty() ? " are free" : " are free and not excluded");
     return p;
   }
   return placement::evaluate(c, job, states, std::move(chosen), "first-fit");

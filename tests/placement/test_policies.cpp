@@ -174,7 +174,7 @@ TEST(FabricPolicy, AvoidsUnhealthyHosts) {
   // Eight hosts need node001: the fabric policy says so.
   const auto none = planner.place(job(8), all, Policy::kFabric);
   EXPECT_FALSE(none.feasible);
-  EXPECT_EQ(none.reason, "job needs 8 hosts; 7 usable (8 free, less 1 on unhealthy host links)");
+  EXPECT_EQ(none.reason, "job needs 8 hosts; 7 usable (8 free, less 1 unhealthy or cut off)");
 }
 
 TEST(FabricPolicy, Exclusions) {
@@ -286,6 +286,31 @@ TEST(FabricPolicy, LeafWithoutUplinks) {
   EXPECT_EQ(planner.place(job(4), s, Policy::kFirstFit).measures.unhealthy_hosts, 4u);
   const auto ff = planner.place(job(5), s, Policy::kFirstFit);
   EXPECT_GE(ff.measures.uplink_penalty, placement::kNoUplink);
+}
+
+// Across pods, the pods term is part of the search (review finding): leaves of p03 have
+// degraded uplinks; p02 + p04 hold the job with healthy uplinks and nothing left over.
+TEST(FabricPolicy, BestSetAcrossPods) {
+  const auto f = test::gen(
+      "fat3:pods=4,leaves=2,down=3,up=3,spines=3,spine_up=2,degrade=p03-leaf02:6:w=1,"
+      "degrade=p03-leaf01:4:w=1");
+  const auto p = Planner(f).place(job(10), free_only(f, "node[001-006,008-023]"), Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(p.leaves, (Leaves{"p02-leaf01", "p02-leaf02", "p04-leaf01", "p04-leaf02"}));
+  EXPECT_DOUBLE_EQ(p.score, 5040);
+  EXPECT_EQ(p.measures.uplink_penalty, 0);
+  EXPECT_EQ(p.measures.leftover, 0u);
+}
+
+// When every search agrees, the runner-up drops each chosen leaf in turn: here only
+// dropping leaf04 (the cheapest) leaves a set that holds the job.
+TEST(FabricPolicy, RunnerUpWhenSearchesAgree) {
+  const auto f = test::gen("fat2:leaves=5,down=10,up=10");
+  const auto p = Planner(f).place(job(31), free_only(f, "node[001-031,041-042]"), Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(p.leaves, (Leaves{"leaf01", "leaf02", "leaf03", "leaf04"}));
+  ASSERT_TRUE(p.has_runner_up);
+  EXPECT_EQ(p.runner_up_leaves, (Leaves{"leaf01", "leaf02", "leaf03", "leaf05"}));
 }
 
 }  // namespace
