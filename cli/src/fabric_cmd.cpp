@@ -112,12 +112,15 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
     auto out = std::make_shared<std::string>("-");
     auto allow_partial = std::make_shared<bool>(false);
     auto* cmd = fabric->add_subcommand("export",
-                                       "write the fabric as Slurm topology.conf, DOT, JSON, an "
-                                       "ibsim net file or an ibnetdiscover dump");
+                                       "write the fabric as Slurm topology.conf, per-leaf Slurm "
+                                       "node features, DOT, JSON, an ibsim net file or an "
+                                       "ibnetdiscover dump");
     in->add(cmd, "fabric: dump(s), JSON, topology.conf, tiers CSV or spec");
-    cmd->add_option("--format", *format, "slurm-topology | dot | json | ibsim-net | ibnetdiscover")
+    cmd->add_option("--format", *format,
+                    "slurm-topology | slurm-features | dot | json | ibsim-net | ibnetdiscover")
         ->required()
-        ->check(CLI::IsMember({"slurm-topology", "dot", "json", "ibsim-net", "ibnetdiscover"}));
+        ->check(CLI::IsMember(
+            {"slurm-topology", "slurm-features", "dot", "json", "ibsim-net", "ibnetdiscover"}));
     cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
     cmd->add_flag(
         "--allow-partial", *allow_partial,
@@ -139,10 +142,11 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
                       0});
         }
         std::string text;
-        if (*format == "slurm-topology") {
+        if (*format == "slurm-topology" || *format == "slurm-features") {
           const auto tree = slurm_tree(*f);
           for (const auto& w : tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
-          text = to_slurm_topology(*f, tree);
+          text = *format == "slurm-topology" ? to_slurm_topology(*f, tree)
+                                             : to_slurm_features(*f, tree);
         } else if (*format == "dot") {
           text = to_dot(*f);
         } else if (*format == "json") {

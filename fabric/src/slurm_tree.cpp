@@ -234,4 +234,25 @@ std::string to_slurm_topology(const Fabric& f, const SlurmTree& tree) {
   return out;
 }
 
+std::string to_slurm_features(const Fabric& f, const SlurmTree& tree) {
+  std::string out;
+  out += "# Slurm node features, one line per leaf, written by fabricplace\n";
+  out += "# from: " + f.origin() + "\n";
+  out += "# Each host gets its leaf's name and, above it, the names of its Slurm switches up to\n";
+  out += "# (not including) the root, so `-C leaf01` or `-C [leaf01|leaf02]` keeps a job\n";
+  out += "# inside one leaf. Add Features= to these NodeName lines in slurm.conf, or apply live:\n";
+  out += "#   scontrol update NodeName=NODES AvailableFeatures=F ActiveFeatures=F\n";
+  for (const auto& s : tree.switches) {
+    if (s.level != 1 || s.hosts.empty()) continue;
+    std::vector<std::string> names;
+    for (HostId h : s.hosts) names.push_back(f.host(h).name);
+    std::string features = s.name;
+    for (auto p = s.parent; p != kNone && tree.switches[p].parent != kNone;
+         p = tree.switches[p].parent)
+      features += "," + tree.switches[p].name;
+    out += "NodeName=" + hostlist::compress(names) + " Features=" + features + "\n";
+  }
+  return out;
+}
+
 }  // namespace fabricplace::fabric

@@ -39,5 +39,8 @@ struct SlurmTree {
 
 SlurmTree slurm_tree(const Fabric& fabric);
 std::string to_slurm_topology(const Fabric& fabric, const SlurmTree& tree);
+/// Per-leaf node features for slurm.conf: `NodeName=HOSTS Features=LEAF[,SPINEGROUP...]`,
+/// one line per leaf (the names up to, not including, the root switch).
+std::string to_slurm_features(const Fabric& fabric, const SlurmTree& tree);
 
 }  // namespace fabricplace::fabric

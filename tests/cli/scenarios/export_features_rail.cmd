@@ -1,0 +1,1 @@
+fabric export rail:sus=2,hosts=4,rails=4 --format slurm-features
