@@ -23,6 +23,28 @@ if "$bin" fabric generate "fat2:leaves=2,bogus=1" -o "$d/fabric.json" 2>/dev/nul
 cmp "$d/fabric.json" "$d/again.json" || fail "JSON round trip through the CLI differs"
 [[ $(ls -A "$d" | wc -l) -eq 3 ]] || fail "temporary files left behind: $(ls -A "$d")"
 
+# rankfile: a bad host, a bad node list, no Slurm job: the old rank file stays whole.
+S=fat2:leaves=2,down=4,up=4
+echo old >"$d/ranks"
+while IFS='|' read -r bad want; do
+  # shellcheck disable=SC2086
+  if env -u SLURM_JOB_NODELIST -u SLURM_NODELIST -u SLURM_STEP_NODELIST \
+      "$bin" rankfile --fabric "$S" $bad --format openmpi -o "$d/ranks" 2>"$d/err"; then
+    fail "rankfile $bad accepted"
+  fi
+  [[ "$(cat "$d/ranks")" == old ]] || fail "rankfile $bad clobbered the old file"
+  grep -qF -- "$want" "$d/err" || fail "rankfile $bad: unclear error: $(cat "$d/err")"
+done <<'CASES'
+--hosts node[001,042]|--hosts: 1 host(s) not in the fabric: node042
+--hosts node[001|--hosts: hostlist "node[001", column 5: '[' without ']'
+--from-slurm-job|--from-slurm-job: SLURM_JOB_NODELIST is not set
+--hosts node001 --tasks-per-node 0|--tasks-per-node must be at least 1
+CASES
+SLURM_JOB_NODELIST='node[003,001]' SLURM_TASKS_PER_NODE='2(x2)' "$bin" rankfile --fabric "$S" \
+  --from-slurm-job --format slurm -o "$d/ranks"
+[[ "$(tr '\n' ' ' <"$d/ranks")" == "node001 node001 node003 node003 " ]] || fail "rankfile from a Slurm job: $(cat "$d/ranks")"
+rm -f "$d/ranks" "$d/err"
+
 # Output into a directory that does not exist: clear error, nothing created.
 if "$bin" fabric import "$data/fabrics/fat2_L8.ibnetdiscover.txt" -o "$d/missing/x.json" 2>"$d/err2"; then fail "write into a missing directory succeeded"; fi
 grep -q "missing/x.json: cannot create a temporary file" "$d/err2" || fail "unclear error: $(cat "$d/err2")"

@@ -1,0 +1,159 @@
+// fabricplace rankfile: rank files for launchers, with hosts in the fabric's ring order.
+//
+// The hosts come from --hosts or from the Slurm job this runs in (--from-slurm-job); their
+// order is placement::ring_order (leaves contiguous, pods contiguous), each host's ranks are
+// contiguous, so NCCL's inter-node ring (rank order) crosses the spine as few times as the
+// allocation allows. Exit status: 0 written, 1 bad input, 2 bad command line.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "commands.hpp"
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/placement/rank_layout.hpp"
+#include "fabricplace/placement/request.hpp"
+
+namespace fabricplace::cli {
+namespace {
+
+struct RankfileOpts {
+  InputOpts in;
+  std::string hosts;
+  bool from_slurm_job = false;
+  std::uint32_t tasks_per_node = 1, tp = 0, cores_per_node = 0, master_port = 29500;
+  CLI::Option *tasks_opt = nullptr, *tp_opt = nullptr, *cores_opt = nullptr, *hosts_opt = nullptr;
+  std::string format, out = "-";
+};
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+// The allocation's node list: the job's (the batch script and salloc's shell see it), else
+// the step's (inside an srun step without the job's variables).
+Result<std::pair<std::string, std::string>> slurm_job_nodes() {
+  for (const char* name : {"SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_STEP_NODELIST"})
+    if (const char* v = env(name)) return std::pair<std::string, std::string>{name, v};
+  return fail(ErrorCode::kUsage,
+              "--from-slurm-job: SLURM_JOB_NODELIST is not set (run inside a Slurm job: sbatch, "
+              "salloc or srun), or give --hosts");
+}
+
+// Uniform tasks per node of the job, from SLURM_NTASKS_PER_NODE or SLURM_TASKS_PER_NODE
+// ("8(x4)" or "8,8"); nothing when unset or uneven.
+std::optional<std::uint32_t> slurm_tasks_per_node() {
+  if (const char* v = env("SLURM_NTASKS_PER_NODE"))
+    if (auto n = str::parse_uint(v, 1u << 16); n && *n > 0) return static_cast<std::uint32_t>(*n);
+  const char* v = env("SLURM_TASKS_PER_NODE");
+  if (!v) return std::nullopt;
+  std::set<std::uint64_t> counts;
+  for (const auto& part : str::split(v, ',')) {
+    const auto p = part.find('(');
+    auto n = str::parse_uint(part.substr(0, p), 1u << 16);
+    if (!n || *n == 0) return std::nullopt;
+    counts.insert(*n);
+  }
+  if (counts.size() != 1) return std::nullopt;
+  return static_cast<std::uint32_t>(*counts.begin());
+}
+
+// Physical cores of this machine: distinct (package, core) pairs in sysfs, else the
+// number of online CPUs.
+std::uint32_t local_cores() {
+  namespace fs = std::filesystem;
+  std::set<std::pair<std::string, std::string>> cores;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/sys/devices/system/cpu", ec)) {
+    const auto name = e.path().filename().string();
+    if (name.size() < 4 || name.compare(0, 3, "cpu") != 0 ||
+        name.find_first_not_of("0123456789", 3) != std::string::npos)
+      continue;
+    std::ifstream pkg(e.path() / "topology/physical_package_id"),
+        core(e.path() / "topology/core_id");
+    std::string p, c;
+    if (pkg >> p && core >> c) cores.emplace(p, c);
+  }
+  if (!cores.empty()) return static_cast<std::uint32_t>(cores.size());
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<std::uint32_t>(n) : 1;
+}
+
+int run_rankfile(const RankfileOpts& o) {
+  const auto fmt = placement::parse_rank_format(o.format);
+  if (!fmt)
+    return report(
+        Error{ErrorCode::kUsage,
+              "--format " + o.format + ": expected one of " + std::string(placement::kRankFormats),
+              {},
+              0});
+  if (o.hosts_opt->count() == o.from_slurm_job)
+    return report(Error{ErrorCode::kUsage, "give exactly one of --hosts, --from-slurm-job", {}, 0});
+  if (o.cores_opt->count() && o.cores_per_node == 0)
+    return report(Error{ErrorCode::kUsage, "--cores-per-node must be at least 1", {}, 0});
+
+  std::string hostlist = o.hosts, what = "--hosts";
+  std::uint32_t K = o.tasks_per_node;
+  if (o.from_slurm_job) {
+    auto nodes = slurm_job_nodes();
+    if (!nodes) return report(nodes.error());
+    what = nodes->first;
+    hostlist = nodes->second;
+    if (!o.tasks_opt->count())
+      if (auto k = slurm_tasks_per_node()) K = *k;
+  }
+  const std::uint32_t tp = o.tp_opt->count() ? o.tp : K;
+
+  auto f = o.in.load();
+  if (!f) return report(f.error());
+  print_warnings(*f);
+  auto hosts = placement::resolve_hosts(*f, hostlist, what);
+  if (!hosts) return report(hosts.error());
+  const auto ctx = placement::prepare(*f);
+  auto layout = placement::rank_layout(ctx, std::move(*hosts), K, tp);
+  if (!layout) return report(layout.error());
+  for (const auto& w : layout->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+
+  placement::RankFileOptions ro;
+  ro.cores.cores = o.cores_per_node ? o.cores_per_node : local_cores();
+  ro.master_port = o.master_port;
+  ro.origin = f->origin();
+  return write_output(o.out, placement::write_rank_file(ctx, *layout, *fmt, ro));
+}
+
+}  // namespace
+
+void add_rankfile_command(CLI::App& app, RunFn& run) {
+  auto o = std::make_shared<RankfileOpts>();
+  auto* cmd = app.add_subcommand(
+      "rankfile",
+      "write a rank file (Open MPI rankfile, ordered hostfile, SLURM_HOSTFILE, torchrun env, "
+      "JSON) whose host order is the fabric's ring order for the given hosts");
+  o->in.add(cmd, "the fabric: dump(s), JSON, topology.conf, tiers CSV or spec", "--fabric");
+  o->hosts_opt = cmd->add_option("--hosts", o->hosts, "the job's hosts (hostlist), in any order");
+  cmd->add_flag("--from-slurm-job", o->from_slurm_job,
+                "the hosts of the Slurm job this runs in (SLURM_JOB_NODELIST, else "
+                "SLURM_STEP_NODELIST); tasks per node from SLURM_NTASKS_PER_NODE or "
+                "SLURM_TASKS_PER_NODE unless given");
+  o->tasks_opt = cmd->add_option("--tasks-per-node", o->tasks_per_node,
+                                 "ranks per host (default 1, or the Slurm job's)");
+  o->tp_opt = cmd->add_option("--tp", o->tp,
+                              "ranks per tensor-parallel group (default: tasks per node); must "
+                              "divide tasks per node or be a multiple of it");
+  cmd->add_option("--format", o->format, placement::kRankFormats)->required();
+  cmd->add_option("-o,--output", o->out, "output file ('-' = stdout), written atomically")
+      ->capture_default_str();
+  o->cores_opt = cmd->add_option("--cores-per-node", o->cores_per_node,
+                                 "physical cores per host for openmpi slot= (default: this "
+                                 "machine's cores; nodes are assumed alike)");
+  cmd->add_option("--master-port", o->master_port, "torchrun MASTER_PORT")->capture_default_str();
+  cmd->callback([&run, o] { run = [o] { return run_rankfile(*o); }; });
+}
+
+}  // namespace fabricplace::cli

@@ -1,0 +1,58 @@
+// Rank layouts: which host runs which rank, for launchers that take an explicit order
+// (Open MPI rankfile, ordered hostfiles, SLURM_HOSTFILE, torchrun static rendezvous, JSON).
+//
+// NCCL numbers nodes by their first appearance in rank order and chains node n to n + 1,
+// so the host order here is the inter-node ring: the fabric-aware ring order of
+// placement::ring_order (leaves contiguous, pods contiguous), each host's ranks contiguous,
+// TP groups contiguous.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fabricplace/common/error.hpp"
+#include "fabricplace/placement/placement.hpp"
+
+namespace fabricplace::placement {
+
+struct RankLayout {
+  std::vector<fabric::HostId> hosts;  ///< ring order; host i runs ranks [i K, (i + 1) K)
+  std::uint32_t tasks_per_node = 1;   ///< K
+  std::uint32_t tp = 1;               ///< ranks per TP group
+  std::vector<std::string> leaves;    ///< blocks in ring order
+  std::uint32_t inter_leaf_edges = 0;
+  std::uint32_t tp_groups_split = 0;  ///< TP groups whose hosts span leaves
+  std::vector<std::string> warnings;
+
+  [[nodiscard]] std::uint32_t ranks() const {
+    return static_cast<std::uint32_t>(hosts.size()) * tasks_per_node;
+  }
+};
+
+/// Orders `hosts` (an allocation) for ranks: the ring order, TP groups of `tp` ranks. kUsage
+/// errors: no hosts, a host twice, tasks_per_node 0, tp 0, or a tp that does not tile the
+/// ranks (tp must divide K or be a multiple of it, and divide hosts x K).
+Result<RankLayout> rank_layout(const Context& c, std::vector<fabric::HostId> hosts,
+                               std::uint32_t tasks_per_node, std::uint32_t tp);
+
+/// Cores of one node, for Open MPI `slot=`: rank with local rank k of K gets cores
+/// [k C / K, (k + 1) C / K) (all of them shared when K > C: core k mod C).
+struct CoreMap {
+  std::uint32_t cores = 1;
+};
+
+enum class RankFormat : std::uint8_t { kOpenMpi, kHostfile, kMpich, kSlurm, kTorchrun, kJson };
+std::optional<RankFormat> parse_rank_format(std::string_view name);
+inline constexpr const char* kRankFormats = "openmpi, hostfile, mpich, slurm, torchrun, json";
+
+struct RankFileOptions {
+  CoreMap cores;                      ///< openmpi slots
+  std::uint32_t master_port = 29500;  ///< torchrun
+  std::string origin;                 ///< provenance line for the comment headers
+};
+
+std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat f,
+                            const RankFileOptions& o);
+
+}  // namespace fabricplace::placement

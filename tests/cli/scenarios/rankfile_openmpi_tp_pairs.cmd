@@ -1,0 +1,1 @@
+rankfile --fabric fat3:pods=2,leaves=2,down=4,up=4 --hosts node[016,001-002,009-010,005] --tasks-per-node 4 --tp 8 --cores-per-node 8 --format openmpi

@@ -1,0 +1,245 @@
+// Rank layouts and the rank-file formats, pinned byte for byte on a small 3-level fabric.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "fabricplace/placement/rank_layout.hpp"
+#include "fabricplace/placement/request.hpp"
+#include "test_support.hpp"
+
+namespace fabricplace::placement {
+namespace {
+
+using test::gen;
+
+// 2 pods x 2 leaves x 4 hosts: p01-leaf01 node001-004, p01-leaf02 node005-008,
+// p02-leaf01 node009-012, p02-leaf02 node013-016.
+constexpr const char* kSpec = "fat3:pods=2,leaves=2,down=4,up=4";
+
+std::vector<fabric::HostId> hosts(const fabric::Fabric& f, const char* list) {
+  auto h = resolve_hosts(f, list, "--hosts");
+  EXPECT_TRUE(h) << (h ? "" : h.error().to_string());
+  return h ? *h : std::vector<fabric::HostId>{};
+}
+
+std::vector<std::string> names(const fabric::Fabric& f, const RankLayout& l) {
+  std::vector<std::string> out;
+  for (auto h : l.hosts) out.push_back(f.host(h).name);
+  return out;
+}
+
+struct Small : ::testing::Test {
+  fabric::Fabric f = gen(kSpec);
+  Context c = prepare(f);
+  RankLayout layout(const char* list, std::uint32_t k, std::uint32_t tp) {
+    auto l = rank_layout(c, hosts(f, list), k, tp);
+    EXPECT_TRUE(l) << (l ? "" : l.error().to_string());
+    return l ? *l : RankLayout{};
+  }
+  std::string file(const RankLayout& l, RankFormat fmt, std::uint32_t cores = 4) {
+    RankFileOptions o;
+    o.cores.cores = cores;
+    o.origin = "spec " + std::string(kSpec);
+    return write_rank_file(c, l, fmt, o);
+  }
+};
+
+TEST_F(Small, RingOrderKeepsLeavesAndPodsContiguous) {
+  // Given in scrambled order across 3 leaves of 2 pods.
+  const auto l = layout("node[014,002,010,001,013,009]", 1, 1);
+  EXPECT_EQ(names(f, l), (std::vector<std::string>{"node001", "node002", "node009", "node010",
+                                                   "node013", "node014"}));
+  EXPECT_EQ(l.leaves, (std::vector<std::string>{"p01-leaf01", "p02-leaf01", "p02-leaf02"}));
+  EXPECT_EQ(l.inter_leaf_edges, 3u);  // L leaves -> exactly L inter-leaf edges
+  EXPECT_EQ(l.tp_groups_split, 0u);
+  EXPECT_TRUE(l.warnings.empty());
+}
+
+TEST_F(Small, OneLeafHasNoInterLeafEdge) {
+  const auto l = layout("node[003,001,004]", 2, 2);
+  EXPECT_EQ(l.inter_leaf_edges, 0u);
+  EXPECT_EQ(l.leaves, std::vector<std::string>{"p01-leaf01"});
+  EXPECT_EQ(l.ranks(), 6u);
+}
+
+TEST_F(Small, TpGroupsOfTwoHostsPairTheOddLeaves) {
+  // Hosts per leaf 2, 1 | 2, 1: the plain ring (001 002 005 | 009 010 013) would split two
+  // groups (005+009, 010+013); putting the odd leaves next to each other splits only one.
+  const auto l = layout("node[001-002,005,009-010,013]", 4, 8);
+  EXPECT_EQ(names(f, l), (std::vector<std::string>{"node001", "node002", "node005", "node013",
+                                                   "node009", "node010"}));
+  EXPECT_EQ(l.inter_leaf_edges, 4u);
+  EXPECT_EQ(l.tp_groups_split, 1u);
+  ASSERT_EQ(l.warnings.size(), 1u);
+  EXPECT_EQ(l.warnings[0],
+            "1 TP group(s) of 2 hosts span leaves (the fewest this allocation allows in a "
+            "leaf-contiguous ring): the hosts per leaf (p01-leaf02 1, p02-leaf02 1) are not "
+            "multiples of 2");
+}
+
+TEST_F(Small, WholeGroupsNeverSplit) {
+  // 2 + 4 + 2 hosts, TP over 2 hosts: every group inside one leaf whatever the order.
+  const auto l = layout("node[003-008,011-012]", 8, 16);
+  EXPECT_EQ(l.tp_groups_split, 0u);
+  for (std::size_t i = 0; i < l.hosts.size(); i += 2)
+    EXPECT_EQ(c.blocks.of_host[fabric::idx(l.hosts[i])],
+              c.blocks.of_host[fabric::idx(l.hosts[i + 1])]);
+}
+
+TEST_F(Small, RandomAllocationsKeepTheRingInvariants) {
+  std::mt19937 rng(20261130);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<fabric::HostId> pick;
+    for (std::uint32_t i = 0; i < f.num_hosts(); ++i)
+      if (rng() % 2) pick.push_back(fabric::HostId{i});
+    if (pick.size() < 2) continue;
+    std::shuffle(pick.begin(), pick.end(), rng);
+    const std::uint32_t g = pick.size() % 2 == 0 ? 2 : 1;
+    auto l = rank_layout(c, pick, 2, 2 * g);
+    ASSERT_TRUE(l);
+    // Same hosts, each leaf one contiguous run, each pod one contiguous run.
+    auto sorted = l->hosts;
+    std::sort(sorted.begin(), sorted.end());
+    std::sort(pick.begin(), pick.end());
+    EXPECT_EQ(sorted, pick);
+    std::set<std::uint32_t> leaves_seen, pods_seen;
+    for (std::size_t i = 0; i < l->hosts.size(); ++i) {
+      const auto k = c.blocks.of_host[fabric::idx(l->hosts[i])];
+      if (i == 0 || k != c.blocks.of_host[fabric::idx(l->hosts[i - 1])]) {
+        EXPECT_TRUE(leaves_seen.insert(k).second) << "leaf " << k << " visited twice";
+        if (i == 0 ||
+            c.blocks.pod[k] != c.blocks.pod[c.blocks.of_host[fabric::idx(l->hosts[i - 1])]]) {
+          EXPECT_TRUE(pods_seen.insert(c.blocks.pod[k]).second);
+        }
+      }
+    }
+    EXPECT_EQ(l->inter_leaf_edges, leaves_seen.size() > 1 ? leaves_seen.size() : 0u);
+    EXPECT_EQ(l->leaves.size(), leaves_seen.size());
+  }
+}
+
+TEST_F(Small, BadRequestsAreUsageErrors) {
+  auto err = [&](const char* list, std::uint32_t k, std::uint32_t tp) {
+    auto l = rank_layout(c, hosts(f, list), k, tp);
+    EXPECT_FALSE(l);
+    return l ? std::string() : l.error().message;
+  };
+  EXPECT_EQ(err("node001", 0, 1), "--tasks-per-node must be at least 1");
+  EXPECT_EQ(err("node001", 1, 0), "--tp must be at least 1");
+  EXPECT_EQ(err("node[001-002]", 4, 3),
+            "--tp 3 with 4 tasks per node: a TP group smaller than a node must divide it");
+  EXPECT_EQ(err("node[001-002]", 4, 6),
+            "--tp 6 with 4 tasks per node: a TP group larger than a node must span whole nodes");
+  EXPECT_EQ(err("node[001-003]", 4, 8), "--tp 8 does not tile 3 hosts x 4 tasks");
+  auto twice = rank_layout(c, {fabric::HostId{0}, fabric::HostId{0}}, 1, 1);
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().message, "host node001 is listed twice");
+  EXPECT_FALSE(rank_layout(c, {}, 1, 1));
+}
+
+TEST(RankFormat, Names) {
+  EXPECT_EQ(parse_rank_format("openmpi"), RankFormat::kOpenMpi);
+  EXPECT_EQ(parse_rank_format("torchrun"), RankFormat::kTorchrun);
+  EXPECT_FALSE(parse_rank_format("OpenMPI"));
+  EXPECT_FALSE(parse_rank_format(""));
+}
+
+// Hosts node009, node001, node002 (given out of order), 2 tasks per node, TP 2.
+struct Formats : Small {
+  RankLayout l = layout("node[009,001-002]", 2, 2);
+};
+
+TEST_F(Formats, OpenMpiSlotsSplitTheCores) {
+  EXPECT_EQ(file(l, RankFormat::kOpenMpi, 4),
+            "rank 0=node001 slot=0-1\n"
+            "rank 1=node001 slot=2-3\n"
+            "rank 2=node002 slot=0-1\n"
+            "rank 3=node002 slot=2-3\n"
+            "rank 4=node009 slot=0-1\n"
+            "rank 5=node009 slot=2-3\n");
+  // One core each when they match; shared (wrapped) when there are more ranks than cores,
+  // never a core the node lacks (Open MPI 4.1 exits silently on one).
+  EXPECT_EQ(file(l, RankFormat::kOpenMpi, 2).substr(0, 44),
+            "rank 0=node001 slot=0\nrank 1=node001 slot=1\n");
+  const auto four = layout("node001", 4, 4);
+  EXPECT_EQ(file(four, RankFormat::kOpenMpi, 3),
+            "rank 0=node001 slot=0\n"
+            "rank 1=node001 slot=1\n"
+            "rank 2=node001 slot=2\n"
+            "rank 3=node001 slot=0\n");
+  const auto odd = layout("node001", 2, 2);
+  EXPECT_EQ(file(odd, RankFormat::kOpenMpi, 5),
+            "rank 0=node001 slot=0-1\n"
+            "rank 1=node001 slot=2-3\n");
+}
+
+TEST_F(Formats, Hostfiles) {
+  EXPECT_EQ(file(l, RankFormat::kHostfile), "node001 slots=2\nnode002 slots=2\nnode009 slots=2\n");
+  EXPECT_EQ(file(l, RankFormat::kMpich), "node001:2\nnode002:2\nnode009:2\n");
+  EXPECT_EQ(file(l, RankFormat::kSlurm), "node001\nnode001\nnode002\nnode002\nnode009\nnode009\n");
+}
+
+TEST_F(Formats, Torchrun) {
+  EXPECT_EQ(
+      file(l, RankFormat::kTorchrun),
+      R"(# torchrun environment written by fabricplace from spec fat3:pods=2,leaves=2,down=4,up=4
+# Source it on every node, then:
+#   torchrun --nnodes=$NNODES --nproc-per-node=$NPROC_PER_NODE --node-rank=$NODE_RANK \
+#     --master-addr=$MASTER_ADDR --master-port=$MASTER_PORT train.py
+# (static rendezvous: torchrun honours --node-rank only without --rdzv-backend)
+# Node ranks follow the fabric ring: 2 leaves, 2 inter-leaf ring edges.
+NNODES=3
+NPROC_PER_NODE=2
+MASTER_ADDR=node001
+MASTER_PORT=29500
+case "${SLURMD_NODENAME:-$(hostname -s)}" in
+  node001) NODE_RANK=0 ;;
+  node002) NODE_RANK=1 ;;
+  node009) NODE_RANK=2 ;;
+  *) echo "fabricplace: $(hostname -s) is not a host of this job" >&2
+     return 1 2>/dev/null || exit 1 ;;
+esac
+export NNODES NPROC_PER_NODE MASTER_ADDR MASTER_PORT NODE_RANK
+)");
+}
+
+TEST_F(Formats, Json) {
+  const auto one = layout("node[009,001]", 1, 1);
+  EXPECT_EQ(file(one, RankFormat::kJson), R"({
+  "hosts": [
+    "node001",
+    "node009"
+  ],
+  "hostlist": "node[001,009]",
+  "tasks_per_node": 1,
+  "tp": 1,
+  "leaves": [
+    "p01-leaf01",
+    "p02-leaf01"
+  ],
+  "inter_leaf_edges": 2,
+  "tp_groups_split": 0,
+  "ranks": [
+    {
+      "rank": 0,
+      "host": "node001",
+      "local_rank": 0,
+      "node_rank": 0,
+      "tp_group": 0,
+      "leaf": "p01-leaf01"
+    },
+    {
+      "rank": 1,
+      "host": "node009",
+      "local_rank": 0,
+      "node_rank": 1,
+      "tp_group": 1,
+      "leaf": "p02-leaf01"
+    }
+  ]
+}
+)");
+}
+
+}  // namespace
+}  // namespace fabricplace::placement
