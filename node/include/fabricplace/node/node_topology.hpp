@@ -1,0 +1,72 @@
+// Per-node GPU / InfiniBand HCA / CPU-core affinity, read through hwloc.
+//
+// Contract:
+// - Sources: an hwloc XML file (any machine; nothing is bound and this machine is never
+//   queried) or the live machine. Both give the same NodeTopology value; it holds no hwloc
+//   handle, so it is cheap to copy and safe to share between threads.
+// - Errors: load_* return Result<NodeTopology>; the Error names the file (or "hwloc live")
+//   and what failed. A topology without GPUs or without HCAs is not an error.
+// - Indices: cores are hwloc logical indices of Core objects (dense, 0..cores-1, the numbering
+//   Open MPI's rankfile `slot=` uses), not OS/physical ids.
+// - No Slurm, no fabric: this library only knows one node.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fabricplace/common/error.hpp"
+
+namespace fabricplace::node {
+
+/// One GPU (one PCI device, whatever number of OS devices hwloc attached to it).
+struct Gpu {
+  /// hwloc OS device name: "cuda0" preferred, then "nvml0", "rsmi0", ...; the PCI bus id when
+  /// hwloc reported the PCI device only.
+  std::string name;
+  std::string pci_bus_id;       ///< "0000:34:00.0"
+  std::vector<unsigned> cores;  ///< logical Core indices of the GPU's locality (its package or
+                                ///< NUMA group: the nearest non-I/O ancestor's cpuset), sorted
+  std::string nearest_hca;      ///< e.g. "mlx5_0"; empty when the node has no HCA
+  unsigned hops = 0;            ///< edges between the GPU's and that HCA's PCI devices in the
+                                ///< hwloc tree (4 = same PCIe switch on a DGX-2); 0 if no HCA
+};
+
+struct NodeTopology {
+  std::string source;  ///< the XML path, or "hwloc live"
+  /// Physical cores (hwloc Core objects; PUs when the topology has no Core level). Every
+  /// core index in this value is < cores.
+  unsigned cores = 0;
+  /// In PCI bus id order, which is CUDA's order with CUDA_DEVICE_ORDER=PCI_BUS_ID (and
+  /// nvidia-smi's): GPU k is CUDA device k.
+  std::vector<Gpu> gpus;
+  /// InfiniBand/RoCE verbs devices ("mlx5_N": hwloc OpenFabrics OS devices), in PCI bus id
+  /// order. Without OS devices (a filtered XML): Mellanox class-0207 PCI devices, named by
+  /// their PCI bus id, which NCCL_IB_HCA does not accept.
+  std::vector<std::string> hcas;
+};
+
+/// Reads an hwloc XML export (`lstopo file.xml`, `hwloc-gather-topology`). kIo when the file
+/// cannot be read, kUnsupported for an XML format newer than the linked hwloc (hwloc 3's
+/// format 3.0 under hwloc 2), kSyntax when hwloc rejects the content.
+Result<NodeTopology> load_hwloc_xml(const std::string& path);
+
+/// Discovers this machine (restricted to this process's allowed CPUs, as in a Slurm job).
+Result<NodeTopology> load_hwloc_live();
+
+/// What one local rank should use.
+struct LocalRankBinding {
+  unsigned local_rank = 0;
+  std::optional<unsigned> gpu;  ///< index into NodeTopology::gpus (CUDA_VISIBLE_DEVICES)
+  std::string hca;              ///< NCCL_IB_HCA; empty without a GPU or without HCAs
+  std::vector<unsigned> cores;  ///< logical Core indices (rankfile slot=), never empty
+                                ///< when the topology has cores
+};
+
+/// Pairs local rank k with GPU k when k < gpus (other ranks get no GPU and no HCA) and with
+/// that GPU's nearest HCA. Cores: the ranks drawing on the same core pool (a GPU's locality,
+/// or all cores for ranks without a GPU) split it into contiguous, near-equal shares in rank
+/// order; when they outnumber its cores, rank i of the pool gets core pool[i % size].
+std::vector<LocalRankBinding> bind_local_ranks(const NodeTopology& topo, unsigned tasks_per_node);
+
+}  // namespace fabricplace::node

@@ -1,0 +1,354 @@
+// GPU <-> HCA <-> core pairing from hwloc XML (tests/data/hwloc/README.md) and the live machine.
+//
+// dgx2-with-hcas.xml, one package (the other is the same with buses b0-e7, cores 2-3):
+//
+//   Package 0 (cores 0,1)
+//   +- HostBridge [2b-3b] - root port - PLX switch
+//   |    +- switch 32:00.0 -- GPU 34:00.0 nvml0, HCA 35:00.0 mlx5_0, GPU 36:00.0 nvml1
+//   |    +- switch 37:00.0 -- GPU 39:00.0 nvml2, HCA 3a:00.0 mlx5_1, GPU 3b:00.0 nvml3
+//   +- HostBridge [4e-67] - root port - PLX switch
+//        +- switch 55:00.0 -- GPU 57:00.0 nvml4, HCA 58:00.0 mlx5_2, GPU 59:00.0 nvml5
+//        +- switch 5a:00.0 -- GPU 5c:00.0 nvml6, HCA 5d:00.0 mlx5_3, GPU 5e:00.0 nvml7
+//        +- NVSwitches (0680)
+//
+// GPU to HCA in the same switch: GPU - port - switch - port - HCA = 4 hops.
+#include <gtest/gtest.h>
+#include <hwloc.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fabricplace/node/node_topology.hpp"
+
+using namespace fabricplace;
+using namespace fabricplace::node;
+namespace fs = std::filesystem;
+
+#if defined(__SANITIZE_ADDRESS__)
+#define FABRICPLACE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FABRICPLACE_ASAN 1
+#endif
+#endif
+#ifdef FABRICPLACE_ASAN
+// hwloc 2.9's PCI discovery plugin (libpciaccess) leaks about 1 KB per live load, in a plain C
+// program too. The plugin is unloaded by exit and has no frame pointers: only the slow unwinder
+// reaches hwloc_topology_load in the leak's stack. (ASAN_OPTIONS still override these.)
+extern "C" const char* __asan_default_options() {
+  return "fast_unwind_on_malloc=0";
+}
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:hwloc_topology_load\n";
+}
+#endif
+
+namespace {
+
+std::string data(const std::string& name) {
+  return std::string(FABRICPLACE_TEST_DATA) + "/hwloc/" + name;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// A scratch file for this test; removed by the destructor.
+struct ScratchFile {
+  fs::path path;
+  explicit ScratchFile(const std::string& content) {
+    path = fs::temp_directory_path() /
+           ("fp-node-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".xml");
+    std::ofstream(path, std::ios::binary) << content;
+  }
+  ~ScratchFile() { fs::remove(path); }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+};
+
+/// Removes every XML element whose opening line contains `marker` (hwloc writes one element
+/// per line, children indented by 2 more spaces).
+std::string remove_elements(const std::string& xml, const std::string& marker) {
+  std::istringstream in(xml);
+  std::string out;
+  std::string line;
+  std::string closing;  // non-empty while skipping
+  while (std::getline(in, line)) {
+    if (!closing.empty()) {
+      if (line == closing) closing.clear();
+      continue;
+    }
+    if (line.find(marker) != std::string::npos) {
+      if (line.ends_with("/>")) continue;
+      closing = std::string(line.find_first_not_of(' '), ' ') + "</object>";
+      continue;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+NodeTopology load_ok(const std::string& path) {
+  auto t = load_hwloc_xml(path);
+  if (!t) ADD_FAILURE() << t.error().to_string();
+  return t ? *t : NodeTopology{};
+}
+
+std::vector<std::string> gpu_names(const NodeTopology& t) {
+  std::vector<std::string> out;
+  for (const auto& g : t.gpus) out.push_back(g.name);
+  return out;
+}
+
+const std::vector<std::string> kDgx2BusIds = {
+    "0000:34:00.0", "0000:36:00.0", "0000:39:00.0", "0000:3b:00.0", "0000:57:00.0", "0000:59:00.0",
+    "0000:5c:00.0", "0000:5e:00.0", "0000:b7:00.0", "0000:b9:00.0", "0000:bc:00.0", "0000:be:00.0",
+    "0000:e0:00.0", "0000:e2:00.0", "0000:e5:00.0", "0000:e7:00.0"};
+
+std::vector<std::string> nvml_names() {
+  std::vector<std::string> out;
+  for (int k = 0; k < 16; ++k) out.push_back("nvml" + std::to_string(k));
+  return out;
+}
+
+}  // namespace
+
+TEST(NodeTopology, Dgx2WithHcasPairsEachGpuWithTheHcaInItsSwitch) {
+  const auto t = load_ok(data("dgx2-with-hcas.xml"));
+  EXPECT_EQ(t.source, data("dgx2-with-hcas.xml"));
+  EXPECT_EQ(t.cores, 4u);  // the upstream file keeps 2 cores per package (PU P#0,1 and 24,25)
+  EXPECT_EQ(t.hcas, (std::vector<std::string>{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4",
+                                              "mlx5_5", "mlx5_6", "mlx5_7"}));
+  ASSERT_EQ(t.gpus.size(), 16u);
+  EXPECT_EQ(gpu_names(t), nvml_names());
+  for (unsigned k = 0; k < 16; ++k) {
+    SCOPED_TRACE("GPU " + std::to_string(k));
+    const auto& g = t.gpus[k];
+    EXPECT_EQ(g.pci_bus_id, kDgx2BusIds[k]);
+    EXPECT_EQ(g.nearest_hca, "mlx5_" + std::to_string(k / 2));
+    EXPECT_EQ(g.hops, 4u);
+    // Package 0 (cpuset 0x3) holds Core L#0-1, package 1 (0x03000000) Core L#2-3.
+    EXPECT_EQ(g.cores, (k < 8 ? std::vector<unsigned>{0, 1} : std::vector<unsigned>{2, 3}));
+  }
+}
+
+TEST(NodeTopology, Dgx2EightTasksPerNode) {
+  const auto t = load_ok(data("dgx2-with-hcas.xml"));
+  const auto b = bind_local_ranks(t, 8);
+  ASSERT_EQ(b.size(), 8u);
+  for (unsigned k = 0; k < 8; ++k) {
+    SCOPED_TRACE("rank " + std::to_string(k));
+    EXPECT_EQ(b[k].local_rank, k);
+    EXPECT_EQ(b[k].gpu, k);
+    EXPECT_EQ(b[k].hca, "mlx5_" + std::to_string(k / 2));
+    // 8 ranks share package 0's 2 cores: they wrap.
+    EXPECT_EQ(b[k].cores, std::vector<unsigned>{k % 2});
+  }
+}
+
+TEST(NodeTopology, Dgx2SixteenAndTwoTasksPerNode) {
+  const auto t = load_ok(data("dgx2-with-hcas.xml"));
+  const auto b = bind_local_ranks(t, 16);
+  ASSERT_EQ(b.size(), 16u);
+  EXPECT_EQ(b[8].gpu, 8u);
+  EXPECT_EQ(b[8].hca, "mlx5_4");
+  EXPECT_EQ(b[8].cores, std::vector<unsigned>{2});
+  EXPECT_EQ(b[15].hca, "mlx5_7");
+  EXPECT_EQ(b[15].cores, std::vector<unsigned>{3});
+
+  const auto two = bind_local_ranks(t, 2);  // both on package 0: one core each
+  EXPECT_EQ(two[0].cores, std::vector<unsigned>{0});
+  EXPECT_EQ(two[1].cores, std::vector<unsigned>{1});
+  EXPECT_EQ(bind_local_ranks(t, 1)[0].cores, (std::vector<unsigned>{0, 1}));
+  EXPECT_TRUE(bind_local_ranks(t, 0).empty());
+}
+
+TEST(NodeTopology, MoreTasksThanGpusLeavesTheRestWithoutGpuOrHca) {
+  const auto t = load_ok(data("dgx2-with-hcas.xml"));
+  const auto b = bind_local_ranks(t, 18);
+  ASSERT_EQ(b.size(), 18u);
+  for (unsigned k : {16u, 17u}) {
+    EXPECT_FALSE(b[k].gpu.has_value());
+    EXPECT_EQ(b[k].hca, "");
+  }
+  // Ranks 16 and 17 split all 4 cores.
+  EXPECT_EQ(b[16].cores, (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(b[17].cores, (std::vector<unsigned>{2, 3}));
+}
+
+TEST(NodeTopology, SameSwitchBeatsSameRootComplexBeatsOtherSocket) {
+  // Without mlx5_1, GPUs 2-3 use mlx5_0 (same host bridge, other switch) rather than mlx5_2
+  // (same package, other host bridge): 4 hops up to the PLX switch, 4 down.
+  auto xml = remove_elements(slurp(data("dgx2-with-hcas.xml")), "pci_busid=\"0000:38:08.0\"");
+  // Without package 1's HCAs, GPUs 8-15 cross the sockets; all four candidates are 16 hops
+  // away (8 up to the Machine, 8 down) and the first in HCA order wins.
+  for (const char* port : {"0000:b6:08.0", "0000:bb:08.0", "0000:df:08.0", "0000:e4:08.0"})
+    xml = remove_elements(xml, std::string("pci_busid=\"") + port + "\"");
+  const ScratchFile f(xml);
+  const auto t = load_ok(f.path.string());
+  EXPECT_EQ(t.hcas, (std::vector<std::string>{"mlx5_0", "mlx5_2", "mlx5_3"}));
+  ASSERT_EQ(t.gpus.size(), 16u);
+  EXPECT_EQ(t.gpus[1].nearest_hca, "mlx5_0");
+  EXPECT_EQ(t.gpus[1].hops, 4u);
+  EXPECT_EQ(t.gpus[2].nearest_hca, "mlx5_0");
+  EXPECT_EQ(t.gpus[2].hops, 8u);
+  EXPECT_EQ(t.gpus[3].nearest_hca, "mlx5_0");
+  EXPECT_EQ(t.gpus[4].nearest_hca, "mlx5_2");
+  for (unsigned k = 8; k < 16; ++k) {
+    EXPECT_EQ(t.gpus[k].nearest_hca, "mlx5_0") << k;
+    EXPECT_EQ(t.gpus[k].hops, 16u) << k;
+  }
+}
+
+TEST(NodeTopology, PciDevicesStandInForMissingOsDevices) {
+  // An XML exported with OS devices filtered out: NVIDIA 3D controllers are the GPUs,
+  // Mellanox InfiniBand controllers the HCAs, both named by PCI bus id.
+  const ScratchFile f(remove_elements(slurp(data("dgx2-with-hcas.xml")), "type=\"OSDev\""));
+  const auto t = load_ok(f.path.string());
+  ASSERT_EQ(t.gpus.size(), 16u);
+  EXPECT_EQ(t.gpus[0].name, "0000:34:00.0");
+  EXPECT_EQ(t.gpus[15].name, "0000:e7:00.0");
+  ASSERT_EQ(t.hcas.size(), 8u);
+  EXPECT_EQ(t.hcas[0], "0000:35:00.0");
+  EXPECT_EQ(t.gpus[3].nearest_hca, "0000:3a:00.0");
+  EXPECT_EQ(t.gpus[3].hops, 4u);
+}
+
+TEST(NodeTopology, OriginalDgx2HasGpusAndNoHca) {
+  const auto t = load_ok(data("nvidiaDGX2-v2.xml"));
+  EXPECT_EQ(t.cores, 4u);
+  EXPECT_TRUE(t.hcas.empty());
+  ASSERT_EQ(t.gpus.size(), 16u);
+  EXPECT_EQ(gpu_names(t), nvml_names());
+  for (unsigned k = 0; k < 16; ++k) {
+    EXPECT_EQ(t.gpus[k].pci_bus_id, kDgx2BusIds[k]);
+    EXPECT_EQ(t.gpus[k].nearest_hca, "");
+    EXPECT_EQ(t.gpus[k].hops, 0u);
+  }
+  const auto b = bind_local_ranks(t, 8);
+  ASSERT_EQ(b.size(), 8u);
+  EXPECT_EQ(b[5].gpu, 5u);
+  EXPECT_EQ(b[5].hca, "");
+  EXPECT_EQ(b[5].cores, std::vector<unsigned>{1});
+}
+
+TEST(NodeTopology, Dgx2InHwloc3FormatNeedsHwloc3) {
+  // The same machine as exported by hwloc 3 (XML format 3.0): hwloc 2 refuses it.
+  const auto path = data("nvidiaDGX2.xml");
+  auto t = load_hwloc_xml(path);
+  if (hwloc_get_api_version() >= 0x00030000) {
+    ASSERT_TRUE(t) << t.error().to_string();
+    EXPECT_EQ(gpu_names(*t), nvml_names());
+    EXPECT_TRUE(t->hcas.empty());
+    return;
+  }
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(t.error().file, path);
+  EXPECT_NE(t.error().message.find("hwloc XML format 3.0 needs hwloc 3 or later"),
+            std::string::npos)
+      << t.error().message;
+}
+
+TEST(NodeTopology, SyntheticNodeWithoutGpusSplitsCoresEvenly) {
+  const auto t = load_ok(data("synthetic-2pack-4core-2pu.xml"));
+  EXPECT_EQ(t.cores, 8u);  // Core objects, not the 16 PUs
+  EXPECT_TRUE(t.gpus.empty());
+  EXPECT_TRUE(t.hcas.empty());
+
+  const auto four = bind_local_ranks(t, 4);
+  ASSERT_EQ(four.size(), 4u);
+  for (unsigned k = 0; k < 4; ++k) {
+    EXPECT_FALSE(four[k].gpu.has_value());
+    EXPECT_EQ(four[k].hca, "");
+    EXPECT_EQ(four[k].cores, (std::vector<unsigned>{2 * k, 2 * k + 1}));
+  }
+  const auto three = bind_local_ranks(t, 3);
+  EXPECT_EQ(three[0].cores, (std::vector<unsigned>{0, 1, 2}));
+  EXPECT_EQ(three[1].cores, (std::vector<unsigned>{3, 4, 5}));
+  EXPECT_EQ(three[2].cores, (std::vector<unsigned>{6, 7}));
+}
+
+TEST(NodeTopology, MoreTasksThanCoresWrapsWithinTheCores) {
+  const auto t = load_ok(data("synthetic-2pack-4core-2pu.xml"));
+  const auto b = bind_local_ranks(t, 20);
+  ASSERT_EQ(b.size(), 20u);
+  for (unsigned k = 0; k < 20; ++k) {
+    EXPECT_EQ(b[k].local_rank, k);
+    EXPECT_EQ(b[k].cores, std::vector<unsigned>{k % 8}) << k;
+  }
+}
+
+TEST(NodeTopology, HandBuiltTopologyNeverYieldsACoreOutOfRange) {
+  NodeTopology t;
+  t.cores = 3;
+  t.gpus.push_back(Gpu{"cuda0", "0000:01:00.0", {0, 1, 5, 9}, "mlx5_0", 4});
+  t.gpus.push_back(Gpu{"cuda1", "0000:02:00.0", {7}, "", 0});  // nothing valid: all cores
+  const auto b = bind_local_ranks(t, 3);
+  EXPECT_EQ(b[0].cores, (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(b[0].hca, "mlx5_0");
+  // Ranks 1 (GPU 1) and 2 (no GPU) share the pool of all cores.
+  EXPECT_EQ(b[1].cores, (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(b[2].cores, std::vector<unsigned>{2});
+
+  NodeTopology empty;  // no cores at all: bindings without cores, no crash
+  const auto e = bind_local_ranks(empty, 2);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_TRUE(e[1].cores.empty());
+}
+
+TEST(NodeTopology, MissingFileIsAnIoErrorNamingIt) {
+  auto t = load_hwloc_xml("/nonexistent-fp-dir/topo.xml");
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, ErrorCode::kIo);
+  EXPECT_EQ(t.error().to_string(),
+            "/nonexistent-fp-dir/topo.xml: cannot open: No such file or directory");
+}
+
+TEST(NodeTopology, FileThatIsNotHwlocXmlIsASyntaxErrorNamingIt) {
+  const auto path = std::string(FABRICPLACE_TEST_DATA) + "/flat.conf";
+  auto t = load_hwloc_xml(path);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, ErrorCode::kSyntax);
+  EXPECT_EQ(t.error().to_string(), path + ": not an hwloc XML topology (no <topology> element)");
+
+  const ScratchFile empty("");
+  auto e = load_hwloc_xml(empty.path.string());
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().code, ErrorCode::kSyntax);
+  EXPECT_EQ(e.error().file, empty.path.string());
+}
+
+TEST(NodeTopology, TruncatedXmlIsASyntaxError) {
+  const auto xml = slurp(data("dgx2-with-hcas.xml"));
+  const ScratchFile f(xml.substr(0, xml.size() / 2));
+  auto t = load_hwloc_xml(f.path.string());
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, ErrorCode::kSyntax);
+  EXPECT_EQ(t.error().file, f.path.string());
+  EXPECT_NE(t.error().message.find("hwloc could not load this XML"), std::string::npos)
+      << t.error().message;
+}
+
+TEST(NodeTopology, LiveMachine) {
+  auto t = load_hwloc_live();
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(t->source, "hwloc live");
+  EXPECT_GE(t->cores, 1u);
+  for (const auto& g : t->gpus)
+    for (unsigned c : g.cores) EXPECT_LT(c, t->cores);
+  const auto b = bind_local_ranks(*t, 2);
+  ASSERT_EQ(b.size(), 2u);
+  for (const auto& r : b) {
+    EXPECT_FALSE(r.cores.empty());
+    for (unsigned c : r.cores) EXPECT_LT(c, t->cores);
+  }
+}
