@@ -12,6 +12,10 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   ibsim-utils opensm infiniband-diags             # the simulated fabric, its SM, ibnetdiscover
+  slurmctld slurmd slurm-client munge             # the Slurm lab cluster (tests/slurm/lab.sh)
+  openmpi-bin                                    # mpirun for rank-order checks on the lab
+  hwloc                                          # lstopo (node topology: GPUs, HCAs, cores)
+  util-linux                                     # unshare (a UTS namespace per slurmd), flock
 )
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then
