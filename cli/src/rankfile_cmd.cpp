@@ -18,6 +18,9 @@
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/request.hpp"
+#ifdef FABRICPLACE_HAVE_HWLOC
+#include "fabricplace/node/node_topology.hpp"
+#endif
 
 namespace fabricplace::cli {
 namespace {
@@ -28,7 +31,8 @@ struct RankfileOpts {
   bool from_slurm_job = false;
   std::uint32_t tasks_per_node = 1, tp = 0, cores_per_node = 0, master_port = 29500;
   CLI::Option *tasks_opt = nullptr, *tp_opt = nullptr, *cores_opt = nullptr, *hosts_opt = nullptr;
-  std::string format, out = "-";
+  std::string format, out = "-", hwloc_xml;
+  CLI::Option* hwloc_opt = nullptr;
 };
 
 const char* env(const char* name) {
@@ -85,6 +89,53 @@ std::uint32_t local_cores() {
   return n > 0 ? static_cast<std::uint32_t>(n) : 1;
 }
 
+// "0-3,8-11" from sorted core indices (Open MPI rankfile slot list).
+std::string slot_list(const std::vector<unsigned>& cores) {
+  std::string s;
+  for (std::size_t i = 0; i < cores.size();) {
+    std::size_t j = i;
+    while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
+    s += (s.empty() ? "" : ",") + std::to_string(cores[i]);
+    if (j > i) s += "-" + std::to_string(cores[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+// Per local rank GPU, HCA and cores from hwloc: --hwloc-xml, else this machine (nodes are
+// assumed alike; in a batch script this runs on the job's first node). Without hwloc in
+// the build, or with --cores-per-node: an even split of the cores, no pairing.
+Result<void> node_bindings(const RankfileOpts& o, std::uint32_t K, placement::RankFileOptions& ro) {
+  if (o.cores_opt->count()) {
+    ro.cores.cores = o.cores_per_node;
+    return {};
+  }
+#ifdef FABRICPLACE_HAVE_HWLOC
+  auto topo = o.hwloc_opt->count() ? node::load_hwloc_xml(o.hwloc_xml) : node::load_hwloc_live();
+  if (!topo) {
+    if (o.hwloc_opt->count()) return std::unexpected(topo.error());
+    std::cerr << "fabricplace: warning: " << topo.error().to_string()
+              << "; slots split this machine's cores evenly\n";
+    ro.cores.cores = local_cores();
+    return {};
+  }
+  for (const auto& b : node::bind_local_ranks(*topo, K))
+    ro.local.push_back({slot_list(b.cores), b.gpu, b.hca});
+  ro.node_source = topo->source;
+  if (!topo->gpus.empty() && K > topo->gpus.size())
+    std::cerr << "fabricplace: warning: " << K << " tasks per node but " << topo->gpus.size()
+              << " GPUs in " << topo->source << ": local ranks " << topo->gpus.size() << ".."
+              << K - 1 << " get no GPU\n";
+  return {};
+#else
+  if (o.hwloc_opt->count())
+    return fail(ErrorCode::kUnsupported,
+                "--hwloc-xml: this fabricplace was built without hwloc (FABRICPLACE_WITH_HWLOC)");
+  ro.cores.cores = local_cores();
+  return {};
+#endif
+}
+
 int run_rankfile(const RankfileOpts& o) {
   const auto fmt = placement::parse_rank_format(o.format);
   if (!fmt)
@@ -97,6 +148,9 @@ int run_rankfile(const RankfileOpts& o) {
     return report(Error{ErrorCode::kUsage, "give exactly one of --hosts, --from-slurm-job", {}, 0});
   if (o.cores_opt->count() && o.cores_per_node == 0)
     return report(Error{ErrorCode::kUsage, "--cores-per-node must be at least 1", {}, 0});
+  if (o.cores_opt->count() && o.hwloc_opt->count())
+    return report(
+        Error{ErrorCode::kUsage, "give at most one of --cores-per-node, --hwloc-xml", {}, 0});
 
   std::string hostlist = o.hosts, what = "--hosts";
   std::uint32_t K = o.tasks_per_node;
@@ -121,7 +175,7 @@ int run_rankfile(const RankfileOpts& o) {
   for (const auto& w : layout->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
 
   placement::RankFileOptions ro;
-  ro.cores.cores = o.cores_per_node ? o.cores_per_node : local_cores();
+  if (auto b = node_bindings(o, K, ro); !b) return report(b.error());
   ro.master_port = o.master_port;
   ro.origin = f->origin();
   return write_output(o.out, placement::write_rank_file(ctx, *layout, *fmt, ro));
@@ -150,8 +204,12 @@ void add_rankfile_command(CLI::App& app, RunFn& run) {
   cmd->add_option("-o,--output", o->out, "output file ('-' = stdout), written atomically")
       ->capture_default_str();
   o->cores_opt = cmd->add_option("--cores-per-node", o->cores_per_node,
-                                 "physical cores per host for openmpi slot= (default: this "
-                                 "machine's cores; nodes are assumed alike)");
+                                 "physical cores per host for openmpi slot=, split evenly "
+                                 "(default: from hwloc; nodes are assumed alike)");
+  o->hwloc_opt = cmd->add_option(
+      "--hwloc-xml", o->hwloc_xml,
+      "the nodes' hwloc topology (lstopo FILE.xml): local rank k gets GPU k, its nearest HCA "
+      "and the cores near it (default: this machine's, when built with hwloc)");
   cmd->add_option("--master-port", o->master_port, "torchrun MASTER_PORT")->capture_default_str();
   cmd->callback([&run, o] { run = [o] { return run_rankfile(*o); }; });
 }

@@ -102,6 +102,35 @@ std::vector<HostId> tp_ring_order(const Blocks& b, std::vector<HostId> hosts, st
   return out;
 }
 
+bool has_gpus(const RankFileOptions& o, std::uint32_t K) {
+  return o.local.size() == K &&
+         std::any_of(o.local.begin(), o.local.end(), [](const LocalRank& b) { return b.gpu; });
+}
+
+// torchrun starts the node's workers itself: one CUDA_VISIBLE_DEVICES for all of them (each
+// picks cuda:LOCAL_RANK), NCCL_IB_HCA the HCAs nearest their GPUs ("=" : exact names, so
+// mlx5_1 does not also match mlx5_10), and per local rank the nearest HCA alone, for a
+// script that narrows NCCL_IB_HCA before init_process_group.
+std::string local_gpu_env(const RankFileOptions& o, std::uint32_t K) {
+  if (!has_gpus(o, K)) return {};
+  std::string devices, hcas, per_rank;
+  std::set<std::string> seen;
+  for (const auto& b : o.local) {
+    if (b.gpu) devices += (devices.empty() ? "" : ",") + std::to_string(*b.gpu);
+    if (!b.hca.empty() && seen.insert(b.hca).second) hcas += (hcas.empty() ? "" : ",") + b.hca;
+    per_rank += (per_rank.empty() ? "" : " ") + (b.hca.empty() ? std::string("-") : "=" + b.hca);
+  }
+  std::string s = "# Local rank k <-> GPU k <-> its nearest HCA";
+  s += o.node_source.empty() ? "" : " (hwloc: " + o.node_source + ")";
+  s += ". Per worker, before\n# init_process_group: os.environ[\"NCCL_IB_HCA\"] = os.environ[\n"
+       "#   \"FABRICPLACE_NCCL_IB_HCA_BY_LOCAL_RANK\"].split()[int(os.environ[\"LOCAL_RANK\"])]\n";
+  s += "CUDA_DEVICE_ORDER=PCI_BUS_ID\n";
+  s += "CUDA_VISIBLE_DEVICES=" + devices + "\n";
+  if (!hcas.empty()) s += "NCCL_IB_HCA==" + hcas + "\n";
+  if (!hcas.empty()) s += "FABRICPLACE_NCCL_IB_HCA_BY_LOCAL_RANK=\"" + per_rank + "\"\n";
+  return s;
+}
+
 }  // namespace
 
 Result<RankLayout> rank_layout(const Context& c, std::vector<HostId> hosts,
@@ -182,7 +211,8 @@ std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat fm
       // core the node lacks, so slots stay within CoreMap::cores).
       for (std::uint32_t r = 0; r < l.ranks(); ++r)
         s += "rank " + std::to_string(r) + "=" + f.host(l.hosts[r / K]).name +
-             " slot=" + slot(o.cores, r % K, K) + "\n";
+             " slot=" + (o.local.size() == K ? o.local[r % K].slot : slot(o.cores, r % K, K)) +
+             "\n";
       break;
     case RankFormat::kHostfile:
       for (HostId h : l.hosts) s += f.host(h).name + " slots=" + std::to_string(K) + "\n";
@@ -209,6 +239,7 @@ std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat fm
       s += "NPROC_PER_NODE=" + std::to_string(K) + "\n";
       s += "MASTER_ADDR=" + f.host(l.hosts.front()).name + "\n";
       s += "MASTER_PORT=" + std::to_string(o.master_port) + "\n";
+      if (const auto gpus = local_gpu_env(o, K); !gpus.empty()) s += gpus;
       s += "case \"${SLURMD_NODENAME:-$(hostname -s)}\" in\n";
       for (std::size_t i = 0; i < l.hosts.size(); ++i)
         s += "  " + f.host(l.hosts[i]).name + ") NODE_RANK=" + std::to_string(i) + " ;;\n";
@@ -216,6 +247,9 @@ std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat fm
       s += "     return 1 2>/dev/null || exit 1 ;;\n";
       s += "esac\n";
       s += "export NNODES NPROC_PER_NODE MASTER_ADDR MASTER_PORT NODE_RANK\n";
+      if (has_gpus(o, K))
+        s += "export CUDA_DEVICE_ORDER CUDA_VISIBLE_DEVICES NCCL_IB_HCA "
+             "FABRICPLACE_NCCL_IB_HCA_BY_LOCAL_RANK\n";
       break;
     }
     case RankFormat::kJson: {
@@ -238,6 +272,12 @@ std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat fm
         x["node_rank"] = r / K;  // the host's position in the inter-node ring
         x["tp_group"] = r / l.tp;
         x["leaf"] = block_name(c, l.hosts[r / K]);
+        if (o.local.size() == K) {
+          const auto& b = o.local[r % K];
+          x["slot"] = b.slot;
+          if (b.gpu) x["cuda_visible_devices"] = std::to_string(*b.gpu);
+          if (!b.hca.empty()) x["nccl_ib_hca"] = "=" + b.hca;
+        }
         ranks.push_back(std::move(x));
       }
       j["ranks"] = std::move(ranks);

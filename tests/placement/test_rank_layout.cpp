@@ -1,6 +1,7 @@
 // Rank layouts and the rank-file formats, pinned byte for byte on a small 3-level fabric.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "fabricplace/placement/rank_layout.hpp"
@@ -239,6 +240,38 @@ TEST_F(Formats, Json) {
   ]
 }
 )");
+}
+
+// With the node's topology known (hwloc), local rank k uses GPU k, its nearest HCA and the
+// cores near it, on every host.
+TEST_F(Formats, LocalRanksFromTheNodeTopology) {
+  RankFileOptions o;
+  o.local = {{"0-3", 0u, "mlx5_0"}, {"4-7", 1u, "mlx5_1"}};
+  o.node_source = "dgx.xml";
+  EXPECT_EQ(write_rank_file(c, l, RankFormat::kOpenMpi, o).substr(0, 50),
+            "rank 0=node001 slot=0-3\nrank 1=node001 slot=4-7\nra");
+  const auto env = write_rank_file(c, l, RankFormat::kTorchrun, o);
+  EXPECT_NE(env.find("CUDA_DEVICE_ORDER=PCI_BUS_ID\n"
+                     "CUDA_VISIBLE_DEVICES=0,1\n"
+                     "NCCL_IB_HCA==mlx5_0,mlx5_1\n"
+                     "FABRICPLACE_NCCL_IB_HCA_BY_LOCAL_RANK=\"=mlx5_0 =mlx5_1\"\n"
+                     "case "),
+            std::string::npos)
+      << env;
+  EXPECT_NE(env.find("\nexport CUDA_DEVICE_ORDER CUDA_VISIBLE_DEVICES NCCL_IB_HCA "
+                     "FABRICPLACE_NCCL_IB_HCA_BY_LOCAL_RANK\n"),
+            std::string::npos);
+  const auto json = nlohmann::json::parse(write_rank_file(c, l, RankFormat::kJson, o));
+  EXPECT_EQ(json["ranks"][3]["host"], "node002");
+  EXPECT_EQ(json["ranks"][3]["slot"], "4-7");
+  EXPECT_EQ(json["ranks"][3]["cuda_visible_devices"], "1");
+  EXPECT_EQ(json["ranks"][3]["nccl_ib_hca"], "=mlx5_1");
+  // No GPUs on the node (only cores known): slots only, no GPU variables.
+  o.local = {{"0", std::nullopt, ""}, {"1", std::nullopt, ""}};
+  EXPECT_EQ(write_rank_file(c, l, RankFormat::kTorchrun, o).find("CUDA"), std::string::npos);
+  EXPECT_FALSE(
+      nlohmann::json::parse(write_rank_file(c, l, RankFormat::kJson, o))["ranks"][0].contains(
+          "cuda_visible_devices"));
 }
 
 }  // namespace

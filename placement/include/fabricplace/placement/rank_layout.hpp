@@ -42,12 +42,22 @@ struct CoreMap {
   std::uint32_t cores = 1;
 };
 
+/// What local rank k uses on every node, when the node's topology is known (hwloc: GPU k,
+/// its nearest HCA, the cores near it). Nodes are assumed alike.
+struct LocalRank {
+  std::string slot;             ///< Open MPI rankfile slot list of logical cores, "0-5"
+  std::optional<unsigned> gpu;  ///< CUDA device index (PCI bus id order)
+  std::string hca;              ///< verbs device for NCCL_IB_HCA ("mlx5_0")
+};
+
 enum class RankFormat : std::uint8_t { kOpenMpi, kHostfile, kMpich, kSlurm, kTorchrun, kJson };
 std::optional<RankFormat> parse_rank_format(std::string_view name);
 inline constexpr const char* kRankFormats = "openmpi, hostfile, mpich, slurm, torchrun, json";
 
 struct RankFileOptions {
-  CoreMap cores;                      ///< openmpi slots
+  CoreMap cores;                      ///< openmpi slots when `local` is empty
+  std::vector<LocalRank> local;       ///< per local rank (tasks_per_node entries), or empty
+  std::string node_source;            ///< where `local` came from, for the torchrun header
   std::uint32_t master_port = 29500;  ///< torchrun
   std::string origin;                 ///< provenance line for the comment headers
 };
