@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# rankfile_e2e.sh FABRICPLACE [SPEC]: rank files written by `fabricplace rankfile
+# --from-slurm-job` inside a real allocation are obeyed by the real launchers:
+#   - Open MPI: `mpirun --rankfile` runs every rank on the host the file names, bound to the
+#     cores of its slot=;
+#   - Slurm: `SLURM_HOSTFILE` + `srun --distribution=arbitrary` runs task i on line i's host;
+#   - torchrun env: sourced on each node, NODE_RANK is the node's position in the ring.
+# The allocation is made to span 3 leaves of 2 pods with a partial TP group in two of them,
+# so the ring order (TP-aware: p01-leaf02, p02-leaf02, p02-leaf01) differs from Slurm's own
+# order (node names) and a launcher that ignored the file would fail the comparison.
+# Exit 77 (SKIP) where Slurm cannot run; never in CI.
+set -uo pipefail
+FABRICPLACE=${1:?usage: rankfile_e2e.sh FABRICPLACE [SPEC]}
+spec=${2:-fat3:pods=2,leaves=2,down=4,up=4}
+# shellcheck source=tests/slurm/common.sh
+. "$(dirname "$0")/common.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI inside a container: no shared-memory transport surprises, no network probing.
+export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+
+for tool in mpirun hwloc-calc; do
+  command -v "$tool" >/dev/null || {
+    if [[ ${CI:-} == true ]]; then echo "FAIL: $tool missing (scripts/install-deps.sh)"; exit 1; fi
+    echo "SKIP: $tool not installed"; exit 77
+  }
+done
+
+fails=0
+check() {  # check DESCRIPTION CMD...
+  local d=$1; shift
+  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
+}
+# "0-2,5" -> "0 1 2 5"
+expand_cpus() {
+  tr ',' '\n' <<<"$1" | awk -F- 'NF { b = NF == 2 ? $2 : $1; for (i = $1; i <= b; i++) print i }' |
+    sort -n | paste -sd' '
+}
+
+lab_start "$spec"
+W=$LAB_DIR/work
+mkdir -p "$W" && cd "$W" || exit 1
+fabric=$LAB_DIR/etc/fabric.json
+K=2  # tasks per node: every lab node has this machine's cores (>= 2 in CI; checked below)
+if (($(nproc) < K)); then echo "SKIP: needs $K cores"; exit 77; fi
+
+# Leave free exactly node005 (p01-leaf02), node009-010 (p02-leaf01), node013 (p02-leaf02).
+busy=$(sbatch --parsable -J busy -o /dev/null -w 'node[001-004,006-008,011-012,014-016]' -N 12 \
+         --wrap 'sleep 600')
+wait_running "$busy" 30 || { echo "FAIL: the busy job did not start"; exit 1; }
+
+cat >job.sh <<EOF
+#!/bin/bash
+# Runs in the allocation's shell (salloc); every step below is a real launch.
+set -u
+fp=$FABRICPLACE
+"\$fp" rankfile --fabric $fabric --from-slurm-job --tp $((2 * K)) --format openmpi -o rankfile.txt || exit 1
+"\$fp" rankfile --fabric $fabric --from-slurm-job --tp $((2 * K)) --format slurm -o hostfile.txt || exit 1
+"\$fp" rankfile --fabric $fabric --from-slurm-job --tp $((2 * K)) --format torchrun -o torchrun.env || exit 1
+echo "\$SLURM_JOB_NODELIST" >nodelist.txt
+timeout 120 mpirun --rankfile rankfile.txt -np \$SLURM_NTASKS \\
+  sh -c 'echo "\$OMPI_COMM_WORLD_RANK \$(hostname) \$(sed -n "s/^Cpus_allowed_list:\\t*//p" /proc/self/status)"' \\
+  >mpirun.out 2>mpirun.err
+echo \$? >mpirun.rc
+SLURM_HOSTFILE=\$PWD/hostfile.txt timeout 120 srun --distribution=arbitrary -n \$SLURM_NTASKS \\
+  sh -c 'echo "\$SLURM_PROCID \$(hostname)"' >srun.out 2>srun.err
+echo \$? >srun.rc
+timeout 120 srun -n \$SLURM_NNODES --ntasks-per-node=1 \\
+  bash -c '. ./torchrun.env && echo "\$(hostname) \$NODE_RANK \$NNODES \$MASTER_ADDR"' >torchrun.out 2>torchrun.err
+echo \$? >torchrun.rc
+EOF
+chmod +x job.sh
+timeout 300 salloc -N 4 --ntasks-per-node=$K -J rankfiles ./job.sh >salloc.out 2>&1
+echo "salloc: $(grep -c . salloc.out) lines of output; nodes $(cat nodelist.txt 2>/dev/null)"
+
+check "salloc -N4 got the 4 free nodes" test "$(cat nodelist.txt 2>/dev/null)" == "node[005,009-010,013]"
+ring="node005 node013 node009 node010"
+check "rank file hosts in ring order ($ring)" \
+  test "$(sed -n 's/^rank [0-9]*=\([^ ]*\) .*/\1/p' rankfile.txt | uniq | paste -sd' ')" == "$ring"
+
+# ---- Open MPI ------------------------------------------------------------------------
+check "mpirun --rankfile exits 0" test "$(cat mpirun.rc 2>/dev/null)" == 0
+want=$(sed -n 's/^rank \([0-9]*\)=\([^ ]*\) slot=\(.*\)$/\1 \2 \3/p' rankfile.txt)
+got=$(sort -n mpirun.out 2>/dev/null)
+check "mpirun ran $(grep -c . <<<"$want") ranks" test "$(grep -c . <<<"$got")" == "$(grep -c . <<<"$want")"
+bad=""
+while read -r rank host slot; do
+  line=$(awk -v r="$rank" '$1 == r' <<<"$got")
+  read -r _ ghost gcpus <<<"$line"
+  [[ $ghost == "$host" ]] || bad+=" rank $rank on '$ghost', file says $host;"
+  # slot= is a list of logical cores: the PUs of those cores, as the OS numbers them.
+  pus=$(hwloc-calc -I pu --physical-output "core:$slot" 2>/dev/null)
+  [[ $(expand_cpus "$gcpus") == "$(expand_cpus "$pus")" ]] ||
+    bad+=" rank $rank bound to CPUs '$gcpus', slot=$slot is PUs '$pus';"
+done <<<"$want"
+check "every rank on its rank-file host and slot${bad:+:$bad}" test -z "$bad"
+
+# ---- srun --distribution=arbitrary -----------------------------------------------------
+check "srun --distribution=arbitrary exits 0" test "$(cat srun.rc 2>/dev/null)" == 0
+want=$(awk '{ print NR - 1, $1 }' hostfile.txt)
+got=$(sort -n srun.out 2>/dev/null)
+check "task i runs on line i of SLURM_HOSTFILE ($(awk '{print $2}' <<<"$got" | paste -sd' '))" \
+  test "$got" == "$want"
+check "SLURM_HOSTFILE has ntasks lines, each host's tasks contiguous" \
+  test "$(uniq hostfile.txt | paste -sd' ')" == "$ring" -a "$(grep -c . hostfile.txt)" == $((4 * K))
+
+# ---- torchrun env ------------------------------------------------------------------------
+check "torchrun env sourced on every node exits 0" test "$(cat torchrun.rc 2>/dev/null)" == 0
+want="node005 0 4 node005
+node009 2 4 node005
+node010 3 4 node005
+node013 1 4 node005"
+check "NODE_RANK per node follows the ring, MASTER_ADDR its first host" \
+  test "$(sort torchrun.out 2>/dev/null)" == "$want"
+
+if ((fails)); then
+  for f in salloc.out mpirun.err srun.err torchrun.err rankfile.txt mpirun.out srun.out torchrun.out; do
+    [[ -s $f ]] && { echo "---- $f"; head -40 "$f"; }
+  done
+  LAB_KEEP=1
+fi
+scancel "$busy" 2>/dev/null
+echo "== $fails failed"
+((fails == 0))
