@@ -15,6 +15,7 @@
 #include <string>
 
 #include "fabricplace/fabric/spec.hpp"
+#include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/policies/policies.hpp"
 
 namespace fp = fabricplace;
@@ -117,6 +118,29 @@ void BM_PreparePlanner(benchmark::State& state) {
     benchmark::DoNotOptimize(fp::policies::Planner(fabric(static_cast<int>(state.range(0)))));
 }
 BENCHMARK(BM_PreparePlanner)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+// A rank file for an allocation scattered over the fabric (Slurm's choice, not ours): the
+// ring order (TP-aware leaf order) and the Open MPI rankfile text with 8 ranks per node.
+// Arg: hosts in the allocation, taken uniformly at random (seeded) from fabric 0.
+void BM_RankFile(benchmark::State& state) {
+  const auto& ctx = planner(0).context();
+  const auto n = static_cast<std::uint32_t>(state.range(0));
+  std::mt19937 rng(77);
+  std::vector<fp::fabric::HostId> all;
+  for (std::uint32_t i = 0; i < fabric(0).num_hosts(); ++i) all.push_back(fp::fabric::HostId{i});
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(n);
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    auto l = fp::placement::rank_layout(ctx, all, 8, 16);
+    const auto text =
+        fp::placement::write_rank_file(ctx, *l, fp::placement::RankFormat::kOpenMpi, {});
+    bytes = text.size();
+    benchmark::DoNotOptimize(text.data());
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_RankFile)->Arg(64)->Arg(2048)->Arg(16384)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
