@@ -50,22 +50,32 @@ Result<std::pair<std::string, std::string>> slurm_job_nodes() {
               "salloc or srun), or give --hosts");
 }
 
-// Uniform tasks per node of the job, from SLURM_NTASKS_PER_NODE or SLURM_TASKS_PER_NODE
-// ("8(x4)" or "8,8"); nothing when unset or uneven.
-std::optional<std::uint32_t> slurm_tasks_per_node() {
+// Tasks per node of the job, from SLURM_NTASKS_PER_NODE or SLURM_TASKS_PER_NODE ("8(x4)",
+// "8,8"); nothing when neither is set. Uneven counts ("3,2": `-n 5 -N 2`) are an error:
+// every host of a rank file here runs the same number of ranks, and silently writing K = 1
+// would make mpirun fail later, or run fewer ranks.
+Result<std::optional<std::uint32_t>> slurm_tasks_per_node() {
   if (const char* v = env("SLURM_NTASKS_PER_NODE"))
-    if (auto n = str::parse_uint(v, 1u << 16); n && *n > 0) return static_cast<std::uint32_t>(*n);
+    if (auto n = str::parse_uint(v, 1u << 16); n && *n > 0)
+      return std::optional<std::uint32_t>(static_cast<std::uint32_t>(*n));
   const char* v = env("SLURM_TASKS_PER_NODE");
-  if (!v) return std::nullopt;
+  if (!v) return std::optional<std::uint32_t>();
   std::set<std::uint64_t> counts;
   for (const auto& part : str::split(v, ',')) {
     const auto p = part.find('(');
     auto n = str::parse_uint(part.substr(0, p), 1u << 16);
-    if (!n || *n == 0) return std::nullopt;
+    if (!n || *n == 0)
+      return fail(ErrorCode::kUsage, std::string("SLURM_TASKS_PER_NODE=") + v +
+                                         ": expected counts like 8(x4) or 8,8; pass "
+                                         "--tasks-per-node");
     counts.insert(*n);
   }
-  if (counts.size() != 1) return std::nullopt;
-  return static_cast<std::uint32_t>(*counts.begin());
+  if (counts.size() != 1)
+    return fail(ErrorCode::kUsage, std::string("SLURM_TASKS_PER_NODE=") + v +
+                                       ": the job's tasks per node are uneven, and a rank file "
+                                       "gives every host the same number of ranks; pass "
+                                       "--tasks-per-node (or ask Slurm for --ntasks-per-node)");
+  return std::optional<std::uint32_t>(static_cast<std::uint32_t>(*counts.begin()));
 }
 
 // Physical cores of this machine: distinct (package, core) pairs in sysfs, else the
@@ -159,8 +169,11 @@ int run_rankfile(const RankfileOpts& o) {
     if (!nodes) return report(nodes.error());
     what = nodes->first;
     hostlist = nodes->second;
-    if (!o.tasks_opt->count())
-      if (auto k = slurm_tasks_per_node()) K = *k;
+    if (!o.tasks_opt->count()) {
+      auto k = slurm_tasks_per_node();
+      if (!k) return report(k.error());
+      if (*k) K = **k;
+    }
   }
   const std::uint32_t tp = o.tp_opt->count() ? o.tp : K;
 

@@ -43,6 +43,14 @@ CASES
 SLURM_JOB_NODELIST='node[003,001]' SLURM_TASKS_PER_NODE='2(x2)' "$bin" rankfile --fabric "$S" \
   --from-slurm-job --format slurm -o "$d/ranks"
 [[ "$(tr '\n' ' ' <"$d/ranks")" == "node001 node001 node003 node003 " ]] || fail "rankfile from a Slurm job: $(cat "$d/ranks")"
+# Uneven tasks per node (salloc -n 5 -N 2): an error, not a file with the wrong rank count.
+echo old >"$d/ranks"
+if SLURM_JOB_NODELIST='node[003,001]' SLURM_TASKS_PER_NODE='3,2' "$bin" rankfile --fabric "$S" \
+    --from-slurm-job --format openmpi -o "$d/ranks" 2>"$d/err"; then
+  fail "uneven SLURM_TASKS_PER_NODE accepted"
+fi
+[[ "$(cat "$d/ranks")" == old ]] || fail "uneven tasks per node clobbered the old file"
+grep -qF "SLURM_TASKS_PER_NODE=3,2: the job's tasks per node are uneven" "$d/err" || fail "unclear error: $(cat "$d/err")"
 rm -f "$d/ranks" "$d/err"
 
 # Output into a directory that does not exist: clear error, nothing created.
