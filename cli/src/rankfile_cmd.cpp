@@ -50,32 +50,61 @@ Result<std::pair<std::string, std::string>> slurm_job_nodes() {
               "salloc or srun), or give --hosts");
 }
 
-// Tasks per node of the job, from SLURM_NTASKS_PER_NODE or SLURM_TASKS_PER_NODE ("8(x4)",
-// "8,8"); nothing when neither is set. Uneven counts ("3,2": `-n 5 -N 2`) are an error:
-// every host of a rank file here runs the same number of ranks, and silently writing K = 1
-// would make mpirun fail later, or run fewer ranks.
-Result<std::optional<std::uint32_t>> slurm_tasks_per_node() {
-  if (const char* v = env("SLURM_NTASKS_PER_NODE"))
-    if (auto n = str::parse_uint(v, 1u << 16); n && *n > 0)
-      return std::optional<std::uint32_t>(static_cast<std::uint32_t>(*n));
-  const char* v = env("SLURM_TASKS_PER_NODE");
-  if (!v) return std::optional<std::uint32_t>();
+// "8(x4),4" -> {8, 4}; nothing when it does not parse.
+std::optional<std::set<std::uint64_t>> task_counts(std::string_view v) {
   std::set<std::uint64_t> counts;
   for (const auto& part : str::split(v, ',')) {
     const auto p = part.find('(');
     auto n = str::parse_uint(part.substr(0, p), 1u << 16);
-    if (!n || *n == 0)
-      return fail(ErrorCode::kUsage, std::string("SLURM_TASKS_PER_NODE=") + v +
-                                         ": expected counts like 8(x4) or 8,8; pass "
-                                         "--tasks-per-node");
+    if (!n || *n == 0) return std::nullopt;
+    if (p != std::string_view::npos) {
+      const auto rep = part.substr(p);  // "(x4)"
+      if (rep.size() < 4 || rep.substr(0, 2) != "(x" || rep.back() != ')' ||
+          !str::parse_uint(rep.substr(2, rep.size() - 3), 1u << 24))
+        return std::nullopt;
+    }
     counts.insert(*n);
   }
-  if (counts.size() != 1)
+  return counts;
+}
+
+// Ranks per host when --from-slurm-job is not told (--tasks-per-node), and where that came
+// from. Slurm's variables describe tasks only when tasks were asked for: SLURM_NTASKS_PER_NODE
+// (--ntasks-per-node), else SLURM_TASKS_PER_NODE when SLURM_NTASKS is set (-n); without
+// either (`salloc -N4`) SLURM_TASKS_PER_NODE holds the CPU count and srun starts one task
+// per node, so K = 1. Inside an srun step on fewer nodes than the job the variables are the
+// step's, not the job's: an error. Uneven counts ("3,2" from -n 5 -N 2) are an error too:
+// every host of a rank file runs K ranks.
+Result<std::pair<std::uint32_t, std::string>> slurm_tasks_per_node() {
+  using R = std::pair<std::uint32_t, std::string>;
+  const char* step = env("SLURM_STEP_NODELIST");
+  const char* job = env("SLURM_JOB_NODELIST");
+  if (step && job && std::string_view(step) != job)
+    return fail(ErrorCode::kUsage,
+                std::string("--from-slurm-job inside an srun step on ") + step +
+                    ", fewer nodes than the job's " + job +
+                    ": Slurm's task counts here are the step's; pass --tasks-per-node");
+  if (const char* v = env("SLURM_NTASKS_PER_NODE")) {
+    auto n = str::parse_uint(v, 1u << 16);
+    if (!n || *n == 0)
+      return fail(ErrorCode::kUsage, std::string("SLURM_NTASKS_PER_NODE=") + v +
+                                         ": expected a positive count; pass --tasks-per-node");
+    return R{static_cast<std::uint32_t>(*n), "SLURM_NTASKS_PER_NODE"};
+  }
+  const char* v = env("SLURM_TASKS_PER_NODE");
+  if (!v || !env("SLURM_NTASKS"))
+    return R{1, "no task count asked of Slurm (-n, --ntasks-per-node): one per node"};
+  const auto counts = task_counts(v);
+  if (!counts)
+    return fail(ErrorCode::kUsage, std::string("SLURM_TASKS_PER_NODE=") + v +
+                                       ": expected counts like 8(x4) or 8,8; pass "
+                                       "--tasks-per-node");
+  if (counts->size() != 1)
     return fail(ErrorCode::kUsage, std::string("SLURM_TASKS_PER_NODE=") + v +
                                        ": the job's tasks per node are uneven, and a rank file "
                                        "gives every host the same number of ranks; pass "
                                        "--tasks-per-node (or ask Slurm for --ntasks-per-node)");
-  return std::optional<std::uint32_t>(static_cast<std::uint32_t>(*counts.begin()));
+  return R{static_cast<std::uint32_t>(*counts->begin()), "SLURM_TASKS_PER_NODE"};
 }
 
 // Physical cores of this machine: distinct (package, core) pairs in sysfs, else the
@@ -129,8 +158,18 @@ Result<void> node_bindings(const RankfileOpts& o, std::uint32_t K, placement::Ra
     ro.cores.cores = local_cores();
     return {};
   }
-  for (const auto& b : node::bind_local_ranks(*topo, K))
-    ro.local.push_back({slot_list(b.cores), b.gpu, b.hca});
+  // Without OpenFabrics OS devices in the topology, HCAs are named by PCI bus id, which
+  // NCCL_IB_HCA does not accept: an exact-match list of them would select no HCA at all.
+  bool pci_named = false;
+  for (const auto& b : node::bind_local_ranks(*topo, K)) {
+    const bool verbs = b.hca.find(':') == std::string::npos;
+    pci_named = pci_named || !verbs;
+    ro.local.push_back({slot_list(b.cores), b.gpu, verbs ? b.hca : std::string()});
+  }
+  if (pci_named)
+    std::cerr << "fabricplace: warning: " << topo->source
+              << " names its HCAs by PCI bus id only (no OpenFabrics devices: an XML "
+                 "exported without I/O details?); NCCL_IB_HCA is left out\n";
   ro.node_source = topo->source;
   if (!topo->gpus.empty() && K > topo->gpus.size())
     std::cerr << "fabricplace: warning: " << K << " tasks per node but " << topo->gpus.size()
@@ -172,7 +211,9 @@ int run_rankfile(const RankfileOpts& o) {
     if (!o.tasks_opt->count()) {
       auto k = slurm_tasks_per_node();
       if (!k) return report(k.error());
-      if (*k) K = **k;
+      K = k->first;
+      std::cerr << "fabricplace: " << hostlist << ", " << K << " task(s) per node (" << k->second
+                << ")\n";
     }
   }
   const std::uint32_t tp = o.tp_opt->count() ? o.tp : K;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -42,63 +43,122 @@ std::uint32_t split_groups(const std::vector<std::uint32_t>& sizes, std::uint32_
   return splits;
 }
 
+// Orders of blocks tried exhaustively up to this many (pod orders x block orders in pods).
+constexpr std::uint64_t kExhaustiveOrders = 100000;
+
 // The ring order, with the blocks (leaves) rearranged when TP groups span hosts (g > 1) so
 // that as few groups as possible straddle two blocks: blocks stay contiguous and pods stay
 // contiguous (so the ring still has exactly L inter-block edges), but a block whose count
-// is not a multiple of g is put next to one that completes its group. Exhaustive over
-// pod-respecting block orders for up to 7 blocks; beyond, blocks holding whole groups go
-// first in each pod. Ties keep the plain ring order (pod, then block index).
-std::vector<HostId> tp_ring_order(const Blocks& b, std::vector<HostId> hosts, std::uint32_t g) {
+// is not a multiple of g is put next to one that completes its group. Exhaustive over all
+// pod-respecting block orders when there are at most kExhaustiveOrders (`exhaustive` set);
+// beyond, a greedy pass that keeps the offset into the current group at 0 where it can.
+// Ties keep the plain ring order (pod, then block index).
+std::vector<HostId> tp_ring_order(const Blocks& b, std::vector<HostId> hosts, std::uint32_t g,
+                                  bool& exhaustive) {
   hosts = ring_order(b, std::move(hosts));
+  exhaustive = true;
   if (g <= 1) return hosts;
-  // Runs of one block, in ring order.
-  struct Run {
-    std::uint32_t pod;
-    std::vector<HostId> hosts;
-  };
-  std::vector<Run> runs;
-  std::uint32_t last = kNone - 1;
+  // Runs of one block, in ring order, and the pods' runs.
+  std::vector<std::vector<HostId>> runs;
+  std::vector<std::vector<std::uint32_t>> pods;
+  std::uint32_t last = kNone - 1, last_pod = kNone - 1;
   for (HostId h : hosts) {
     const auto k = b.of_host[idx(h)];
-    if (runs.empty() || k != last) runs.push_back({k == kNone ? kNone : b.pod[k], {}});
-    runs.back().hosts.push_back(h);
+    const auto pod = k == kNone ? kNone : b.pod[k];
+    if (runs.empty() || k != last) {
+      if (pods.empty() || pod != last_pod) pods.emplace_back();
+      pods.back().push_back(static_cast<std::uint32_t>(runs.size()));
+      runs.emplace_back();
+    }
+    runs.back().push_back(h);
     last = k;
+    last_pod = pod;
   }
-  std::vector<std::uint32_t> order(runs.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto sizes_of = [&](const std::vector<std::uint32_t>& o) {
+  auto rem = [&](std::uint32_t r) { return static_cast<std::uint32_t>(runs[r].size() % g); };
+  auto splits_of = [&](const std::vector<std::uint32_t>& o) {
     std::vector<std::uint32_t> sz;
-    for (auto i : o) sz.push_back(static_cast<std::uint32_t>(runs[i].hosts.size()));
-    return sz;
+    for (auto i : o) sz.push_back(static_cast<std::uint32_t>(runs[i].size()));
+    return split_groups(sz, g);
   };
-  auto pods_contiguous = [&](const std::vector<std::uint32_t>& o) {
-    std::set<std::uint32_t> done;
-    for (std::size_t i = 0; i < o.size(); ++i)
-      if (i == 0 || runs[o[i]].pod != runs[o[i - 1]].pod)
-        if (!done.insert(runs[o[i]].pod).second) return false;
-    return true;
-  };
-  std::vector<std::uint32_t> best = order;
-  std::uint32_t best_splits = split_groups(sizes_of(order), g);
+  std::vector<std::uint32_t> best;
+  for (const auto& p : pods) best.insert(best.end(), p.begin(), p.end());
+  std::uint32_t best_splits = splits_of(best);
   if (best_splits == 0) return hosts;
-  if (runs.size() <= 7) {
-    auto o = order;
-    while (std::next_permutation(o.begin(), o.end()))
-      if (pods_contiguous(o))
-        if (const auto s = split_groups(sizes_of(o), g); s < best_splits) {
-          best_splits = s;
-          best = o;
+
+  // Number of pod-respecting orders, saturating.
+  std::uint64_t orders = 1;
+  auto times_factorial = [&](std::size_t n) {
+    for (std::size_t i = 2; i <= n && orders <= kExhaustiveOrders; ++i) orders *= i;
+  };
+  times_factorial(pods.size());
+  for (const auto& p : pods) times_factorial(p.size());
+
+  if (orders <= kExhaustiveOrders) {
+    std::vector<std::uint32_t> pod_order(pods.size());
+    std::iota(pod_order.begin(), pod_order.end(), 0u);
+    auto per_pod = pods;
+    std::vector<std::uint32_t> seq;
+    // Every order of the blocks inside each pod, pods in pod_order; first found wins ties.
+    auto visit = [&](auto&& self, std::size_t i) -> void {
+      if (best_splits == 0) return;
+      if (i == pod_order.size()) {
+        if (const auto sp = splits_of(seq); sp < best_splits) {
+          best_splits = sp;
+          best = seq;
         }
+        return;
+      }
+      auto& v = per_pod[pod_order[i]];
+      std::sort(v.begin(), v.end());
+      do {
+        seq.insert(seq.end(), v.begin(), v.end());
+        self(self, i + 1);
+        seq.resize(seq.size() - v.size());
+      } while (std::next_permutation(v.begin(), v.end()));
+    };
+    do visit(visit, 0);
+    while (std::next_permutation(pod_order.begin(), pod_order.end()));
   } else {
-    auto o = order;
-    std::stable_sort(o.begin(), o.end(), [&](std::uint32_t x, std::uint32_t y) {
-      const bool wx = runs[x].hosts.size() % g == 0, wy = runs[y].hosts.size() % g == 0;
-      return std::tuple(runs[x].pod, !wx) < std::tuple(runs[y].pod, !wy);
-    });
-    if (split_groups(sizes_of(o), g) < best_splits) best = o;
+    exhaustive = false;
+    // Greedy: at offset m into the current group, close it with a block of remainder g - m
+    // (choosing the pod that has one when a pod ends), keep whole-group blocks for when the
+    // offset is 0, and otherwise take a block whose remainder another block can complete.
+    std::vector<std::uint32_t> seq;
+    std::vector<bool> pod_done(pods.size(), false);
+    std::uint32_t m = 0;
+    auto has = [&](const std::vector<std::uint32_t>& v, std::uint32_t r) {
+      return std::any_of(v.begin(), v.end(), [&](std::uint32_t x) { return rem(x) == r; });
+    };
+    for (std::size_t done = 0; done < pods.size(); ++done) {
+      std::size_t pick = pods.size();
+      for (std::size_t p = 0; p < pods.size(); ++p)
+        if (!pod_done[p] &&
+            (pick == pods.size() || (m != 0 && has(pods[p], g - m) && !has(pods[pick], g - m))))
+          pick = p;
+      pod_done[pick] = true;
+      auto left = pods[pick];
+      while (!left.empty()) {
+        auto it = left.end();
+        const std::uint32_t want = m == 0 ? 0 : g - m;
+        it = std::find_if(left.begin(), left.end(), [&](auto x) { return rem(x) == want; });
+        if (it == left.end())  // a block another can complete, else any
+          it = std::find_if(left.begin(), left.end(), [&](auto x) {
+            return rem(x) != 0 && std::any_of(left.begin(), left.end(), [&](auto y) {
+                     return y != x && rem(y) == (2 * g - m - rem(x)) % g;
+                   });
+          });
+        if (it == left.end())
+          it = std::find_if(left.begin(), left.end(), [&](auto x) { return rem(x) != 0; });
+        if (it == left.end()) it = left.begin();
+        seq.push_back(*it);
+        m = (m + rem(*it)) % g;
+        left.erase(it);
+      }
+    }
+    if (splits_of(seq) < best_splits) best = seq;
   }
   std::vector<HostId> out;
-  for (auto i : best) out.insert(out.end(), runs[i].hosts.begin(), runs[i].hosts.end());
+  for (auto i : best) out.insert(out.end(), runs[i].begin(), runs[i].end());
   return out;
 }
 
@@ -120,10 +180,13 @@ std::string local_gpu_env(const RankFileOptions& o, std::uint32_t K) {
     if (!b.hca.empty() && seen.insert(b.hca).second) hcas += (hcas.empty() ? "" : ",") + b.hca;
     per_rank += (per_rank.empty() ? "" : " ") + (b.hca.empty() ? std::string("-") : "=" + b.hca);
   }
-  std::string s = "# Local rank k <-> GPU k <-> its nearest HCA";
+  std::string s =
+      hcas.empty() ? "# Local rank k <-> GPU k" : "# Local rank k <-> GPU k <-> its nearest HCA";
   s += o.node_source.empty() ? "" : " (hwloc: " + o.node_source + ")";
-  s += ". Per worker, before\n# init_process_group: os.environ[\"NCCL_IB_HCA\"] = os.environ[\n"
-       "#   \"FABRICPLACE_NCCL_IB_HCA_BY_LOCAL_RANK\"].split()[int(os.environ[\"LOCAL_RANK\"])]\n";
+  if (!hcas.empty())
+    s += ". Per worker, before\n# init_process_group: os.environ[\"NCCL_IB_HCA\"] = os.environ[\n"
+         "#   \"FABRICPLACE_NCCL_IB_HCA_BY_LOCAL_RANK\"].split()[int(os.environ[\"LOCAL_RANK\"])]";
+  s += "\n";
   s += "CUDA_DEVICE_ORDER=PCI_BUS_ID\n";
   s += "CUDA_VISIBLE_DEVICES=" + devices + "\n";
   if (!hcas.empty()) s += "NCCL_IB_HCA==" + hcas + "\n";
@@ -138,6 +201,9 @@ Result<RankLayout> rank_layout(const Context& c, std::vector<HostId> hosts,
   const auto& f = *c.fabric;
   if (hosts.empty()) return fail(ErrorCode::kUsage, "no hosts to lay ranks on");
   if (tasks_per_node == 0) return fail(ErrorCode::kUsage, "--tasks-per-node must be at least 1");
+  if (tasks_per_node > kMaxTasksPerNode)
+    return fail(ErrorCode::kUsage, "--tasks-per-node " + std::to_string(tasks_per_node) +
+                                       ": at most " + std::to_string(kMaxTasksPerNode));
   if (tp == 0) return fail(ErrorCode::kUsage, "--tp must be at least 1");
   std::set<std::uint32_t> seen;
   for (HostId h : hosts)
@@ -161,7 +227,8 @@ Result<RankLayout> rank_layout(const Context& c, std::vector<HostId> hosts,
   l.tasks_per_node = K;
   l.tp = tp;
   const std::uint32_t g = tp > K ? tp / K : 1;  // hosts per TP group
-  l.hosts = tp_ring_order(c.blocks, std::move(hosts), g);
+  bool exhaustive = true;
+  l.hosts = tp_ring_order(c.blocks, std::move(hosts), g, exhaustive);
   for (std::uint32_t i = 0; i < n; ++i) {
     const auto name = block_name(c, l.hosts[i]);
     if (l.leaves.empty() || l.leaves.back() != name) l.leaves.push_back(name);
@@ -182,10 +249,13 @@ Result<RankLayout> rank_layout(const Context& c, std::vector<HostId> hosts,
     for (const auto& [leaf, count] : per_leaf)
       if (count % g) odd += (odd.empty() ? "" : ", ") + leaf + " " + std::to_string(count);
     l.warnings.push_back(std::to_string(l.tp_groups_split) + " TP group(s) of " +
-                         std::to_string(g) +
-                         " hosts span leaves (the fewest this allocation "
-                         "allows in a leaf-contiguous ring): the hosts per leaf (" +
-                         odd + ") are not multiples of " + std::to_string(g));
+                         std::to_string(g) + " hosts span leaves (" +
+                         (exhaustive ? "the fewest this allocation allows in a leaf-contiguous "
+                                       "ring"
+                                     : "leaves ordered greedily to pair partial groups; not "
+                                       "proven the fewest") +
+                         "): the hosts per leaf (" + odd + ") are not multiples of " +
+                         std::to_string(g));
   }
   return l;
 }
@@ -243,7 +313,8 @@ std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat fm
       s += "case \"${SLURMD_NODENAME:-$(hostname -s)}\" in\n";
       for (std::size_t i = 0; i < l.hosts.size(); ++i)
         s += "  " + f.host(l.hosts[i]).name + ") NODE_RANK=" + std::to_string(i) + " ;;\n";
-      s += "  *) echo \"fabricplace: $(hostname -s) is not a host of this job\" >&2\n";
+      s += "  *) echo \"fabricplace: ${SLURMD_NODENAME:-$(hostname -s)} is not a host of this "
+           "job\" >&2\n";
       s += "     return 1 2>/dev/null || exit 1 ;;\n";
       s += "esac\n";
       s += "export NNODES NPROC_PER_NODE MASTER_ADDR MASTER_PORT NODE_RANK\n";

@@ -40,12 +40,33 @@ done <<'CASES'
 --from-slurm-job|--from-slurm-job: SLURM_JOB_NODELIST is not set
 --hosts node001 --tasks-per-node 0|--tasks-per-node must be at least 1
 CASES
-SLURM_JOB_NODELIST='node[003,001]' SLURM_TASKS_PER_NODE='2(x2)' "$bin" rankfile --fabric "$S" \
-  --from-slurm-job --format slurm -o "$d/ranks"
+for bad in "--hwloc-xml $data/fabrics/fat2_L8.ibnetdiscover.txt --format openmpi" "--format pbs"; do
+  # shellcheck disable=SC2086
+  if "$bin" rankfile --fabric "$S" --hosts node001 $bad -o "$d/ranks" 2>"$d/err"; then fail "rankfile $bad accepted"; fi
+  [[ "$(cat "$d/ranks")" == old ]] || fail "rankfile $bad clobbered the old file"
+  grep -qE "not an hwloc XML topology|built without hwloc|--format pbs: expected one of" "$d/err" || fail "rankfile $bad: unclear error: $(cat "$d/err")"
+done
+# Tasks per node from Slurm only when tasks were asked for (-n / --ntasks-per-node); a plain
+# `salloc -N2` sets SLURM_TASKS_PER_NODE to the CPU count and srun runs one task per node.
+SLURM_JOB_NODELIST='node[003,001]' SLURM_TASKS_PER_NODE='2(x2)' SLURM_NTASKS=4 "$bin" rankfile \
+  --fabric "$S" --from-slurm-job --format slurm -o "$d/ranks" 2>"$d/err"
 [[ "$(tr '\n' ' ' <"$d/ranks")" == "node001 node001 node003 node003 " ]] || fail "rankfile from a Slurm job: $(cat "$d/ranks")"
+grep -qxF "fabricplace: node[003,001], 2 task(s) per node (SLURM_TASKS_PER_NODE)" "$d/err" || fail "K source not said: $(cat "$d/err")"
+env -u SLURM_NTASKS -u SLURM_NTASKS_PER_NODE SLURM_JOB_NODELIST='node[003,001]' SLURM_TASKS_PER_NODE='2(x2)' \
+  "$bin" rankfile --fabric "$S" --from-slurm-job --format slurm -o "$d/ranks" 2>/dev/null
+[[ "$(tr '\n' ' ' <"$d/ranks")" == "node001 node003 " ]] || fail "salloc -N2 without -n: $(cat "$d/ranks")"
+# Inside an srun step on fewer nodes than the job, Slurm's counts are the step's: an error.
+echo old >"$d/ranks"
+if SLURM_JOB_NODELIST='node[001-004]' SLURM_STEP_NODELIST='node[001-002]' SLURM_NTASKS=2 \
+    SLURM_TASKS_PER_NODE='1(x2)' "$bin" rankfile --fabric "$S" --from-slurm-job --format slurm \
+    -o "$d/ranks" 2>"$d/err"; then
+  fail "a step's task counts taken for the job's"
+fi
+[[ "$(cat "$d/ranks")" == old ]] || fail "step error clobbered the old file"
+grep -qF "inside an srun step on node[001-002], fewer nodes than the job's node[001-004]" "$d/err" || fail "unclear error: $(cat "$d/err")"
 # Uneven tasks per node (salloc -n 5 -N 2): an error, not a file with the wrong rank count.
 echo old >"$d/ranks"
-if SLURM_JOB_NODELIST='node[003,001]' SLURM_TASKS_PER_NODE='3,2' "$bin" rankfile --fabric "$S" \
+if SLURM_JOB_NODELIST='node[003,001]' SLURM_TASKS_PER_NODE='3,2' SLURM_NTASKS=5 "$bin" rankfile --fabric "$S" \
     --from-slurm-job --format openmpi -o "$d/ranks" 2>"$d/err"; then
   fail "uneven SLURM_TASKS_PER_NODE accepted"
 fi

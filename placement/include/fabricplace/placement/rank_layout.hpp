@@ -30,8 +30,10 @@ struct RankLayout {
   }
 };
 
+inline constexpr std::uint32_t kMaxTasksPerNode = 4096;
+
 /// Orders `hosts` (an allocation) for ranks: the ring order, TP groups of `tp` ranks. kUsage
-/// errors: no hosts, a host twice, tasks_per_node 0, tp 0, or a tp that does not tile the
+/// errors: no hosts, a host twice, tasks_per_node 0 or above kMaxTasksPerNode, tp 0, or a tp that does not tile the
 /// ranks (tp must divide K or be a multiple of it, and divide hosts x K).
 Result<RankLayout> rank_layout(const Context& c, std::vector<fabric::HostId> hosts,
                                std::uint32_t tasks_per_node, std::uint32_t tp);
