@@ -4,6 +4,7 @@
 #   - Open MPI: `mpirun --rankfile` runs every rank on the host the file names, bound to the
 #     cores of its slot=;
 #   - Slurm: `SLURM_HOSTFILE` + `srun --distribution=arbitrary` runs task i on line i's host;
+#   - Open MPI again: `mpirun --hostfile` with that one-line-per-task file and `--map-by seq`;
 #   - torchrun env: sourced on each node, NODE_RANK is the node's position in the ring.
 # The allocation is made to span 3 leaves of 2 pods with a partial TP group in two of them,
 # so the ring order (TP-aware: p01-leaf02, p02-leaf02, p02-leaf01) differs from Slurm's own
@@ -20,7 +21,9 @@ export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_
 
 for tool in mpirun hwloc-calc; do
   command -v "$tool" >/dev/null || {
-    if [[ ${CI:-} == true ]]; then echo "FAIL: $tool missing (scripts/install-deps.sh)"; exit 1; fi
+    if [[ ${CI:-} == true || ${FABRICPLACE_LAB_REQUIRED:-0} == 1 ]]; then
+      echo "FAIL: $tool missing (scripts/install-deps.sh)"; exit 1
+    fi
     echo "SKIP: $tool not installed"; exit 77
   }
 done
@@ -40,8 +43,9 @@ lab_start "$spec"
 W=$LAB_DIR/work
 mkdir -p "$W" && cd "$W" || exit 1
 fabric=$LAB_DIR/etc/fabric.json
-K=2  # tasks per node: every lab node has this machine's cores (>= 2 in CI; checked below)
-if (($(nproc) < K)); then echo "SKIP: needs $K cores"; exit 77; fi
+# Tasks per node: every lab node has this machine's cores; 2 ranks per node where there are
+# 2 cores (slots must stay within them), else 1.
+K=$(($(nproc) >= 2 ? 2 : 1))
 
 # Leave free exactly node005 (p01-leaf02), node009-010 (p02-leaf01), node013 (p02-leaf02).
 busy=$(sbatch --parsable -J busy -o /dev/null -w 'node[001-004,006-008,011-012,014-016]' -N 12 \
@@ -53,15 +57,21 @@ cat >job.sh <<EOF
 # Runs in the allocation's shell (salloc); every step below is a real launch.
 set -u
 fp=$FABRICPLACE
-"\$fp" rankfile --fabric $fabric --from-slurm-job --tp $((2 * K)) --format openmpi -o rankfile.txt || exit 1
-"\$fp" rankfile --fabric $fabric --from-slurm-job --tp $((2 * K)) --format slurm -o hostfile.txt || exit 1
-"\$fp" rankfile --fabric $fabric --from-slurm-job --tp $((2 * K)) --format torchrun -o torchrun.env || exit 1
+rf() { "\$fp" rankfile --fabric $fabric --from-slurm-job --tasks-per-node $K --tp $((2 * K)) "\$@"; }
+rf --format openmpi -o rankfile.txt || exit 1
+rf --format slurm -o hostfile.txt || exit 1
+rf --format torchrun -o torchrun.env || exit 1
+# No --tasks-per-node: salloc -N4 asked for no tasks, so one per node (said on stderr).
+"\$fp" rankfile --fabric $fabric --from-slurm-job --format slurm -o inferred.txt 2>inferred.err
 echo "\$SLURM_JOB_NODELIST" >nodelist.txt
-timeout 120 mpirun --rankfile rankfile.txt -np \$SLURM_NTASKS \\
+timeout 120 mpirun --rankfile rankfile.txt -np $((4 * K)) \\
   sh -c 'echo "\$OMPI_COMM_WORLD_RANK \$(hostname) \$(sed -n "s/^Cpus_allowed_list:\\t*//p" /proc/self/status)"' \\
   >mpirun.out 2>mpirun.err
 echo \$? >mpirun.rc
-SLURM_HOSTFILE=\$PWD/hostfile.txt timeout 120 srun --distribution=arbitrary -n \$SLURM_NTASKS \\
+timeout 120 mpirun --hostfile hostfile.txt --map-by seq -np $((4 * K)) \\
+  sh -c 'echo "\$OMPI_COMM_WORLD_RANK \$(hostname)"' >seq.out 2>seq.err
+echo \$? >seq.rc
+SLURM_HOSTFILE=\$PWD/hostfile.txt timeout 120 srun --distribution=arbitrary -n $((4 * K)) \\
   sh -c 'echo "\$SLURM_PROCID \$(hostname)"' >srun.out 2>srun.err
 echo \$? >srun.rc
 timeout 120 srun -n \$SLURM_NNODES --ntasks-per-node=1 \\
@@ -69,10 +79,13 @@ timeout 120 srun -n \$SLURM_NNODES --ntasks-per-node=1 \\
 echo \$? >torchrun.rc
 EOF
 chmod +x job.sh
-timeout 300 salloc -N 4 --ntasks-per-node=$K -J rankfiles ./job.sh >salloc.out 2>&1
+timeout 300 salloc -N 4 -J rankfiles ./job.sh >salloc.out 2>&1
 echo "salloc: $(grep -c . salloc.out) lines of output; nodes $(cat nodelist.txt 2>/dev/null)"
 
 check "salloc -N4 got the 4 free nodes" test "$(cat nodelist.txt 2>/dev/null)" == "node[005,009-010,013]"
+check "salloc -N4 without -n: one rank per node, and said so" \
+  test "$(paste -sd' ' inferred.txt 2>/dev/null)" == "node005 node009 node010 node013" -a \
+  "$(cat inferred.err 2>/dev/null)" == "fabricplace: node[005,009-010,013], 1 task(s) per node (no task count asked of Slurm (-n, --ntasks-per-node): one per node)"
 ring="node005 node013 node009 node010"
 check "rank file hosts in ring order ($ring)" \
   test "$(sed -n 's/^rank [0-9]*=\([^ ]*\) .*/\1/p' rankfile.txt | uniq | paste -sd' ')" == "$ring"
@@ -103,6 +116,18 @@ check "task i runs on line i of SLURM_HOSTFILE ($(awk '{print $2}' <<<"$got" | p
 check "SLURM_HOSTFILE has ntasks lines, each host's tasks contiguous" \
   test "$(uniq hostfile.txt | paste -sd' ')" == "$ring" -a "$(grep -c . hostfile.txt)" == $((4 * K))
 
+# ---- mpirun --hostfile (one line per task) --map-by seq -------------------------------------
+check "mpirun --hostfile --map-by seq exits 0" test "$(cat seq.rc 2>/dev/null)" == 0
+check "mpirun --map-by seq: rank i on line i of the file" \
+  test "$(sort -n seq.out 2>/dev/null)" == "$(awk '{ print NR - 1, $1 }' hostfile.txt)"
+
+# ---- tasks per node from Slurm when the job asked for them ---------------------------------
+scancel "$busy" 2>/dev/null
+wait_all_idle 30 || echo "note: nodes not idle yet"
+got=$(timeout 120 salloc -N 2 --ntasks-per-node=$K -w 'node[001,016]' "$FABRICPLACE" rankfile \
+        --fabric "$fabric" --from-slurm-job --format mpich 2>/dev/null | paste -sd' ')
+check "salloc --ntasks-per-node=$K: $K ranks per host ($got)" test "$got" == "node001:$K node016:$K"
+
 # ---- torchrun env ------------------------------------------------------------------------
 check "torchrun env sourced on every node exits 0" test "$(cat torchrun.rc 2>/dev/null)" == 0
 want="node005 0 4 node005
@@ -113,7 +138,7 @@ check "NODE_RANK per node follows the ring, MASTER_ADDR its first host" \
   test "$(sort torchrun.out 2>/dev/null)" == "$want"
 
 if ((fails)); then
-  for f in salloc.out mpirun.err srun.err torchrun.err rankfile.txt mpirun.out srun.out torchrun.out; do
+  for f in salloc.out mpirun.err seq.err srun.err torchrun.err inferred.err rankfile.txt mpirun.out seq.out srun.out torchrun.out; do
     [[ -s $f ]] && { echo "---- $f"; head -40 "$f"; }
   done
   LAB_KEEP=1
