@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the bundled example fabric: install, build, then import a real
 # ibnetdiscover dump, show its classification, export Slurm topology.conf and DOT, and place
-# a TP-16 job on it with every policy side by side.
+# a TP-16 job on it with every policy side by side; rank files for Slurm's choice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -21,5 +21,16 @@ run $fp fabric export $out/fabric.json --format dot -o $out/fabric.dot
 busy='node[001-070,161-320]'
 run $fp place --fabric $out/fabric.json --nodes 48 --tp 16 --busy "$busy" --explain
 run $fp place --fabric $out/fabric.json --nodes 48 --tp 16 --busy "$busy" --compare
+# Rank files for an allocation we did not choose: the nodes Slurm's topology/tree would give
+# that job, ordered so the ring crosses each leaf boundary once and TP pairs stay together.
+slurm_hosts=$($fp place --fabric $out/fabric.json --nodes 48 --tp 16 --busy "$busy" \
+                --policy slurm-tree --json | sed -n 's/^  "hostlist": "\(.*\)",$/\1/p')
+run $fp rankfile --fabric $out/fabric.json --hosts "$slurm_hosts" --tasks-per-node 8 --tp 16 \
+  --cores-per-node 64 --format openmpi -o $out/rankfile.txt
+run head -3 $out/rankfile.txt
+run $fp rankfile --fabric $out/fabric.json --hosts "$slurm_hosts" --tasks-per-node 8 --tp 16 \
+  --format torchrun -o $out/torchrun.env
+run sed -n '6,13p' $out/torchrun.env
 echo
-echo "Wrote $out/fabric.json (canonical JSON), $out/topology.conf (Slurm topology/tree), $out/fabric.dot (Graphviz)."
+echo "Wrote $out/fabric.json (canonical JSON), $out/topology.conf (Slurm topology/tree), $out/fabric.dot (Graphviz),"
+echo "$out/rankfile.txt (Open MPI rankfile) and $out/torchrun.env (torchrun static rendezvous)."
