@@ -77,9 +77,16 @@ std::optional<std::set<std::uint64_t>> task_counts(std::string_view v) {
 // every host of a rank file runs K ranks.
 Result<std::pair<std::uint32_t, std::string>> slurm_tasks_per_node() {
   using R = std::pair<std::uint32_t, std::string>;
+  // An srun step rewrites SLURM_TASKS_PER_NODE (= SLURM_STEP_TASKS_PER_NODE); salloc's shell
+  // as an interactive step (LaunchParameters=use_interactive_step) keeps the job's.
   const char* step = env("SLURM_STEP_NODELIST");
   const char* job = env("SLURM_JOB_NODELIST");
-  if (step && job && std::string_view(step) != job)
+  const char* step_tasks = env("SLURM_STEP_TASKS_PER_NODE");
+  const char* tasks = env("SLURM_TASKS_PER_NODE");
+  const bool step_counts = !step_tasks || !tasks || std::string_view(step_tasks) == tasks;
+  const char* step_id = env("SLURM_STEP_ID");
+  const bool interactive_step = step_id && std::string_view(step_id) == "4294967290";
+  if (step && job && std::string_view(step) != job && step_counts && !interactive_step)
     return fail(ErrorCode::kUsage,
                 std::string("--from-slurm-job inside an srun step on ") + step +
                     ", fewer nodes than the job's " + job +
@@ -215,6 +222,10 @@ int run_rankfile(const RankfileOpts& o) {
       std::cerr << "fabricplace: " << hostlist << ", " << K << " task(s) per node (" << k->second
                 << ")\n";
     }
+    if (*fmt == placement::RankFormat::kHostfile)
+      std::cerr << "fabricplace: note: inside a Slurm allocation Open MPI places nodes in the "
+                   "allocation's order, not the hostfile's: use --format openmpi, or --format "
+                   "slurm with mpirun --map-by seq\n";
   }
   const std::uint32_t tp = o.tp_opt->count() ? o.tp : K;
 
@@ -224,8 +235,14 @@ int run_rankfile(const RankfileOpts& o) {
   auto hosts = placement::resolve_hosts(*f, hostlist, what);
   if (!hosts) return report(hosts.error());
   const auto ctx = placement::prepare(*f);
+  const auto nhosts = hosts->size();
   auto layout = placement::rank_layout(ctx, std::move(*hosts), K, tp);
   if (!layout) return report(layout.error());
+  if (o.from_slurm_job)
+    if (const char* nt = env("SLURM_NTASKS"))
+      if (auto n = str::parse_uint(nt, 1u << 30); n && *n != std::uint64_t{K} * nhosts)
+        std::cerr << "fabricplace: warning: SLURM_NTASKS=" << nt << " but the rank file has "
+                  << nhosts << " hosts x " << K << " = " << std::uint64_t{K} * nhosts << " ranks\n";
   for (const auto& w : layout->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
 
   placement::RankFileOptions ro;
@@ -247,8 +264,9 @@ void add_rankfile_command(CLI::App& app, RunFn& run) {
   o->hosts_opt = cmd->add_option("--hosts", o->hosts, "the job's hosts (hostlist), in any order");
   cmd->add_flag("--from-slurm-job", o->from_slurm_job,
                 "the hosts of the Slurm job this runs in (SLURM_JOB_NODELIST, else "
-                "SLURM_STEP_NODELIST); tasks per node from SLURM_NTASKS_PER_NODE or "
-                "SLURM_TASKS_PER_NODE unless given");
+                "SLURM_NODELIST, else SLURM_STEP_NODELIST); tasks per node, unless given: "
+                "SLURM_NTASKS_PER_NODE, else SLURM_TASKS_PER_NODE when SLURM_NTASKS is set, "
+                "else 1");
   o->tasks_opt = cmd->add_option("--tasks-per-node", o->tasks_per_node,
                                  "ranks per host (default 1, or the Slurm job's)");
   o->tp_opt = cmd->add_option("--tp", o->tp,

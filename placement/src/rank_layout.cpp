@@ -138,9 +138,8 @@ std::vector<HostId> tp_ring_order(const Blocks& b, std::vector<HostId> hosts, st
       pod_done[pick] = true;
       auto left = pods[pick];
       while (!left.empty()) {
-        auto it = left.end();
         const std::uint32_t want = m == 0 ? 0 : g - m;
-        it = std::find_if(left.begin(), left.end(), [&](auto x) { return rem(x) == want; });
+        auto it = std::find_if(left.begin(), left.end(), [&](auto x) { return rem(x) == want; });
         if (it == left.end())  // a block another can complete, else any
           it = std::find_if(left.begin(), left.end(), [&](auto x) {
             return rem(x) != 0 && std::any_of(left.begin(), left.end(), [&](auto y) {
@@ -319,8 +318,12 @@ std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat fm
       s += "esac\n";
       s += "export NNODES NPROC_PER_NODE MASTER_ADDR MASTER_PORT NODE_RANK\n";
       if (has_gpus(o, K))
-        s += "export CUDA_DEVICE_ORDER CUDA_VISIBLE_DEVICES NCCL_IB_HCA "
-             "FABRICPLACE_NCCL_IB_HCA_BY_LOCAL_RANK\n";
+        s += std::string("export CUDA_DEVICE_ORDER CUDA_VISIBLE_DEVICES") +
+             (std::any_of(o.local.begin(), o.local.end(),
+                          [](const LocalRank& b) { return b.gpu && !b.hca.empty(); })
+                  ? " NCCL_IB_HCA FABRICPLACE_NCCL_IB_HCA_BY_LOCAL_RANK"
+                  : "") +
+             "\n";
       break;
     }
     case RankFormat::kJson: {

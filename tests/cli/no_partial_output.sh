@@ -3,6 +3,8 @@
 # old file whole.
 set -euo pipefail
 bin=$1 data=$2
+# Independent of the caller's Slurm job (ctest run inside salloc or srun).
+for v in $(compgen -e | grep '^SLURM_' || true); do unset "$v"; done
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -64,6 +66,12 @@ if SLURM_JOB_NODELIST='node[001-004]' SLURM_STEP_NODELIST='node[001-002]' SLURM_
 fi
 [[ "$(cat "$d/ranks")" == old ]] || fail "step error clobbered the old file"
 grep -qF "inside an srun step on node[001-002], fewer nodes than the job's node[001-004]" "$d/err" || fail "unclear error: $(cat "$d/err")"
+# salloc's shell as an interactive step (LaunchParameters=use_interactive_step) keeps the
+# job's counts: SLURM_STEP_TASKS_PER_NODE differs from SLURM_TASKS_PER_NODE.
+SLURM_JOB_NODELIST='node[001-004]' SLURM_STEP_NODELIST='node001' SLURM_STEP_ID=4294967290 \
+  SLURM_NTASKS=8 SLURM_NTASKS_PER_NODE=2 SLURM_TASKS_PER_NODE='2(x4)' SLURM_STEP_TASKS_PER_NODE=1 \
+  "$bin" rankfile --fabric "$S" --from-slurm-job --format mpich -o "$d/ranks" 2>/dev/null
+[[ "$(paste -sd' ' "$d/ranks")" == "node001:2 node002:2 node003:2 node004:2" ]] || fail "interactive step: $(cat "$d/ranks")"
 # Uneven tasks per node (salloc -n 5 -N 2): an error, not a file with the wrong rank count.
 echo old >"$d/ranks"
 if SLURM_JOB_NODELIST='node[003,001]' SLURM_TASKS_PER_NODE='3,2' SLURM_NTASKS=5 "$bin" rankfile --fabric "$S" \
