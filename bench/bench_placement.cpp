@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 
+#include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/policies/policies.hpp"
@@ -123,7 +124,7 @@ BENCHMARK(BM_PreparePlanner)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Min
 // ring order (TP-aware leaf order) and the Open MPI rankfile text with 8 ranks per node.
 // Arg: hosts in the allocation, taken uniformly at random (seeded) from fabric 0.
 void BM_RankFile(benchmark::State& state) {
-  const auto& ctx = planner(0).context();
+  const auto ctx = fp::placement::host_map(planner(0).context());
   const auto n = static_cast<std::uint32_t>(state.range(0));
   std::mt19937 rng(77);
   std::vector<fp::fabric::HostId> all;
@@ -141,6 +142,28 @@ void BM_RankFile(benchmark::State& state) {
   state.counters["bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_RankFile)->Arg(64)->Arg(2048)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+// The SPANK plugin's launch path on a 16,384-host fabric: parse the compact host map
+// (`fabric export --format hostmap`), resolve a 2,000-node job's SLURM_JOB_NODELIST and lay
+// out its ring (8 ranks per node, TP 16). Arg 0: parse only; arg 1: the whole path.
+void BM_HostMapLaunch(benchmark::State& state) {
+  const auto text = fp::placement::to_host_map_text(fp::placement::host_map(planner(0).context()));
+  std::vector<std::string> names;
+  for (std::uint32_t i = 0; i < 2000; ++i)
+    names.push_back(fabric(0).host(fp::fabric::HostId{i * 8}).name);
+  const auto nodelist = fp::hostlist::compress(names);
+  for (auto _ : state) {
+    auto m = fp::placement::parse_host_map(text, "bench.hostmap");
+    if (state.range(0) == 1) {
+      auto hosts = fp::placement::resolve_hosts(*m, nodelist, "SLURM_JOB_NODELIST");
+      auto l = fp::placement::rank_layout(*m, *hosts, 8, 16);
+      benchmark::DoNotOptimize(l->hosts.data());
+    }
+    benchmark::DoNotOptimize(m->names.data());
+  }
+  state.counters["hostmap_bytes"] = static_cast<double>(text.size());
+}
+BENCHMARK(BM_HostMapLaunch)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

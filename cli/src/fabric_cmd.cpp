@@ -11,6 +11,7 @@
 #include "fabricplace/fabric/slurm_tree.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/fabric/spec.hpp"
+#include "fabricplace/placement/rank_layout.hpp"
 
 namespace fabricplace::cli {
 namespace {
@@ -116,8 +117,9 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
                                        "node features, DOT, JSON, an ibsim net file or an "
                                        "ibnetdiscover dump");
     in->add(cmd, "fabric: dump(s), JSON, topology.conf, tiers CSV or spec");
-    cmd->add_option("--format", *format,
-                    "slurm-topology | slurm-features | dot | json | ibsim-net | ibnetdiscover")
+    cmd->add_option(
+           "--format", *format,
+           "slurm-topology | slurm-features | hostmap | dot | json | ibsim-net | ibnetdiscover")
         ->required()
         ->check(CLI::IsMember(
             {"slurm-topology", "slurm-features", "dot", "json", "ibsim-net", "ibnetdiscover"}));
@@ -147,6 +149,9 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
           for (const auto& w : tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
           text = *format == "slurm-topology" ? to_slurm_topology(*f, tree)
                                              : to_slurm_features(*f, tree);
+        } else if (*format == "hostmap") {
+          // Hosts per leaf and pod for the SPANK plugin's launch path (docs/slurm.md).
+          text = placement::to_host_map_text(placement::host_map(placement::prepare(*f)));
         } else if (*format == "dot") {
           text = to_dot(*f);
         } else if (*format == "json") {

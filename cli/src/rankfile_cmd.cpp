@@ -235,8 +235,9 @@ int run_rankfile(const RankfileOpts& o) {
   auto hosts = placement::resolve_hosts(*f, hostlist, what);
   if (!hosts) return report(hosts.error());
   const auto ctx = placement::prepare(*f);
+  const auto map = placement::host_map(ctx);
   const auto nhosts = hosts->size();
-  auto layout = placement::rank_layout(ctx, std::move(*hosts), K, tp);
+  auto layout = placement::rank_layout(map, std::move(*hosts), K, tp);
   if (!layout) return report(layout.error());
   if (o.from_slurm_job)
     if (const char* nt = env("SLURM_NTASKS"))
@@ -249,7 +250,7 @@ int run_rankfile(const RankfileOpts& o) {
   if (auto b = node_bindings(o, K, ro); !b) return report(b.error());
   ro.master_port = o.master_port;
   ro.origin = f->origin();
-  return write_output(o.out, placement::write_rank_file(ctx, *layout, *fmt, ro));
+  return write_output(o.out, placement::write_rank_file(map, *layout, *fmt, ro));
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ using fabric::HostId;
 using fabric::idx;
 using fabric::kNone;
 
-std::string block_name(const Context& c, HostId h) {
+std::string block_name(const HostMap& c, HostId h) {
   const auto k = c.blocks.of_host[idx(h)];
   return k == kNone ? std::string("(no leaf)") : c.blocks.name[k];
 }
@@ -195,9 +195,8 @@ std::string local_gpu_env(const RankFileOptions& o, std::uint32_t K) {
 
 }  // namespace
 
-Result<RankLayout> rank_layout(const Context& c, std::vector<HostId> hosts,
+Result<RankLayout> rank_layout(const HostMap& c, std::vector<HostId> hosts,
                                std::uint32_t tasks_per_node, std::uint32_t tp) {
-  const auto& f = *c.fabric;
   if (hosts.empty()) return fail(ErrorCode::kUsage, "no hosts to lay ranks on");
   if (tasks_per_node == 0) return fail(ErrorCode::kUsage, "--tasks-per-node must be at least 1");
   if (tasks_per_node > kMaxTasksPerNode)
@@ -207,7 +206,7 @@ Result<RankLayout> rank_layout(const Context& c, std::vector<HostId> hosts,
   std::set<std::uint32_t> seen;
   for (HostId h : hosts)
     if (!seen.insert(idx(h)).second)
-      return fail(ErrorCode::kUsage, "host " + f.host(h).name + " is listed twice");
+      return fail(ErrorCode::kUsage, "host " + c.names[idx(h)] + " is listed twice");
   const std::uint32_t K = tasks_per_node, n = static_cast<std::uint32_t>(hosts.size());
   const std::string tps = "--tp " + std::to_string(tp);
   if (tp <= K && K % tp != 0)
@@ -269,9 +268,8 @@ std::optional<RankFormat> parse_rank_format(std::string_view name) {
   return it->second;
 }
 
-std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat fmt,
+std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fmt,
                             const RankFileOptions& o) {
-  const auto& f = *c.fabric;
   const std::uint32_t K = l.tasks_per_node;
   std::string s;
   switch (fmt) {
@@ -279,19 +277,19 @@ std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat fm
       // Open MPI 4.1 rankfile: no comments; slot= logical cores (mpirun exits silently on a
       // core the node lacks, so slots stay within CoreMap::cores).
       for (std::uint32_t r = 0; r < l.ranks(); ++r)
-        s += "rank " + std::to_string(r) + "=" + f.host(l.hosts[r / K]).name +
+        s += "rank " + std::to_string(r) + "=" + c.names[idx(l.hosts[r / K])] +
              " slot=" + (o.local.size() == K ? o.local[r % K].slot : slot(o.cores, r % K, K)) +
              "\n";
       break;
     case RankFormat::kHostfile:
-      for (HostId h : l.hosts) s += f.host(h).name + " slots=" + std::to_string(K) + "\n";
+      for (HostId h : l.hosts) s += c.names[idx(h)] + " slots=" + std::to_string(K) + "\n";
       break;
     case RankFormat::kMpich:
-      for (HostId h : l.hosts) s += f.host(h).name + ":" + std::to_string(K) + "\n";
+      for (HostId h : l.hosts) s += c.names[idx(h)] + ":" + std::to_string(K) + "\n";
       break;
     case RankFormat::kSlurm:
       // SLURM_HOSTFILE for srun --distribution=arbitrary: one line per task, in rank order.
-      for (std::uint32_t r = 0; r < l.ranks(); ++r) s += f.host(l.hosts[r / K]).name + "\n";
+      for (std::uint32_t r = 0; r < l.ranks(); ++r) s += c.names[idx(l.hosts[r / K])] + "\n";
       break;
     case RankFormat::kTorchrun: {
       s += "# torchrun environment written by fabricplace";
@@ -306,12 +304,12 @@ std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat fm
            std::to_string(l.inter_leaf_edges) + " inter-leaf ring edges.\n";
       s += "NNODES=" + std::to_string(l.hosts.size()) + "\n";
       s += "NPROC_PER_NODE=" + std::to_string(K) + "\n";
-      s += "MASTER_ADDR=" + f.host(l.hosts.front()).name + "\n";
+      s += "MASTER_ADDR=" + c.names[idx(l.hosts.front())] + "\n";
       s += "MASTER_PORT=" + std::to_string(o.master_port) + "\n";
       if (const auto gpus = local_gpu_env(o, K); !gpus.empty()) s += gpus;
       s += "case \"${SLURMD_NODENAME:-$(hostname -s)}\" in\n";
       for (std::size_t i = 0; i < l.hosts.size(); ++i)
-        s += "  " + f.host(l.hosts[i]).name + ") NODE_RANK=" + std::to_string(i) + " ;;\n";
+        s += "  " + c.names[idx(l.hosts[i])] + ") NODE_RANK=" + std::to_string(i) + " ;;\n";
       s += "  *) echo \"fabricplace: ${SLURMD_NODENAME:-$(hostname -s)} is not a host of this "
            "job\" >&2\n";
       s += "     return 1 2>/dev/null || exit 1 ;;\n";
@@ -329,7 +327,7 @@ std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat fm
     case RankFormat::kJson: {
       nlohmann::ordered_json j;
       std::vector<std::string> names;
-      for (HostId h : l.hosts) names.push_back(f.host(h).name);
+      for (HostId h : l.hosts) names.push_back(c.names[idx(h)]);
       j["hosts"] = names;
       j["hostlist"] = hostlist::compress(names);
       j["tasks_per_node"] = K;

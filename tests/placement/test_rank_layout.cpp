@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/request.hpp"
 #include "test_support.hpp"
@@ -250,6 +251,78 @@ TEST_F(Small, BadRequestsAreUsageErrors) {
   ASSERT_FALSE(twice);
   EXPECT_EQ(twice.error().message, "host node001 is listed twice");
   EXPECT_FALSE(rank_layout(c, {}, 1, 1));
+}
+
+// The host map carries everything a layout needs: from its text, every allocation gets the
+// same ring and the same rank files, byte for byte, as from the full fabric.
+TEST(HostMap, RoundTripGivesIdenticalRankFiles) {
+  for (const char* spec : {kSpec, "fat2:leaves=3,down=5,up=5", "rail:sus=2,hosts=4,rails=4"}) {
+    const auto f = gen(spec);
+    const auto c = prepare(f);
+    const auto direct = host_map(c);
+    const auto text = to_host_map_text(direct);
+    auto back = parse_host_map(text, "x.hostmap");
+    ASSERT_TRUE(back) << back.error().to_string();
+    auto without_origin = [](std::string t) {
+      const auto from = t.find("# from:");
+      return t.erase(from, t.find('\n', from) - from);
+    };
+    EXPECT_EQ(without_origin(to_host_map_text(*back)), without_origin(text));
+    std::mt19937 rng(3);
+    for (int trial = 0; trial < 30; ++trial) {
+      std::vector<std::string> pick;
+      for (const auto& n : direct.names)
+        if (rng() % 2) pick.push_back(n);
+      if (pick.size() < 2) continue;
+      pick.resize(pick.size() / 2 * 2);
+      const auto list = hostlist::compress(pick);
+      auto a = rank_layout(direct, *resolve_hosts(direct, list, "h"), 2, 4);
+      auto b = rank_layout(*back, *resolve_hosts(*back, list, "h"), 2, 4);
+      ASSERT_TRUE(a && b);
+      for (auto fmt : {RankFormat::kOpenMpi, RankFormat::kSlurm, RankFormat::kJson})
+        EXPECT_EQ(write_rank_file(direct, *a, fmt, {}), write_rank_file(*back, *b, fmt, {}))
+            << spec << " " << list;
+    }
+  }
+}
+
+TEST(HostMap, Text) {
+  const auto f = gen("fat3:pods=2,leaves=2,down=2,up=2");
+  EXPECT_EQ(to_host_map_text(host_map(prepare(f))),
+            "fabricplace-hostmap 1\n"
+            "# Hosts per leaf for rank order at launch (fabricplace fabric export --format "
+            "hostmap).\n"
+            "# from: spec fat3:pods=2,leaves=2,down=2,up=2\n"
+            "# leaf NAME POD HOST...: leaves in topology.conf order, hosts in ring order\n"
+            "leaf p01-leaf01 0 node001 node002\n"
+            "leaf p01-leaf02 0 node003 node004\n"
+            "leaf p02-leaf01 1 node005 node006\n"
+            "leaf p02-leaf02 1 node007 node008\n");
+}
+
+TEST(HostMap, BadInputNamesTheLine) {
+  auto err = [](std::string_view text) {
+    auto m = parse_host_map(text, "f.hostmap");
+    EXPECT_FALSE(m);
+    return m ? std::string() : m.error().to_string();
+  };
+  EXPECT_EQ(err(""), "f.hostmap: empty host map");
+  EXPECT_EQ(err("leaf a 0 n1\n"),
+            "f.hostmap:1: expected \"fabricplace-hostmap 1\" (a host map written by "
+            "`fabricplace fabric export --format hostmap`)");
+  EXPECT_EQ(err("fabricplace-hostmap 2\n"),
+            "f.hostmap:1: host map format 2; this fabricplace reads format 1");
+  EXPECT_EQ(err("fabricplace-hostmap 1\n# c\nleaf a x n1\n"),
+            "f.hostmap:3: pod \"x\": expected a non-negative integer");
+  EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0\n"),
+            "f.hostmap:2: expected \"leaf NAME POD HOST...\"");
+  EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0 n1 n2\nleaf b 0 n3 n1\n"),
+            "f.hostmap:3: host n1 is already listed on line 2");
+  auto m = parse_host_map("fabricplace-hostmap 1\nleaf a 0 n1 n2\n", "f");
+  ASSERT_TRUE(m);
+  auto unknown = resolve_hosts(*m, "n[1-4]", "SLURM_JOB_NODELIST");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message, "SLURM_JOB_NODELIST: 2 host(s) not in the fabric: n[3-4]");
 }
 
 TEST(RankFormat, Names) {

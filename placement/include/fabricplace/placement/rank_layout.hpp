@@ -30,13 +30,39 @@ struct RankLayout {
   }
 };
 
+/// What a rank layout reads: the hosts' names and their blocks (leaves) and pods. Built
+/// from a prepared Context, or loaded from the compact host map that `fabricplace fabric
+/// export --format hostmap` writes (the SPANK plugin reads that at every step launch: a
+/// fraction of the canonical JSON's size and parse time).
+struct HostMap {
+  std::vector<std::string> names;  ///< per HostId
+  Blocks blocks;                   ///< of_host, hosts, name and pod are set
+  std::string origin;              ///< where the fabric came from
+};
+HostMap host_map(const Context& c);
+
+/// The host map as text (format 1):
+///   fabricplace-hostmap 1
+///   # from: ORIGIN
+///   leaf NAME POD HOST HOST ...      (leaves in topology.conf order, hosts in ring order)
+std::string to_host_map_text(const HostMap& m);
+/// Parses it back; errors name the file, the line and what was expected.
+Result<HostMap> parse_host_map(std::string_view text, const std::string& file);
+/// The HostIds of a Slurm hostlist; unknown hosts are an error naming them (up to 5).
+Result<std::vector<fabric::HostId>> resolve_hosts(const HostMap& m, std::string_view expr,
+                                                  std::string_view what);
+
 inline constexpr std::uint32_t kMaxTasksPerNode = 4096;
 
 /// Orders `hosts` (an allocation) for ranks: the ring order, TP groups of `tp` ranks. kUsage
-/// errors: no hosts, a host twice, tasks_per_node 0 or above kMaxTasksPerNode, tp 0, or a tp that does not tile the
-/// ranks (tp must divide K or be a multiple of it, and divide hosts x K).
-Result<RankLayout> rank_layout(const Context& c, std::vector<fabric::HostId> hosts,
+/// errors: no hosts, a host twice, tasks_per_node 0 or above kMaxTasksPerNode, tp 0, or a tp that
+/// does not tile the ranks (tp must divide K or be a multiple of it, and divide hosts x K).
+Result<RankLayout> rank_layout(const HostMap& m, std::vector<fabric::HostId> hosts,
                                std::uint32_t tasks_per_node, std::uint32_t tp);
+inline Result<RankLayout> rank_layout(const Context& c, std::vector<fabric::HostId> hosts,
+                                      std::uint32_t tasks_per_node, std::uint32_t tp) {
+  return rank_layout(host_map(c), std::move(hosts), tasks_per_node, tp);
+}
 
 /// Cores of one node, for Open MPI `slot=`: rank with local rank k of K gets cores
 /// [k C / K, (k + 1) C / K) (all of them shared when K > C: core k mod C).
@@ -64,7 +90,11 @@ struct RankFileOptions {
   std::string origin;                 ///< provenance line for the comment headers
 };
 
-std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat f,
+std::string write_rank_file(const HostMap& m, const RankLayout& l, RankFormat f,
                             const RankFileOptions& o);
+inline std::string write_rank_file(const Context& c, const RankLayout& l, RankFormat f,
+                                   const RankFileOptions& o) {
+  return write_rank_file(host_map(c), l, f, o);
+}
 
 }  // namespace fabricplace::placement

@@ -1,0 +1,134 @@
+// The compact host map: hosts per leaf and pod, all a rank layout needs.
+#include <charconv>
+#include <unordered_map>
+
+#include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/placement/rank_layout.hpp"
+
+namespace fabricplace::placement {
+
+using fabric::HostId;
+using fabric::idx;
+using fabric::kNone;
+
+HostMap host_map(const Context& c) {
+  HostMap m;
+  const auto& f = *c.fabric;
+  m.names.reserve(f.num_hosts());
+  for (std::uint32_t i = 0; i < f.num_hosts(); ++i) m.names.push_back(f.host(HostId{i}).name);
+  m.blocks.of_host = c.blocks.of_host;
+  m.blocks.hosts = c.blocks.hosts;
+  m.blocks.name = c.blocks.name;
+  m.blocks.pod = c.blocks.pod;
+  m.origin = f.origin();
+  return m;
+}
+
+std::string to_host_map_text(const HostMap& m) {
+  std::string s = "fabricplace-hostmap 1\n";
+  s += "# Hosts per leaf for rank order at launch (fabricplace fabric export --format hostmap).\n";
+  s += "# from: " + m.origin + "\n";
+  s += "# leaf NAME POD HOST...: leaves in topology.conf order, hosts in ring order\n";
+  // Pods numbered 0, 1, ... in order of first appearance (the order ring_order sorts by).
+  std::unordered_map<std::uint32_t, std::uint32_t> pod_no;
+  for (std::size_t k = 0; k < m.blocks.size(); ++k) {
+    if (m.blocks.hosts[k].empty()) continue;
+    const auto pod = pod_no.emplace(m.blocks.pod[k], pod_no.size()).first->second;
+    s += "leaf " + m.blocks.name[k] + " " + std::to_string(pod);
+    for (HostId h : m.blocks.hosts[k]) s += " " + m.names[idx(h)];
+    s += "\n";
+  }
+  return s;
+}
+
+Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
+  HostMap m;
+  std::unordered_map<std::string_view, int> line_of;  // host -> line that listed it
+  int line_no = 0;
+  bool header = false;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const auto eol = text.find('\n', pos);
+    const auto raw = text.substr(pos, eol == std::string_view::npos ? eol : eol - pos);
+    pos = eol == std::string_view::npos ? text.size() : eol + 1;
+    ++line_no;
+    const auto line = str::trim(raw);
+    if (line.empty() || line.front() == '#') continue;
+    std::vector<std::string_view> w;
+    for (std::size_t i = 0; i < line.size();) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      const std::size_t b = i;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+      if (i > b) w.push_back(line.substr(b, i - b));
+    }
+    if (!header) {
+      if (w.size() != 2 || w[0] != "fabricplace-hostmap")
+        return fail(ErrorCode::kSyntax,
+                    "expected \"fabricplace-hostmap 1\" (a host map written by `fabricplace "
+                    "fabric export --format hostmap`)",
+                    file, line_no);
+      if (w[1] != "1")
+        return fail(ErrorCode::kUnsupported,
+                    "host map format " + std::string(w[1]) + "; this fabricplace reads format 1",
+                    file, line_no);
+      header = true;
+      continue;
+    }
+    if (w[0] != "leaf" || w.size() < 4)
+      return fail(ErrorCode::kSyntax, "expected \"leaf NAME POD HOST...\"", file, line_no);
+    std::uint32_t pod = 0;
+    const auto* end = w[2].data() + w[2].size();
+    if (auto [p, ec] = std::from_chars(w[2].data(), end, pod); ec != std::errc{} || p != end)
+      return fail(ErrorCode::kSyntax,
+                  "pod \"" + std::string(w[2]) + "\": expected a non-negative integer", file,
+                  line_no);
+    const auto k = static_cast<std::uint32_t>(m.blocks.name.size());
+    m.blocks.name.emplace_back(w[1]);
+    m.blocks.pod.push_back(pod);
+    m.blocks.hosts.emplace_back();
+    for (std::size_t i = 3; i < w.size(); ++i) {
+      if (auto [it, fresh] = line_of.emplace(w[i], line_no); !fresh)
+        return fail(ErrorCode::kSyntax,
+                    "host " + std::string(w[i]) + " is already listed on line " +
+                        std::to_string(it->second),
+                    file, line_no);
+      const HostId h{static_cast<std::uint32_t>(m.names.size())};
+      m.names.emplace_back(w[i]);
+      m.blocks.of_host.push_back(k);
+      m.blocks.hosts.back().push_back(h);
+    }
+  }
+  if (!header) return fail(ErrorCode::kSyntax, "empty host map", file, 0);
+  m.origin = "host map " + file;
+  return m;
+}
+
+Result<std::vector<HostId>> resolve_hosts(const HostMap& m, std::string_view expr,
+                                          std::string_view what) {
+  auto names = hostlist::expand(expr);
+  if (!names) {
+    Error e = names.error();
+    e.code = ErrorCode::kUsage;
+    e.message = std::string(what) + ": " + e.message;
+    return std::unexpected(e);
+  }
+  std::unordered_map<std::string_view, std::uint32_t> index;
+  index.reserve(m.names.size());
+  for (std::uint32_t i = 0; i < m.names.size(); ++i) index.emplace(m.names[i], i);
+  std::vector<HostId> out;
+  std::vector<std::string> unknown;
+  for (const auto& n : *names) {
+    if (auto it = index.find(n); it != index.end())
+      out.push_back(HostId{it->second});
+    else
+      unknown.push_back(n);
+  }
+  if (!unknown.empty())
+    return fail(ErrorCode::kUsage,
+                std::string(what) + ": " + std::to_string(unknown.size()) +
+                    " host(s) not in the fabric: " + hostlist::compress(unknown));
+  return out;
+}
+
+}  // namespace fabricplace::placement
