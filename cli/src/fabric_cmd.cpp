@@ -121,8 +121,8 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
            "--format", *format,
            "slurm-topology | slurm-features | hostmap | dot | json | ibsim-net | ibnetdiscover")
         ->required()
-        ->check(CLI::IsMember(
-            {"slurm-topology", "slurm-features", "dot", "json", "ibsim-net", "ibnetdiscover"}));
+        ->check(CLI::IsMember({"slurm-topology", "slurm-features", "hostmap", "dot", "json",
+                               "ibsim-net", "ibnetdiscover"}));
     cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
     cmd->add_flag(
         "--allow-partial", *allow_partial,
