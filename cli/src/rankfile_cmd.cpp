@@ -18,6 +18,7 @@
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/request.hpp"
+#include "fabricplace/placement/slurm_env.hpp"
 #ifdef FABRICPLACE_HAVE_HWLOC
 #include "fabricplace/node/node_topology.hpp"
 #endif
@@ -39,80 +40,10 @@ const char* env(const char* name) {
   const char* v = std::getenv(name);
   return v && *v ? v : nullptr;
 }
-
-// The allocation's node list: the job's (the batch script and salloc's shell see it), else
-// the step's (inside an srun step without the job's variables).
-Result<std::pair<std::string, std::string>> slurm_job_nodes() {
-  for (const char* name : {"SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_STEP_NODELIST"})
-    if (const char* v = env(name)) return std::pair<std::string, std::string>{name, v};
-  return fail(ErrorCode::kUsage,
-              "--from-slurm-job: SLURM_JOB_NODELIST is not set (run inside a Slurm job: sbatch, "
-              "salloc or srun), or give --hosts");
-}
-
-// "8(x4),4" -> {8, 4}; nothing when it does not parse.
-std::optional<std::set<std::uint64_t>> task_counts(std::string_view v) {
-  std::set<std::uint64_t> counts;
-  for (const auto& part : str::split(v, ',')) {
-    const auto p = part.find('(');
-    auto n = str::parse_uint(part.substr(0, p), 1u << 16);
-    if (!n || *n == 0) return std::nullopt;
-    if (p != std::string_view::npos) {
-      const auto rep = part.substr(p);  // "(x4)"
-      if (rep.size() < 4 || rep.substr(0, 2) != "(x" || rep.back() != ')' ||
-          !str::parse_uint(rep.substr(2, rep.size() - 3), 1u << 24))
-        return std::nullopt;
-    }
-    counts.insert(*n);
-  }
-  return counts;
-}
-
-// Ranks per host when --from-slurm-job is not told (--tasks-per-node), and where that came
-// from. Slurm's variables describe tasks only when tasks were asked for: SLURM_NTASKS_PER_NODE
-// (--ntasks-per-node), else SLURM_TASKS_PER_NODE when SLURM_NTASKS is set (-n); without
-// either (`salloc -N4`) SLURM_TASKS_PER_NODE holds the CPU count and srun starts one task
-// per node, so K = 1. Inside an srun step on fewer nodes than the job the variables are the
-// step's, not the job's: an error. Uneven counts ("3,2" from -n 5 -N 2) are an error too:
-// every host of a rank file runs K ranks.
-Result<std::pair<std::uint32_t, std::string>> slurm_tasks_per_node() {
-  using R = std::pair<std::uint32_t, std::string>;
-  // An srun step rewrites SLURM_TASKS_PER_NODE (= SLURM_STEP_TASKS_PER_NODE); salloc's shell
-  // as an interactive step (LaunchParameters=use_interactive_step) keeps the job's.
-  const char* step = env("SLURM_STEP_NODELIST");
-  const char* job = env("SLURM_JOB_NODELIST");
-  const char* step_tasks = env("SLURM_STEP_TASKS_PER_NODE");
-  const char* tasks = env("SLURM_TASKS_PER_NODE");
-  const bool step_counts = !step_tasks || !tasks || std::string_view(step_tasks) == tasks;
-  const char* step_id = env("SLURM_STEP_ID");
-  const bool interactive_step = step_id && std::string_view(step_id) == "4294967290";
-  if (step && job && std::string_view(step) != job && step_counts && !interactive_step)
-    return fail(ErrorCode::kUsage,
-                std::string("--from-slurm-job inside an srun step on ") + step +
-                    ", fewer nodes than the job's " + job +
-                    ": Slurm's task counts here are the step's; pass --tasks-per-node");
-  if (const char* v = env("SLURM_NTASKS_PER_NODE")) {
-    auto n = str::parse_uint(v, 1u << 16);
-    if (!n || *n == 0)
-      return fail(ErrorCode::kUsage, std::string("SLURM_NTASKS_PER_NODE=") + v +
-                                         ": expected a positive count; pass --tasks-per-node");
-    return R{static_cast<std::uint32_t>(*n), "SLURM_NTASKS_PER_NODE"};
-  }
-  const char* v = env("SLURM_TASKS_PER_NODE");
-  if (!v || !env("SLURM_NTASKS"))
-    return R{1, "no task count asked of Slurm (-n, --ntasks-per-node): one per node"};
-  const auto counts = task_counts(v);
-  if (!counts)
-    return fail(ErrorCode::kUsage, std::string("SLURM_TASKS_PER_NODE=") + v +
-                                       ": expected counts like 8(x4) or 8,8; pass "
-                                       "--tasks-per-node");
-  if (counts->size() != 1)
-    return fail(ErrorCode::kUsage, std::string("SLURM_TASKS_PER_NODE=") + v +
-                                       ": the job's tasks per node are uneven, and a rank file "
-                                       "gives every host the same number of ranks; pass "
-                                       "--tasks-per-node (or ask Slurm for --ntasks-per-node)");
-  return R{static_cast<std::uint32_t>(*counts->begin()), "SLURM_TASKS_PER_NODE"};
-}
+const placement::EnvFn getenv_fn = [](const char* name) -> std::optional<std::string> {
+  if (const char* v = env(name)) return std::string(v);
+  return std::nullopt;
+};
 
 // Physical cores of this machine: distinct (package, core) pairs in sysfs, else the
 // number of online CPUs.
@@ -211,12 +142,12 @@ int run_rankfile(const RankfileOpts& o) {
   std::string hostlist = o.hosts, what = "--hosts";
   std::uint32_t K = o.tasks_per_node;
   if (o.from_slurm_job) {
-    auto nodes = slurm_job_nodes();
+    auto nodes = placement::slurm_job_nodes(getenv_fn);
     if (!nodes) return report(nodes.error());
     what = nodes->first;
     hostlist = nodes->second;
     if (!o.tasks_opt->count()) {
-      auto k = slurm_tasks_per_node();
+      auto k = placement::slurm_tasks_per_node(getenv_fn);
       if (!k) return report(k.error());
       K = k->first;
       std::cerr << "fabricplace: " << hostlist << ", " << K << " task(s) per node (" << k->second

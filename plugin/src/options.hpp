@@ -1,0 +1,37 @@
+// The job options the plugin adds to sbatch, salloc and srun, parsed without Slurm:
+//   --fabric-tp=N                   tensor-parallel group size in GPUs (ranks)
+//   --fabric-mode=constrain|exact|off
+//   --fabric-policy=fabric|slurm-tree|first-fit
+//   --fabric-rankfile=PREFIX        where the launch writes its rank files
+// Errors read as the user sees them: "fabricplace: --fabric-tp: expected ...".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "fabricplace/common/error.hpp"
+
+namespace fabricplace::plugin {
+
+enum class Mode : std::uint8_t { kConstrain, kExact, kOff };
+std::optional<Mode> parse_mode(std::string_view s);
+const char* mode_name(Mode m);
+
+enum class Option : int { kTp = 1, kMode, kPolicy, kRankfile };
+/// "fabric-tp", ... (the names registered with Slurm).
+const char* option_name(Option o);
+
+struct JobOptions {
+  std::optional<std::uint32_t> tp;
+  std::optional<Mode> mode;
+  std::optional<std::string> policy;
+  std::optional<std::string> rankfile;
+  [[nodiscard]] bool any() const { return tp || mode || policy || rankfile; }
+};
+
+/// Sets one option from its command-line value; the error message starts with the option
+/// ("--fabric-tp: expected a positive integer, got \"x\"").
+Result<void> set_option(JobOptions& o, Option which, const char* value);
+
+}  // namespace fabricplace::plugin
