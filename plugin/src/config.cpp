@@ -15,6 +15,10 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
       if (value.empty())
         return fail(ErrorCode::kUsage, "fabric=: expected the path of a fabric JSON file");
       c.fabric_path = value;
+    } else if (key == "hostmap") {
+      if (value.empty())
+        return fail(ErrorCode::kUsage, "hostmap=: expected the path of a host map file");
+      c.host_map_path = value;
     } else if (key == "policy") {
       if (value != "fabric" && value != "slurm-tree" && value != "first-fit")
         return fail(ErrorCode::kUsage,
@@ -35,7 +39,7 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
     } else {
       return fail(ErrorCode::kUsage,
                   "unknown plugstack.conf argument \"" + key +
-                      "\", expected fabric=, policy=, mode=, gpus_per_node= or log=");
+                      "\", expected fabric=, hostmap=, policy=, mode=, gpus_per_node= or log=");
     }
   }
   return c;

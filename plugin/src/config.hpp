@@ -1,5 +1,6 @@
 // plugstack.conf arguments of the SPANK plugin, parsed without Slurm so they can be tested:
-//   optional fabricplace.so fabric=/etc/slurm/fabric.json policy=fabric mode=constrain
+//   optional fabricplace.so fabric=/etc/slurm/fabric.json [hostmap=/etc/slurm/fabric.hostmap]
+//            policy=fabric mode=constrain
 //            gpus_per_node=8 log=/var/log/fabricplace.log
 #pragma once
 
@@ -12,6 +13,8 @@ namespace fabricplace::plugin {
 
 struct PluginConfig {
   std::string fabric_path;         ///< canonical JSON written by `fabricplace fabric import`
+  std::string host_map_path;       ///< `fabric export --format hostmap`; default: fabric_path's
+                                   ///< name with .hostmap for its extension
   std::string policy = "fabric";   ///< placement policy name
   std::string mode = "constrain";  ///< default --fabric-mode: constrain | exact | off
   int gpus_per_node = 8;

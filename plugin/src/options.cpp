@@ -45,7 +45,8 @@ Result<void> set_option(JobOptions& o, Option which, const char* value) {
       const auto n = str::parse_uint(v, 1u << 20);
       if (!n || *n == 0)
         return fail(ErrorCode::kUsage,
-                    name + ": expected a positive integer (GPUs per tensor-parallel group), got \"" +
+                    name +
+                        ": expected a positive integer (GPUs per tensor-parallel group), got \"" +
                         v + "\"");
       o.tp = static_cast<std::uint32_t>(*n);
       return {};
@@ -70,7 +71,7 @@ Result<void> set_option(JobOptions& o, Option which, const char* value) {
       o.rankfile = v;
       return {};
   }
-  return fail(ErrorCode::kInternal, "unknown option");
+  return fail(ErrorCode::kUsage, "unknown option");
 }
 
 }  // namespace fabricplace::plugin

@@ -34,6 +34,6 @@ TEST(PluginConfig, RejectsBadArguments) {
   EXPECT_EQ(parse_plugin_args({"gpus_per_node=0"}).error().message,
             "gpus_per_node=0: expected an integer from 1 to 1024");
   EXPECT_EQ(parse_plugin_args({"colour=red"}).error().message,
-            "unknown plugstack.conf argument \"colour\", expected fabric=, policy=, mode=, "
-            "gpus_per_node= or log=");
+            "unknown plugstack.conf argument \"colour\", expected fabric=, hostmap=, policy=, "
+            "mode=, gpus_per_node= or log=");
 }

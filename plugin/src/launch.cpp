@@ -1,0 +1,176 @@
+#include "launch.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::plugin {
+
+using placement::HostMap;
+using placement::RankLayout;
+
+Result<const HostMap*> load_host_map(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<HostMap>> cache;
+  const std::lock_guard lock(mu);
+  if (auto it = cache.find(path); it != cache.end()) return it->second.get();
+  auto text = read_file(path);
+  if (!text) return std::unexpected(text.error());
+  auto m = placement::parse_host_map(*text, path);
+  if (!m) return std::unexpected(m.error());
+  auto& slot = cache[path];
+  slot = std::make_unique<HostMap>(std::move(*m));
+  return slot.get();
+}
+
+std::string default_host_map_path(const std::string& fabric_path) {
+  const auto slash = fabric_path.rfind('/');
+  const auto dot = fabric_path.rfind('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
+    return fabric_path.substr(0, dot) + ".hostmap";
+  return fabric_path + ".hostmap";
+}
+
+Result<std::uint32_t> tp_in_ranks(std::uint32_t tp_gpus, std::uint32_t gpus_per_node,
+                                  std::uint32_t tasks_per_node) {
+  const std::uint64_t scaled = std::uint64_t{tp_gpus} * tasks_per_node;
+  if (gpus_per_node == 0 || scaled % gpus_per_node != 0 || scaled / gpus_per_node == 0)
+    return fail(ErrorCode::kUsage, "--fabric-tp " + std::to_string(tp_gpus) + " with " +
+                                       std::to_string(tasks_per_node) + " task(s) per node on " +
+                                       std::to_string(gpus_per_node) +
+                                       "-GPU nodes is not a whole number of tasks per TP group");
+  return static_cast<std::uint32_t>(scaled / gpus_per_node);
+}
+
+Result<RankLayout> plan_launch(const HostMap& m, std::string_view nodelist,
+                               std::uint32_t tasks_per_node, std::uint32_t tp_ranks) {
+  auto hosts = placement::resolve_hosts(m, nodelist, "the job's nodes");
+  if (!hosts) return std::unexpected(hosts.error());
+  return placement::rank_layout(m, std::move(*hosts), tasks_per_node, tp_ranks);
+}
+
+std::optional<TaskPlace> task_place(const HostMap& m, const RankLayout& l, std::string_view host,
+                                    std::uint32_t local_id) {
+  if (local_id >= l.tasks_per_node) return std::nullopt;
+  for (std::size_t i = 0; i < l.hosts.size(); ++i)
+    if (m.names[fabric::idx(l.hosts[i])] == host) {
+      TaskPlace p;
+      p.ring_rank = static_cast<std::uint32_t>(i) * l.tasks_per_node + local_id;
+      p.tp_group = p.ring_rank / l.tp;
+      p.tp_rank = p.ring_rank % l.tp;
+      return p;
+    }
+  return std::nullopt;
+}
+
+Result<std::vector<std::string>> write_launch_files(const HostMap& m, const RankLayout& l,
+                                                    const std::string& prefix,
+                                                    const placement::RankFileOptions& o) {
+  using placement::RankFormat;
+  const std::pair<const char*, RankFormat> files[] = {{".rankfile", RankFormat::kOpenMpi},
+                                                      {".hosts", RankFormat::kSlurm},
+                                                      {".torchrun.env", RankFormat::kTorchrun},
+                                                      {".json", RankFormat::kJson}};
+  std::vector<std::string> written;
+  for (const auto& [suffix, fmt] : files) {
+    const std::string path = prefix + suffix;
+    if (auto r = write_file_atomic(path, placement::write_rank_file(m, l, fmt, o)); !r)
+      return std::unexpected(r.error());
+    written.push_back(path);
+  }
+  return written;
+}
+
+SrunCounts parse_srun_args(const std::vector<std::string>& args) {
+  SrunCounts c;
+  // srun options that take no value: after them the next word may be the command.
+  static const char* const kFlags[] = {"-l",
+                                       "-u",
+                                       "-v",
+                                       "-vv",
+                                       "-vvv",
+                                       "-Q",
+                                       "-K",
+                                       "-X",
+                                       "-Z",
+                                       "-O",
+                                       "-E",
+                                       "-H",
+                                       "-k",
+                                       "-s",
+                                       "--label",
+                                       "--unbuffered",
+                                       "--exclusive",
+                                       "--overlap",
+                                       "--verbose",
+                                       "--quiet",
+                                       "--kill-on-bad-exit",
+                                       "--no-kill",
+                                       "--pty",
+                                       "--overcommit",
+                                       "--disable-status",
+                                       "--test-only",
+                                       "--contiguous",
+                                       "--spread-job",
+                                       "--use-min-nodes",
+                                       "--exact",
+                                       "--whole",
+                                       "--multi-prog",
+                                       "--wait-all-nodes",
+                                       "--preserve-env",
+                                       "--no-allocate",
+                                       "--hold",
+                                       "--immediate",
+                                       "--reboot",
+                                       "--help",
+                                       "--usage",
+                                       "--version"};
+  auto is_flag = [&](const std::string& a) {
+    for (const char* f : kFlags)
+      if (a == f) return true;
+    return false;
+  };
+  auto count = [](std::string_view v) -> std::optional<std::uint32_t> {
+    // "-N 2-4" ranges: the minimum counts.
+    const auto dash = v.find('-');
+    if (auto n = str::parse_uint(v.substr(0, dash), 1u << 24); n && *n > 0)
+      return static_cast<std::uint32_t>(*n);
+    return std::nullopt;
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--" || a.empty() || a[0] != '-') break;  // the command
+    if (is_flag(a)) continue;
+    std::string name = a, value;
+    bool inline_value = false;
+    if (a.rfind("--", 0) == 0) {
+      if (const auto eq = a.find('='); eq != std::string::npos) {
+        name = a.substr(0, eq);
+        value = a.substr(eq + 1);
+        inline_value = true;
+      }
+    } else if (a.size() > 2) {  // -n4
+      name = a.substr(0, 2);
+      value = a.substr(2);
+      inline_value = true;
+    }
+    if (!inline_value) {
+      if (i + 1 >= args.size()) break;
+      value = args[++i];
+    }
+    if (name == "-n" || name == "--ntasks")
+      c.ntasks = count(value);
+    else if (name == "-N" || name == "--nodes")
+      c.nodes = count(value);
+    else if (name == "--ntasks-per-node")
+      c.ntasks_per_node = count(value);
+    else if (name == "-w" || name == "--nodelist" || name == "-F" || name == "--nodefile")
+      c.nodelist = true;
+  }
+  return c;
+}
+
+}  // namespace fabricplace::plugin
