@@ -55,7 +55,7 @@ lab_lock_and_ports() {
   exit 1
 }
 
-# lab_start SPEC: up in a fresh /tmp directory (the munge socket path must stay short);
+# lab_start SPEC [lab.sh up options...]: up in a fresh /tmp directory (the munge socket path must stay short);
 # exits 77 (SKIP) where Slurm cannot run, 1 on any other failure.
 lab_start() {
   local rc
@@ -63,7 +63,9 @@ lab_start() {
   trap 'exit 130' INT TERM
   lab_lock_and_ports
   LAB_DIR=$(mktemp -d /tmp/fplab.XXXXXX) || exit 1
-  "$LAB_SH" up --fabric "$1" --fabricplace "$FABRICPLACE" --dir "$LAB_DIR" 9>&-
+  local spec=$1
+  shift
+  "$LAB_SH" up --fabric "$spec" --fabricplace "$FABRICPLACE" --dir "$LAB_DIR" "$@" 9>&-
   rc=$?
   if [[ $rc == 77 && ( ${CI:-} == true || ${FABRICPLACE_LAB_REQUIRED:-0} == 1 ) ]]; then
     echo "FAIL: the Slurm lab must run in CI (scripts/install-deps.sh installs Slurm and munge)"

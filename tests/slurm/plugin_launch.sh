@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# plugin_launch.sh FABRICPLACE PLUGIN_SO [SPEC]: the SPANK plugin on the Slurm lab, at launch.
+#   - srun --fabric-tp inside an allocation runs tasks in the fabric ring order (TP-aware
+#     leaf order), and every task gets FABRICPLACE_RING_RANK / TP_GROUP / TP_RANK;
+#   - sbatch --fabric-tp: the batch step writes fabricplace.JOBID.{rankfile,hosts,
+#     torchrun.env,json}; mpirun --rankfile inside the job follows it; an inner srun inherits
+#     the option and runs in ring order;
+#   - bad option values fail at once with a fabricplace: message;
+#   - faults never break a launch: a missing host map, a host the map lacks: one message in
+#     the log, the job runs in Slurm's order.
+# The allocation spans 3 leaves of 2 pods (12 of 16 nodes busy), so ring order differs from
+# Slurm's. Exit 77 (SKIP) where Slurm cannot run; never in CI.
+set -uo pipefail
+FABRICPLACE=${1:?usage: plugin_launch.sh FABRICPLACE PLUGIN_SO [SPEC]}
+PLUGIN=${2:?usage: plugin_launch.sh FABRICPLACE PLUGIN_SO [SPEC]}
+spec=${3:-fat3:pods=2,leaves=2,down=4,up=4}
+# shellcheck source=tests/slurm/common.sh
+. "$(dirname "$0")/common.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+
+fails=0
+check() {  # check DESCRIPTION CMD...
+  local d=$1; shift
+  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
+}
+wait_gone() {  # wait_gone JOBID [SECONDS]
+  local deadline=$(($(date +%s) + ${2:-60}))
+  while [[ -n $(job_state "$1") ]]; do
+    [[ $(date +%s) -ge $deadline ]] && return 1
+    sleep 0.2
+  done
+}
+
+# K = 2 tasks per node on "2-GPU" nodes: --fabric-tp=4 is a TP group of 2 nodes.
+plugstack=$(mktemp /tmp/fp-plugstack.XXXXXX)
+echo "required $PLUGIN fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log" >"$plugstack"
+lab_start "$spec" --plugstack "$plugstack"
+rm -f "$plugstack"
+W=$LAB_DIR/work
+mkdir -p "$W" && chmod 777 "$W" && cd "$W" || exit 1
+log=$LAB_DIR/log/fabricplace.log
+touch "$log" && chmod 666 "$log"
+ring="node005 node013 node009 node010"  # TP-aware: the two 1-host leaves pair up
+
+busy=$(sbatch --parsable -J busy -o /dev/null -w 'node[001-004,006-008,011-012,014-016]' -N 12 \
+         --wrap 'sleep 600')
+wait_running "$busy" 30 || { echo "FAIL: the busy job did not start"; exit 1; }
+
+# ---- bad option values fail at once ----------------------------------------------------
+out=$(timeout 30 srun --fabric-tp=x -N1 true 2>&1); rc=$?
+check "srun --fabric-tp=x fails (rc $rc) with a fabricplace: message" \
+  bash -c "[[ $rc != 0 ]] && grep -qF 'fabricplace: --fabric-tp: expected a positive integer' <<<'$out'"
+out=$(sbatch --fabric-mode=fast --wrap true 2>&1); rc=$?
+check "sbatch --fabric-mode=fast is rejected (rc $rc)" \
+  bash -c "[[ $rc != 0 ]] && grep -qF 'fabricplace: --fabric-mode: expected constrain, exact or off' <<<'$out'"
+
+# ---- srun --fabric-tp inside an allocation --------------------------------------------------
+cat >alloc.sh <<'EOF'
+#!/bin/bash
+srun --fabric-tp=4 bash -c 'echo "$SLURM_PROCID $(hostname) $FABRICPLACE_RING_RANK $FABRICPLACE_TP_GROUP $FABRICPLACE_TP_RANK $FABRICPLACE_RING_SIZE"' >srun-tp.out 2>srun-tp.err
+srun bash -c 'echo "$SLURM_PROCID $(hostname) ${FABRICPLACE_RING_RANK:-unset}"' >srun-plain.out 2>srun-plain.err
+EOF
+chmod +x alloc.sh
+timeout 120 salloc -N4 --ntasks-per-node=2 -J alloc ./alloc.sh >salloc.out 2>&1
+want="0 node005 0 0 0 8
+1 node005 1 0 1 8
+2 node013 2 0 2 8
+3 node013 3 0 3 8
+4 node009 4 1 0 8
+5 node009 5 1 1 8
+6 node010 6 1 2 8
+7 node010 7 1 3 8"
+check "srun --fabric-tp=4: tasks in ring order ($ring), ring rank and TP group/rank per task" \
+  test "$(sort -n srun-tp.out 2>/dev/null)" == "$want"
+check "srun without --fabric-*: Slurm's order, no FABRICPLACE_* variables" \
+  test "$(sort -n srun-plain.out 2>/dev/null | awk '{print $2, $3}' | uniq | paste -sd' ')" == \
+       "node005 unset node009 unset node010 unset node013 unset"
+
+# ---- sbatch --fabric-tp: rank files from the batch step, mpirun and an inner srun ------------
+cat >batch.sh <<'EOF'
+#!/bin/bash
+p=fabricplace.$SLURM_JOB_ID
+ls $p.rankfile $p.hosts $p.torchrun.env $p.json >files.out 2>&1
+timeout 120 mpirun --rankfile $p.rankfile -np 8 sh -c 'echo "$OMPI_COMM_WORLD_RANK $(hostname)"' >mpirun.out 2>mpirun.err
+srun bash -c 'echo "$SLURM_PROCID $(hostname) $FABRICPLACE_RING_RANK"' >inner.out 2>inner.err
+EOF
+chmod +x batch.sh
+j=$(sbatch --parsable -N4 --ntasks-per-node=2 --fabric-tp=4 -o batch.out batch.sh)
+wait_gone "$j" 120 || echo "note: batch job $j still listed"
+check "the batch step wrote the four rank files" test "$(grep -c '^fabricplace' files.out 2>/dev/null)" == 4
+check "fabricplace.$j.rankfile hosts in ring order" \
+  test "$(sed -n 's/^rank [0-9]*=\([^ ]*\) .*/\1/p' "fabricplace.$j.rankfile" 2>/dev/null | uniq | paste -sd' ')" == "$ring"
+check "mpirun --rankfile in the job: every rank on its rank-file host" \
+  test "$(sort -n mpirun.out 2>/dev/null | awk '{print $2}' | paste -sd' ')" == \
+       "$(sed -n 's/^rank [0-9]*=\([^ ]*\) .*/\1/p' "fabricplace.$j.rankfile" 2>/dev/null | paste -sd' ')"
+check "an inner srun inherits --fabric-tp: ring order, ring rank = task id" \
+  test "$(sort -n inner.out 2>/dev/null | awk '$1 == $3 {print $2}' | uniq | paste -sd' ')" == "$ring"
+check "torchrun env of the job: NODE_RANK 1 is node013" \
+  grep -qx '  node013) NODE_RANK=1 ;;' "fabricplace.$j.torchrun.env"
+
+# ---- faults never break a launch ----------------------------------------------------------
+mv "$LAB_DIR/etc/fabric.hostmap" "$LAB_DIR/etc/fabric.hostmap.away"
+: >"$log"
+timeout 120 salloc -N4 --ntasks-per-node=2 -J nomap \
+  srun --fabric-tp=4 bash -c 'echo "$SLURM_PROCID $(hostname) ${FABRICPLACE_RING_RANK:-unset}"' >nomap.out 2>nomap.err
+check "no host map: srun --fabric-tp still runs all 8 tasks, in Slurm's order" \
+  test "$(sort -n nomap.out | awk '{print $2, $3}' | uniq | paste -sd' ')" == \
+       "node005 unset node009 unset node010 unset node013 unset"
+check "no host map: one clear message naming the file" \
+  grep -qF "$LAB_DIR/etc/fabric.hostmap: cannot open" "$log"
+# A host map that lacks the job's hosts (another cluster's).
+"$FABRICPLACE" fabric export 'fat2:leaves=2,down=2,up=2' --format hostmap -o "$LAB_DIR/etc/fabric.hostmap" 2>/dev/null
+sed -i 's/node0/other0/g' "$LAB_DIR/etc/fabric.hostmap"
+: >"$log"
+timeout 120 salloc -N4 --ntasks-per-node=2 -J unknown \
+  srun --fabric-tp=4 bash -c 'echo "$SLURM_PROCID $(hostname)"' >unknown.out 2>unknown.err
+check "hosts not in the fabric: srun still runs all 8 tasks" test "$(grep -c . unknown.out)" == 8
+check "hosts not in the fabric: the message names them" \
+  grep -qF "4 host(s) not in the fabric: node[005,009-010,013]" "$log"
+mv "$LAB_DIR/etc/fabric.hostmap.away" "$LAB_DIR/etc/fabric.hostmap"
+
+check "no internal errors logged" bash -c "! grep -q 'internal error' '$log' '$LAB_DIR'/log/slurmd-*.log"
+
+if ((fails)); then
+  for f in salloc.out srun-tp.err srun-plain.err batch.out files.out mpirun.err inner.err nomap.err unknown.err "$log"; do
+    [[ -s $f ]] && { echo "---- $f"; head -30 "$f"; }
+  done
+  LAB_KEEP=1
+fi
+scancel "$busy" 2>/dev/null
+echo "== $fails failed"
+((fails == 0))
