@@ -27,6 +27,7 @@ extern "C" {
 #include "fabricplace/placement/slurm_env.hpp"
 #include "launch.hpp"
 #include "options.hpp"
+#include "submit.hpp"
 
 // The module is built with hidden visibility; what Slurm looks up is declared visible here
 // (and the version script plugin/fabricplace.lds exports nothing else).
@@ -37,6 +38,7 @@ FP_EXPORT extern const char plugin_type[];
 FP_EXPORT extern const unsigned int plugin_version;
 FP_EXPORT extern const unsigned int spank_plugin_version;
 FP_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av);
+FP_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char** av);
 FP_EXPORT int slurm_spank_user_init(spank_t sp, int ac, char** av);
 FP_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char** av);
 FP_EXPORT int slurm_spank_exit(spank_t sp, int ac, char** av);
@@ -238,6 +240,38 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
       for (auto& o : g_options)
         if (spank_option_register(sp, &o) != ESPANK_SUCCESS)
           note(true, std::string("cannot register --") + o.name);
+    return 0;
+  });
+}
+
+// Allocator (sbatch, salloc), after every option is parsed: check the request against the
+// fabric (an impossible one is rejected here, with the reason), then hand it to slurmctld's
+// job_submit.lua (constrain mode) through the job's SPANK environment.
+extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
+  return guard("init_post_opt", [&] {
+    auto& st = state();
+    if (!st.enabled || spank_context() != S_CTX_ALLOCATOR || !st.options.tp || mode() == Mode::kOff)
+      return 0;
+    auto map = fp::plugin::load_host_map(host_map_path());
+    if (!map) {
+      note(true, map.error().to_string() + "; the job is submitted without fabricplace");
+      return 0;
+    }
+    const auto args = own_args();
+    auto shape = fp::plugin::submit_shape({}, args);
+    if (shape.script)
+      if (auto text = fp::read_file(*shape.script))
+        shape = fp::plugin::submit_shape(fp::plugin::sbatch_directives(*text), args);
+    const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
+    if (auto v = fp::plugin::validate_submission(**map, shape.nodes.value_or(1), G, *st.options.tp);
+        !v) {
+      note(true, v.error().message);
+      return -1;  // the user asked for something impossible: reject at submission
+    }
+    if (mode() == Mode::kConstrain) {
+      spank_job_control_setenv(sp, "FABRICPLACE_TP", std::to_string(*st.options.tp).c_str(), 1);
+      spank_job_control_setenv(sp, "FABRICPLACE_GPUS_PER_NODE", std::to_string(G).c_str(), 1);
+    }
     return 0;
   });
 }

@@ -127,7 +127,16 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
                                        "--reboot",
                                        "--help",
                                        "--usage",
-                                       "--version"};
+                                       "--version",
+                                       "--parsable",
+                                       "--requeue",
+                                       "--no-requeue",
+                                       "-W",
+                                       "--wait",
+                                       "--ignore-pbs",
+                                       "--no-shell",
+                                       "--bell",
+                                       "--no-bell"};
   auto is_flag = [&](const std::string& a) {
     for (const char* f : kFlags)
       if (a == f) return true;
@@ -142,7 +151,14 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--" || a.empty() || a[0] != '-') break;  // the command
+    if (a == "--") {
+      if (i + 1 < args.size()) c.command = i + 1;
+      break;
+    }
+    if (a.empty() || a[0] != '-') {  // the command
+      c.command = i;
+      break;
+    }
     if (is_flag(a)) continue;
     std::string name = a, value;
     bool inline_value = false;

@@ -54,6 +54,8 @@ Result<std::vector<std::string>> write_launch_files(const placement::HostMap& m,
 struct SrunCounts {
   std::optional<std::uint32_t> ntasks, nodes, ntasks_per_node;
   bool nodelist = false;  ///< -w/--nodelist/--nodefile/-F given: the user chose the hosts
+  std::optional<std::size_t> command;  ///< index of the first non-option word (the command,
+                                       ///< or sbatch's script)
 };
 SrunCounts parse_srun_args(const std::vector<std::string>& args);
 

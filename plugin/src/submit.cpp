@@ -1,0 +1,87 @@
+#include "submit.hpp"
+
+#include <algorithm>
+
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::plugin {
+
+std::vector<std::string> sbatch_directives(std::string_view script) {
+  std::vector<std::string> words;
+  std::size_t pos = 0;
+  bool first = true;
+  while (pos < script.size()) {
+    const auto eol = script.find('\n', pos);
+    auto line = str::trim(script.substr(pos, eol == std::string_view::npos ? eol : eol - pos));
+    pos = eol == std::string_view::npos ? script.size() : eol + 1;
+    if (first && line.rfind("#!", 0) == 0) {
+      first = false;
+      continue;
+    }
+    first = false;
+    if (line.empty()) continue;
+    if (line.front() != '#') break;  // the first command ends the directives, as in sbatch
+    if (line.rfind("#SBATCH", 0) != 0) continue;
+    line.remove_prefix(7);
+    if (const auto hash = line.find(" #"); hash != std::string_view::npos)
+      line = line.substr(0, hash);  // a trailing comment
+    for (std::size_t i = 0; i < line.size();) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      const std::size_t b = i;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+      if (i > b) words.emplace_back(line.substr(b, i - b));
+    }
+  }
+  return words;
+}
+
+SubmitShape submit_shape(const std::vector<std::string>& directives,
+                         const std::vector<std::string>& args) {
+  SubmitShape s;
+  for (const auto* words : {&directives, &args}) {
+    const auto c = parse_srun_args(*words);
+    if (c.nodes) s.nodes = c.nodes;
+    if (c.ntasks) s.ntasks = c.ntasks;
+    if (c.ntasks_per_node) s.ntasks_per_node = c.ntasks_per_node;
+    s.nodelist = s.nodelist || c.nodelist;
+    if (words == &args && c.command) s.script = (*words)[*c.command];
+  }
+  return s;
+}
+
+Result<void> validate_submission(const placement::HostMap& m, std::uint32_t nodes,
+                                 std::uint32_t gpus_per_node, std::uint32_t tp) {
+  const std::string opt = "--fabric-tp " + std::to_string(tp);
+  const auto G = gpus_per_node;
+  if (nodes > m.names.size())
+    return fail(ErrorCode::kUsage, "the job asks for " + std::to_string(nodes) +
+                                       " nodes; the fabric has " + std::to_string(m.names.size()) +
+                                       " hosts");
+  if (tp <= G && G % tp != 0)
+    return fail(ErrorCode::kUsage,
+                opt + ": a TP group inside a node must divide its " + std::to_string(G) + " GPUs");
+  if (tp > G && tp % G != 0)
+    return fail(ErrorCode::kUsage, opt + ": a TP group larger than a node must span whole " +
+                                       std::to_string(G) + "-GPU nodes");
+  if ((std::uint64_t{nodes} * G) % tp != 0)
+    return fail(ErrorCode::kUsage, opt + " does not tile the job: " + std::to_string(nodes) +
+                                       " nodes x " + std::to_string(G) +
+                                       " GPUs = " + std::to_string(std::uint64_t{nodes} * G) +
+                                       " GPUs, not a multiple of " + std::to_string(tp));
+  if (tp > G) {
+    std::size_t largest = 0;
+    std::string where;
+    for (std::size_t k = 0; k < m.blocks.size(); ++k)
+      if (m.blocks.hosts[k].size() > largest) {
+        largest = m.blocks.hosts[k].size();
+        where = m.blocks.name[k];
+      }
+    if (tp / G > largest)
+      return fail(ErrorCode::kUsage, opt + ": a TP group needs " + std::to_string(tp / G) +
+                                         " nodes under one leaf; the largest leaf (" + where +
+                                         ") has " + std::to_string(largest) + " hosts");
+  }
+  return {};
+}
+
+}  // namespace fabricplace::plugin

@@ -1,0 +1,43 @@
+// What the plugin does at submission (sbatch, salloc: SPANK's allocator context), without
+// Slurm: the job's shape as sbatch will see it, checked against the fabric.
+//
+// The node count is not a SPANK item in allocator context, and option callbacks run while
+// sbatch is still parsing (environment, then #SBATCH lines, then the command line). So the
+// plugin reads the shape itself from the same sources, in the same order: the script's
+// #SBATCH lines, then the process's own command line (/proc/self/cmdline), the later
+// overriding the earlier. sbatch has no environment variable for -N.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fabricplace/common/error.hpp"
+#include "fabricplace/placement/rank_layout.hpp"
+#include "launch.hpp"
+
+namespace fabricplace::plugin {
+
+struct SubmitShape {
+  std::optional<std::uint32_t> nodes, ntasks, ntasks_per_node;
+  bool nodelist = false;              ///< -w/--nodelist given: the user chose the hosts
+  std::optional<std::string> script;  ///< sbatch's script path, when one was given
+};
+
+/// The #SBATCH options of a batch script: the lines starting "#SBATCH" before the first
+/// line that is neither a comment nor blank, split on white space.
+std::vector<std::string> sbatch_directives(std::string_view script);
+
+/// The shape from #SBATCH words (may be empty) and the command line (argv without argv[0]);
+/// the command line wins.
+SubmitShape submit_shape(const std::vector<std::string>& directives,
+                         const std::vector<std::string>& args);
+
+/// Checks a request of `nodes` nodes of `gpus_per_node` GPUs with TP groups of `tp` GPUs
+/// against the fabric: more nodes than it has hosts, a TP group larger than any leaf can
+/// hold, a TP size that does not divide a node or span whole nodes, a TP that does not
+/// tile the job. kUsage errors, worded for `--fabric-tp`.
+Result<void> validate_submission(const placement::HostMap& m, std::uint32_t nodes,
+                                 std::uint32_t gpus_per_node, std::uint32_t tp);
+
+}  // namespace fabricplace::plugin
