@@ -15,6 +15,7 @@ packages=(
   slurmctld slurmd slurm-client munge             # the Slurm lab cluster (tests/slurm/lab.sh)
   openmpi-bin                                    # mpirun for rank-order checks on the lab
   hwloc                                          # lstopo (node topology: GPUs, HCAs, cores)
+  lua5.1                                         # etc/job_submit.lua's unit test (slurmctld's Lua)
   util-linux                                     # unshare (a UTS namespace per slurmd), flock
 )
 sudo=""

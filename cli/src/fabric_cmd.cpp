@@ -117,11 +117,11 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
                                        "node features, DOT, JSON, an ibsim net file or an "
                                        "ibnetdiscover dump");
     in->add(cmd, "fabric: dump(s), JSON, topology.conf, tiers CSV or spec");
-    cmd->add_option(
-           "--format", *format,
-           "slurm-topology | slurm-features | hostmap | dot | json | ibsim-net | ibnetdiscover")
+    cmd->add_option("--format", *format,
+                    "slurm-topology | slurm-features | hostmap | lua | dot | json | ibsim-net | "
+                    "ibnetdiscover")
         ->required()
-        ->check(CLI::IsMember({"slurm-topology", "slurm-features", "hostmap", "dot", "json",
+        ->check(CLI::IsMember({"slurm-topology", "slurm-features", "hostmap", "lua", "dot", "json",
                                "ibsim-net", "ibnetdiscover"}));
     cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
     cmd->add_flag(
@@ -152,6 +152,9 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
         } else if (*format == "hostmap") {
           // Hosts per leaf and pod for the SPANK plugin's launch path (docs/slurm.md).
           text = placement::to_host_map_text(placement::host_map(placement::prepare(*f)));
+        } else if (*format == "lua") {
+          // The fabric table slurmctld's job_submit.lua reads (etc/job_submit.lua).
+          text = placement::to_lua_table(placement::host_map(placement::prepare(*f)));
         } else if (*format == "dot") {
           text = to_dot(*f);
         } else if (*format == "json") {

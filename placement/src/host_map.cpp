@@ -42,6 +42,43 @@ std::string to_host_map_text(const HostMap& m) {
   return s;
 }
 
+namespace {
+// A Lua string literal: quotes, backslashes and control characters escaped.
+std::string lua_string(std::string_view v) {
+  std::string s = "\"";
+  for (const char ch : v) {
+    if (ch == '"' || ch == '\\') {
+      s += '\\';
+      s += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      s += "\\" + std::to_string(static_cast<unsigned char>(ch));
+    } else {
+      s += ch;
+    }
+  }
+  return s + "\"";
+}
+}  // namespace
+
+std::string to_lua_table(const HostMap& m) {
+  std::string s =
+      "-- fabricplace fabric table for job_submit.lua (fabricplace fabric export --format lua)\n";
+  s += "-- Leaves in topology.conf order (the names are the per-leaf node features of\n";
+  s += "-- `fabric export --format slurm-features`), hosts in ring order.\n";
+  s += "return {\n  version = 1,\n  origin = " + lua_string(m.origin) + ",\n  leaves = {\n";
+  std::unordered_map<std::uint32_t, std::uint32_t> pod_no;
+  for (std::size_t k = 0; k < m.blocks.size(); ++k) {
+    if (m.blocks.hosts[k].empty()) continue;
+    const auto pod = pod_no.emplace(m.blocks.pod[k], pod_no.size()).first->second;
+    s += "    { name = " + lua_string(m.blocks.name[k]) + ", pod = " + std::to_string(pod) +
+         ", hosts = {";
+    for (std::size_t i = 0; i < m.blocks.hosts[k].size(); ++i)
+      s += (i ? ", " : " ") + lua_string(m.names[idx(m.blocks.hosts[k][i])]);
+    s += " } },\n";
+  }
+  return s + "  },\n}\n";
+}
+
 Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
   HostMap m;
   std::unordered_map<std::string_view, int> line_of;  // host -> line that listed it

@@ -7,8 +7,8 @@
 #   lab.sh status [--dir DIR]
 #
 # The nodes, topology.conf and per-node features come from `fabricplace fabric export SPEC`
-# (--format slurm-topology / slurm-features); DIR/etc/fabric.json (and fabric.hostmap, for
-# the SPANK plugin) is the same fabric as
+# (--format slurm-topology / slurm-features); DIR/etc/fabric.json (and fabric.hostmap and
+# fabric.lua, for the SPANK plugin and job_submit.lua) is the same fabric as
 # JSON, for `fabricplace place --fabric`. One munged on a private socket, one slurmctld and
 # one slurmd per host (multiple-slurmd: `slurmd -N nodeNNN`, each under `unshare --uts` so
 # `hostname` in a job prints the node name; NodeAddr 127.0.1.K, Port BASE_PORT+K for the
@@ -243,6 +243,8 @@ lab_up() {
     die "fabricplace fabric export $spec --format json failed"
   "$fp" fabric export "$spec" --format hostmap -o "$ETC/fabric.hostmap" ||
     die "fabricplace fabric export $spec --format hostmap failed"
+  "$fp" fabric export "$spec" --format lua -o "$ETC/fabric.lua" ||
+    die "fabricplace fabric export $spec --format lua failed"
   hosts=()
   local line h
   while read -r line; do

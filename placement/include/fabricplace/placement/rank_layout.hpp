@@ -46,6 +46,10 @@ HostMap host_map(const Context& c);
 ///   # from: ORIGIN
 ///   leaf NAME POD HOST HOST ...      (leaves in topology.conf order, hosts in ring order)
 std::string to_host_map_text(const HostMap& m);
+/// The same as a Lua table for slurmctld's job_submit.lua (`fabric export --format lua`):
+///   return { version = 1, origin = "...", leaves = { { name = "leaf01", pod = 0,
+///            hosts = { "node001", ... } }, ... } }
+std::string to_lua_table(const HostMap& m);
 /// Parses it back; errors name the file, the line and what was expected.
 Result<HostMap> parse_host_map(std::string_view text, const std::string& file);
 /// The HostIds of a Slurm hostlist; unknown hosts are an error naming them (up to 5).

@@ -1,0 +1,214 @@
+--[[
+fabricplace job_submit.lua: the slurmctld half of fabricplace's constrain mode
+(JobSubmitPlugins=lua; Slurm 22.05 runs it with Lua 5.1 inside slurmctld).
+
+sbatch/salloc --fabric-tp=T (plugin fabricplace.so, mode constrain) puts FABRICPLACE_TP=T and
+FABRICPLACE_GPUS_PER_NODE=G into the job's SPANK environment. When a TP group spans nodes
+(T > G: groups of g = T / G nodes), this script turns the request into a per-leaf node-feature
+constraint so that every group lands inside one leaf:
+  - one leaf with room for the whole job:     features = "p01-leaf03"
+  - else leaves of one pod, else of several:  features = "[p01-leaf01*4&p01-leaf02*2]"
+    (each count a multiple of g; leaves with the most room first, the tightest pod first)
+Leaf names are the node features of `fabricplace fabric export --format slurm-features`.
+
+It reads the fabric from a table precomputed by `fabricplace fabric export --format lua`
+(never a process per submission), and estimates the free hosts of each leaf in-process
+from the running jobs' node lists (slurm.jobs[id].nodes). It never asks for node states
+over RPC: sinfo or scontrol from here would deadlock slurmctld, which holds its locks.
+
+The trade-off: the choice is a snapshot at submission. Jobs that end or start before this
+one is scheduled are not seen; down or drained nodes are not seen either (no node table
+here); a job whose constraint cannot be met waits for those leaves. `--fabric-mode=exact`
+pins exact nodes instead (immediate jobs), `--fabric-mode=off` leaves the job alone.
+A job that already has a constraint (-C) is left alone.
+]]
+
+local M = {}
+
+M.FABRIC_TABLE = "/etc/slurm/fabric.lua"  -- fabricplace fabric export --format lua
+M.LOG = nil                               -- a file for one line per decision, or nil
+
+local function log(fmt, ...)
+  local msg = string.format(fmt, ...)
+  if slurm and slurm.log_info then slurm.log_info("fabricplace: %s", msg) end
+  if M.LOG then
+    local f = io.open(M.LOG, "a")
+    if f then f:write(os.date("%Y-%m-%dT%H:%M:%S "), msg, "\n"); f:close() end
+  end
+end
+
+-- "node[001-003,007],gpu5" -> { "node001", "node002", "node003", "node007", "gpu5" }
+function M.expand(list)
+  local out = {}
+  if list == nil or list == "" then return out end
+  local i, n = 1, #list
+  while i <= n do
+    local depth, j = 0, i
+    while j <= n do
+      local c = list:sub(j, j)
+      if c == "[" then depth = depth + 1 elseif c == "]" then depth = depth - 1
+      elseif c == "," and depth == 0 then break end
+      j = j + 1
+    end
+    local term = list:sub(i, j - 1)
+    local pre, body, post = term:match("^([^%[]*)%[([^%]]*)%](.*)$")
+    if pre == nil then
+      if term ~= "" then out[#out + 1] = term end
+    else
+      for part in body:gmatch("[^,]+") do
+        local a, b = part:match("^(%d+)%-(%d+)$")
+        if a then
+          for k = tonumber(a), tonumber(b) do
+            out[#out + 1] = pre .. string.format("%0" .. #a .. "d", k) .. post
+          end
+        else
+          out[#out + 1] = pre .. part .. post
+        end
+      end
+    end
+    i = j + 1
+  end
+  return out
+end
+
+-- The fabric table, with leaf_of[host] = leaf index.
+function M.load_fabric(path)
+  local ok, t = pcall(dofile, path)
+  if not ok then return nil, tostring(t) end
+  if type(t) ~= "table" or t.version ~= 1 or type(t.leaves) ~= "table" then
+    return nil, path .. ": not a fabricplace fabric table (version 1)"
+  end
+  t.leaf_of = {}
+  for i, leaf in ipairs(t.leaves) do
+    for _, h in ipairs(leaf.hosts) do t.leaf_of[h] = i end
+  end
+  return t
+end
+
+-- Hosts held by jobs that run, are suspended or are completing.
+function M.busy_hosts(jobs)
+  local busy = {}
+  for _, j in pairs(jobs or {}) do
+    local st = tonumber(j.job_state) or 0
+    local base = st % 256
+    local completing = math.floor(st / 32768) % 2 == 1  -- JOB_COMPLETING = 0x8000
+    if base == 1 or base == 2 or completing then
+      for _, h in ipairs(M.expand(j.nodes)) do busy[h] = true end
+    end
+  end
+  return busy
+end
+
+-- The constraint for `nodes` nodes in groups of `g` nodes, given the busy hosts; or nil and
+-- the reason. Leaves: free = hosts not busy, room = whole groups that fit.
+function M.plan(fabric, busy, nodes, g)
+  if nodes % g ~= 0 then return nil, "the node count is not a multiple of the TP group" end
+  local need = nodes / g
+  local room, pods = {}, {}
+  for i, leaf in ipairs(fabric.leaves) do
+    local free = 0
+    for _, h in ipairs(leaf.hosts) do if not busy[h] then free = free + 1 end end
+    room[i] = math.floor(free / g)
+    local p = pods[leaf.pod + 1] or { room = 0, leaves = {} }
+    p.room = p.room + room[i]
+    p.leaves[#p.leaves + 1] = i
+    pods[leaf.pod + 1] = p
+  end
+  -- 1. The tightest single leaf.
+  local best
+  for i = 1, #fabric.leaves do
+    if room[i] >= need and (best == nil or room[i] < room[best]) then best = i end
+  end
+  if best then return fabric.leaves[best].name end
+  -- 2. The tightest single pod, else every leaf; leaves with the most room first.
+  local candidates
+  local best_pod
+  for _, p in pairs(pods) do
+    if p.room >= need and (best_pod == nil or p.room < best_pod.room) then best_pod = p end
+  end
+  if best_pod then
+    candidates = best_pod.leaves
+  else
+    candidates = {}
+    for i = 1, #fabric.leaves do candidates[#candidates + 1] = i end
+  end
+  table.sort(candidates, function(a, b)
+    if room[a] ~= room[b] then return room[a] > room[b] end
+    return a < b
+  end)
+  local parts, left = {}, need
+  for _, i in ipairs(candidates) do
+    if left == 0 then break end
+    local take = math.min(room[i], left)
+    if take > 0 then
+      parts[#parts + 1] = { i = i, n = take * g }
+      left = left - take
+    end
+  end
+  if left > 0 then
+    return nil, string.format("only %d of %d whole TP groups of %d nodes fit in the free hosts now",
+                              need - left, need, g)
+  end
+  table.sort(parts, function(a, b) return a.i < b.i end)  -- topology.conf order
+  local terms = {}
+  for _, p in ipairs(parts) do terms[#terms + 1] = fabric.leaves[p.i].name .. "*" .. p.n end
+  return "[" .. table.concat(terms, "&") .. "]"
+end
+
+-- spank_job_env is a table indexed from 0: iterate with pairs.
+function M.spank_env(job_desc)
+  local t = {}
+  for _, v in pairs(job_desc.spank_job_env or {}) do
+    local name, val = string.match(v, "^([^=]+)=(.*)$")
+    if name then t[name] = val end
+  end
+  return t
+end
+
+local fabric_table, fabric_error
+
+function M.submit(job_desc, jobs)
+  local env = M.spank_env(job_desc)
+  local tp, gpn = tonumber(env.FABRICPLACE_TP), tonumber(env.FABRICPLACE_GPUS_PER_NODE)
+  if tp == nil or gpn == nil or tp <= gpn then return end  -- TP inside a node: nothing to pin
+  if job_desc.features ~= nil and job_desc.features ~= "" then
+    log("job %s has its own constraint %s; left alone", tostring(job_desc.name), job_desc.features)
+    return
+  end
+  if fabric_table == nil and fabric_error == nil then
+    fabric_table, fabric_error = M.load_fabric(M.FABRIC_TABLE)
+    if fabric_error then log("cannot load %s: %s", M.FABRIC_TABLE, fabric_error) end
+  end
+  if fabric_table == nil then return end
+  local nodes = tonumber(job_desc.min_nodes)
+  if nodes == nil or (slurm and nodes == slurm.NO_VAL) then nodes = 1 end
+  local g = math.floor(tp / gpn)
+  local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g)
+  if features then
+    job_desc.features = features
+    log("job %s: %d nodes, TP groups of %d nodes: features=%s", tostring(job_desc.name), nodes, g,
+        features)
+    if slurm and slurm.log_user then
+      slurm.log_user("fabricplace: TP groups of %d nodes kept inside leaves: %s", g, features)
+    end
+  else
+    log("job %s: %d nodes, TP groups of %d nodes: %s; left to Slurm", tostring(job_desc.name),
+        nodes, g, why)
+    if slurm and slurm.log_user then
+      slurm.log_user("fabricplace: %s; Slurm places the job as it is", why)
+    end
+  end
+end
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+  local ok, err = pcall(M.submit, job_desc, slurm.jobs)
+  if not ok then log("internal error: %s; job left to Slurm", tostring(err)) end
+  return slurm.SUCCESS  -- never reject a job: fabricplace only steers
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+  return slurm.SUCCESS
+end
+
+if slurm == nil then return M end  -- loaded by tests (lua5.1 etc/job_submit.lua)
+return slurm.SUCCESS

@@ -1,0 +1,70 @@
+-- Unit tests of etc/job_submit.lua's pure functions under Lua 5.1 (the interpreter slurmctld
+-- embeds): lua5.1 tests/plugin/test_job_submit.lua ETC_JOB_SUBMIT_LUA FABRIC_LUA
+-- The end-to-end behaviour inside a real slurmctld is tests/slurm/plugin_submit.sh.
+local script, fabric_path = arg[1], arg[2]
+local M = dofile(script)
+local failures = 0
+local function eq(what, got, want)
+  if got ~= want then
+    failures = failures + 1
+    print(string.format("FAIL %s: got %s, want %s", what, tostring(got), tostring(want)))
+  end
+end
+
+eq("expand", table.concat(M.expand("node[001-003,007],gpu5,x[8-10]y"), " "),
+   "node001 node002 node003 node007 gpu5 x8y x9y x10y")
+eq("expand empty", #M.expand(""), 0)
+
+local f, err = M.load_fabric(fabric_path)
+eq("load", err, nil)
+-- fat3:pods=2,leaves=2,down=4,up=4: p01-leaf01 node001-004, p01-leaf02 node005-008, pod 2 ...
+eq("leaf_of", f.leaf_of["node006"], 2)
+local bad, why = M.load_fabric("/nonexistent/fabric.lua")
+eq("missing table", bad, nil)
+eq("missing table says why", why ~= nil and why:find("nonexistent") ~= nil, true)
+
+local function busy(list)
+  local b = {}
+  for _, h in ipairs(M.expand(list)) do b[h] = true end
+  return b
+end
+-- One leaf fits: the tightest one.
+eq("one leaf", M.plan(f, busy("node[001-002,005,009-016]"), 2, 2), "p01-leaf01")
+-- 3 free in each leaf of pod 1, pod 2 full: 2 + 2.
+eq("one pod", M.plan(f, busy("node[001,005,009-016]"), 4, 2), "[p01-leaf01*2&p01-leaf02*2]")
+-- The tightest pod that fits (pod 2: 2 + 4 free = 3 groups; pod 1: 1 + 1 = 1 group).
+eq("tightest pod", M.plan(f, busy("node[001-003,005-007,009-010]"), 6, 2),
+   "[p02-leaf01*2&p02-leaf02*4]")
+-- Across pods.
+eq("across pods", M.plan(f, busy("node[001-002,005-006,009-012,013-014]"), 6, 2),
+   "[p01-leaf01*2&p01-leaf02*2&p02-leaf02*2]")
+local none, reason = M.plan(f, busy("node[001-003,005-007,009-011,013-015]"), 4, 2)
+eq("no room", none, nil)
+eq("no room reason", reason, "only 0 of 2 whole TP groups of 2 nodes fit in the free hosts now")
+
+-- Running (1), suspended (2) and completing (0x8000 flag) jobs hold hosts; pending (0) not.
+local b = M.busy_hosts({ [1] = { job_state = 1, nodes = "node[001-002]" },
+                         [2] = { job_state = 0, nodes = nil },
+                         [3] = { job_state = 32768 + 3, nodes = "node003" },
+                         [4] = { job_state = 3, nodes = "node004" } })
+eq("busy running", b["node001"], true)
+eq("busy completing", b["node003"], true)
+eq("not busy complete", b["node004"], nil)
+
+-- submit(): features set from the SPANK environment (indexed from 0), own -C respected.
+M.FABRIC_TABLE = fabric_path
+local job = { name = "t", min_nodes = 4,
+              spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
+M.submit(job, { [7] = { job_state = 1, nodes = "node[001,005,009-016]" } })
+eq("submit features", job.features, "[p01-leaf01*2&p01-leaf02*2]")
+local own = { name = "own", min_nodes = 4, features = "fast",
+              spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
+M.submit(own, {})
+eq("own constraint kept", own.features, "fast")
+local intra = { name = "intra", min_nodes = 4,
+                spank_job_env = { [0] = "FABRICPLACE_TP=2", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
+M.submit(intra, {})
+eq("TP inside a node: no constraint", intra.features, nil)
+
+if failures > 0 then os.exit(1) end
+print("ok")

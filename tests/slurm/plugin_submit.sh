@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# plugin_submit.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]: the SPANK plugin and
+# etc/job_submit.lua at submission, on the Slurm lab (nodes of "2 GPUs": --fabric-tp=4 is a
+# TP group of 2 nodes).
+#   - impossible requests are rejected at once with the reason;
+#   - constrain mode: with 3 free hosts in each leaf of pod 1 (pod 2 full), a 4-node TP-4
+#     job gets 2 + 2 (every TP group inside one leaf), where the same job without the plugin
+#     (--fabric-mode=off) gets Slurm's best fit, 3 + 1, and splits a group;
+#   - a job with its own -C is left alone; a job that fits in one leaf gets that leaf.
+# Exit 77 (SKIP) where Slurm cannot run; never in CI.
+set -uo pipefail
+FABRICPLACE=${1:?usage: plugin_submit.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]}
+PLUGIN=${2:?}
+LUA=${3:?}
+spec=${4:-fat3:pods=2,leaves=2,down=4,up=4}
+# shellcheck source=tests/slurm/common.sh
+. "$(dirname "$0")/common.sh"
+
+fails=0
+check() {  # check DESCRIPTION CMD...
+  local d=$1; shift
+  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
+}
+# leaf_counts HOSTLIST: hosts per leaf of the lab fabric, "p01-leaf01:2 p01-leaf02:2"
+leaf_counts() {
+  local h
+  for h in $(scontrol show hostnames "$1"); do
+    sed -n "s/^NodeName=\([^ ]*\) Features=\([^, ]*\).*/\1 \2/p" "$LAB_DIR/etc/features.conf" |
+      while read -r nl leaf; do scontrol show hostnames "$nl" | grep -qx "$h" && echo "$leaf"; done
+  done | sort | uniq -c | awk '{ printf "%s%s:%s", (NR > 1 ? " " : ""), $2, $1 }'
+}
+
+tmp=$(mktemp -d /tmp/fp-submit.XXXXXX)
+echo "required $PLUGIN fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log" >"$tmp/plugstack.conf"
+sed -e 's|^M.FABRIC_TABLE = .*|M.FABRIC_TABLE = "@LAB@/etc/fabric.lua"|' \
+    -e 's|^M.LOG = nil .*|M.LOG = "@LAB@/log/job_submit.log"|' "$LUA" >"$tmp/job_submit.lua"
+lab_start "$spec" --plugstack "$tmp/plugstack.conf" --job-submit "$tmp/job_submit.lua"
+rm -rf "$tmp"
+W=$LAB_DIR/work
+mkdir -p "$W" && cd "$W" || exit 1
+touch "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
+chmod 666 "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
+
+# ---- impossible requests: rejected at submission, with the reason -----------------------
+out=$(sbatch --fabric-tp=16 -N 8 --wrap true 2>&1); rc=$?
+check "TP group larger than any leaf is rejected (rc $rc)" bash -c "[[ $rc != 0 ]] && grep -qF \
+  'fabricplace: --fabric-tp 16: a TP group needs 8 nodes under one leaf; the largest leaf (p01-leaf01) has 4 hosts' <<<'$out'"
+out=$(sbatch --fabric-tp=4 -N 3 --wrap true 2>&1); rc=$?
+check "TP not tiling the job is rejected (rc $rc)" bash -c "[[ $rc != 0 ]] && grep -qF \
+  'fabricplace: --fabric-tp 4 does not tile the job: 3 nodes x 2 GPUs = 6 GPUs, not a multiple of 4' <<<'$out'"
+printf '#!/bin/bash\n#SBATCH -N 20\ntrue\n' >big.sh
+out=$(sbatch --fabric-tp=2 big.sh 2>&1); rc=$?
+check "more nodes than the fabric (from #SBATCH -N) is rejected (rc $rc)" bash -c "[[ $rc != 0 ]] && grep -qF \
+  'fabricplace: the job asks for 20 nodes; the fabric has 16 hosts' <<<'$out'"
+
+# ---- constrain: every TP group inside one leaf ----------------------------------------------
+busy=$(sbatch --parsable -J busy -o /dev/null -w 'node[001,005,009-016]' -N 10 --wrap 'sleep 600')
+wait_running "$busy" 30 || { echo "FAIL: the busy job did not start"; exit 1; }
+
+run_probe() {  # run_probe NAME SBATCH-ARGS...: the probe's nodes once it runs
+  local j
+  j=$(sbatch --parsable -J "$1" -o /dev/null "${@:2}" --wrap 'sleep 600') || return 1
+  wait_running "$j" 30 || { echo "probe $1 ($j) did not start: $(squeue -h -j "$j" -o '%T %r')" >&2; scancel "$j"; return 1; }
+  squeue -h -j "$j" -o %N
+  scancel "$j"
+  local deadline=$(($(date +%s) + 30))
+  while [[ -n $(squeue -h -j "$j" 2>/dev/null) && $(date +%s) -lt $deadline ]]; do sleep 0.1; done
+}
+plain=$(run_probe plain -N 4 --fabric-tp=4 --fabric-mode=off)
+check "without fabricplace (mode off) Slurm takes 3 + 1 and splits a TP group ($plain: $(leaf_counts "$plain"))" \
+  test "$(leaf_counts "$plain")" == "p01-leaf01:3 p01-leaf02:1"
+ours=$(run_probe ours -N 4 --fabric-tp=4)
+check "constrain: 2 + 2, every TP group inside one leaf ($ours: $(leaf_counts "$ours"))" \
+  test "$(leaf_counts "$ours")" == "p01-leaf01:2 p01-leaf02:2"
+check "job_submit.lua logged the constraint" \
+  grep -qF "4 nodes, TP groups of 2 nodes: features=[p01-leaf01*2&p01-leaf02*2]" "$LAB_DIR/log/job_submit.log"
+one=$(run_probe one -N 2 --fabric-tp=4)
+check "a job that fits in one leaf gets the tightest leaf ($one)" \
+  bash -c "[[ '$(leaf_counts "$one")' == 'p01-leaf01:2' || '$(leaf_counts "$one")' == 'p01-leaf02:2' ]]"
+own=$(run_probe own -N 4 --fabric-tp=4 -C 'p01-leaf01|p01-leaf02')
+check "a job with its own -C is left alone ($own)" \
+  grep -qF "has its own constraint" "$LAB_DIR/log/job_submit.log"
+
+check "no internal errors" bash -c "! grep -q 'internal error' '$LAB_DIR/log/fabricplace.log' '$LAB_DIR/log/job_submit.log'"
+if ((fails)); then
+  for f in "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"; do echo "---- $f"; tail -20 "$f"; done
+  grep -i 'lua\|job_submit' "$LAB_DIR/log/slurmctld.log" | tail -10
+  LAB_KEEP=1
+fi
+scancel "$busy" 2>/dev/null
+echo "== $fails failed"
+((fails == 0))
