@@ -12,8 +12,10 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
+#include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -56,7 +58,8 @@ struct State {
   bool enabled = false;  ///< plugstack.conf parsed
   fp::plugin::PluginConfig config;
   fp::plugin::JobOptions options;
-  std::string srun_hostfile;  ///< the SLURM_HOSTFILE this srun process wrote
+  std::string srun_hostfile;  ///< the SLURM_HOSTFILE this process wrote (srun, exact mode)
+  bool exact = false;         ///< exact mode pinned the nodes (allocator)
   // Remote: the ring of this step, computed in user_init, read by task_init (forked after).
   std::optional<fp::placement::RankLayout> ring;
   const fp::placement::HostMap* map = nullptr;
@@ -92,6 +95,22 @@ int guard(const char* hook, Fn&& fn) noexcept {
     note(true, std::string(hook) + ": internal error; continuing without fabricplace");
   }
   return 0;
+}
+
+// The client's program name: "sbatch", "salloc", "srun".
+std::string program() {
+  std::ifstream in("/proc/self/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+// note(), once per process for a given message (option callbacks run several times).
+void note_once(const std::string& msg, bool error = false) {
+  static std::vector<std::string> said;
+  if (std::find(said.begin(), said.end(), msg) != said.end()) return;
+  said.push_back(msg);
+  note(error, msg);
 }
 
 Mode mode() {
@@ -147,9 +166,9 @@ void steer_srun() {
     }
     K = k->first;
   } else {
-    note(false,
-         "srun's task count does not give a whole number of tasks per node; srun keeps "
-         "Slurm's order");
+    note_once(
+        "srun's task count does not give a whole number of tasks per node; srun keeps "
+        "Slurm's order");
     return;
   }
   auto map = fp::plugin::load_host_map(host_map_path());
@@ -183,6 +202,115 @@ void steer_srun() {
   setenv("SLURM_HOSTFILE", path.c_str(), 1);
 }
 
+// The job's shape as sbatch/salloc will see it: the script's #SBATCH lines, then the
+// command line.
+fp::plugin::SubmitShape job_shape() {
+  const auto args = own_args();
+  auto shape = fp::plugin::submit_shape({}, args);
+  if (shape.script)
+    if (auto text = fp::read_file(*shape.script))
+      shape = fp::plugin::submit_shape(fp::plugin::sbatch_directives(*text), args);
+  return shape;
+}
+
+// ---- allocator context, exact mode --------------------------------------------------------
+
+// sinfo's compact state for a node's state bits (node_state_string_compact), which
+// placement::parse_slurm_state reads.
+std::string compact_state(uint32_t st) {
+  const uint32_t base = st & NODE_STATE_BASE;
+  std::string s;
+  if (st & NODE_STATE_MAINT)
+    s = "maint";
+  else if (st & NODE_STATE_DRAIN)
+    s = (base == NODE_STATE_ALLOCATED || base == NODE_STATE_MIXED) ? "drng" : "drain";
+  else if (st & NODE_STATE_COMPLETING)
+    s = "comp";
+  else if (st & NODE_STATE_PLANNED)
+    s = "plnd";
+  else if (base == NODE_STATE_IDLE)
+    s = "idle";
+  else if (base == NODE_STATE_ALLOCATED)
+    s = "alloc";
+  else if (base == NODE_STATE_MIXED)
+    s = "mix";
+  else if (base == NODE_STATE_DOWN)
+    s = "down";
+  else if (base == NODE_STATE_FUTURE)
+    s = "futr";
+  else
+    s = "unk";
+  if (st & NODE_STATE_NO_RESPOND) s += "*";
+  if (st & NODE_STATE_POWERED_DOWN) s += "~";
+  return s;
+}
+
+// The cluster's node states through the Slurm API of the host process (sbatch, salloc are
+// linked with libslurm), looked up at run time so the plugin loads in any Slurm process.
+fp::Result<std::string> node_states() {
+  using load_fn = int (*)(time_t, node_info_msg_t**, uint16_t);
+  using free_fn = void (*)(node_info_msg_t*);
+  auto load = reinterpret_cast<load_fn>(dlsym(RTLD_DEFAULT, "slurm_load_node"));
+  auto release = reinterpret_cast<free_fn>(dlsym(RTLD_DEFAULT, "slurm_free_node_info_msg"));
+  if (!load || !release)
+    return fp::fail(fp::ErrorCode::kUnsupported, "slurm_load_node is not available here");
+  node_info_msg_t* info = nullptr;
+  if (load(static_cast<time_t>(0), &info, SHOW_ALL) != 0 || !info)
+    return fp::fail(fp::ErrorCode::kIo, "slurm_load_node failed");
+  std::string text;
+  for (uint32_t i = 0; i < info->record_count; ++i)
+    if (const char* name = info->node_array[i].name)
+      text += std::string(name) + " " + compact_state(info->node_array[i].node_state) + "\n";
+  release(info);
+  return text;
+}
+
+// Exact mode, in every --fabric-* callback of sbatch/salloc (they read SLURM_HOSTFILE after
+// the callbacks, before init_post_opt): place the job now and pin its nodes. The file lives
+// is removed, and SLURM_HOSTFILE unset, in init_post_opt, once sbatch or salloc has read it.
+// Any fault: a message, and the job goes on unpinned (constrain mode).
+void steer_allocation() {
+  auto& st = state();
+  if (!st.options.tp || mode() != Mode::kExact) return;
+  const char* user_file = std::getenv("SLURM_HOSTFILE");
+  if (user_file && st.srun_hostfile != user_file) return;  // the user's own nodes win
+  if (program() != "sbatch") {
+    // salloc hands its shell SLURM_DISTRIBUTION=arbitrary after the allocation, where no
+    // hook can take it back, and the shell's sruns would inherit it.
+    note_once("--fabric-mode=exact applies to sbatch; salloc uses constrain");
+    return;
+  }
+  const auto shape = job_shape();
+  if (shape.nodelist) return;
+  auto states = node_states();
+  if (!states) {
+    note(true, states.error().message + "; exact mode falls back to constrain");
+    return;
+  }
+  fp::plugin::ExactRequest r;
+  r.fabric_path = st.config.fabric_path;
+  r.states = *states;
+  r.nodes = shape.nodes.value_or(1);
+  r.gpus_per_node = static_cast<std::uint32_t>(st.config.gpus_per_node);
+  r.tp = *st.options.tp;
+  r.policy = st.options.policy.value_or(st.config.policy);
+  auto hosts = fp::plugin::exact_hostfile(r);
+  if (!hosts) {
+    note(true, hosts.error().to_string() + "; exact mode falls back to constrain");
+    return;
+  }
+  char cwd[4096];
+  const std::string dir = getcwd(cwd, sizeof cwd) ? cwd : "/tmp";
+  const std::string path = dir + "/.fabricplace-exact." + std::to_string(getpid()) + ".hosts";
+  if (auto w = fp::write_file_atomic(path, *hosts); !w) {
+    note(true, w.error().to_string() + "; exact mode falls back to constrain");
+    return;
+  }
+  st.srun_hostfile = path;
+  st.exact = true;
+  setenv("SLURM_HOSTFILE", path.c_str(), 1);
+}
+
 int option_cb(int val, const char* optarg, int remote) {
   return guard("option", [&] {
     auto& st = state();
@@ -192,6 +320,7 @@ int option_cb(int val, const char* optarg, int remote) {
       return remote ? 0 : -1;  // a bad value fails the command at once, never a launch
     }
     if (!remote && st.enabled && spank_context() == S_CTX_LOCAL) steer_srun();
+    if (!remote && st.enabled && spank_context() == S_CTX_ALLOCATOR) steer_allocation();
     return 0;
   });
 }
@@ -257,18 +386,23 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
       note(true, map.error().to_string() + "; the job is submitted without fabricplace");
       return 0;
     }
-    const auto args = own_args();
-    auto shape = fp::plugin::submit_shape({}, args);
-    if (shape.script)
-      if (auto text = fp::read_file(*shape.script))
-        shape = fp::plugin::submit_shape(fp::plugin::sbatch_directives(*text), args);
+    const auto shape = job_shape();
     const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
     if (auto v = fp::plugin::validate_submission(**map, shape.nodes.value_or(1), G, *st.options.tp);
         !v) {
       note(true, v.error().message);
       return -1;  // the user asked for something impossible: reject at submission
     }
-    if (mode() == Mode::kConstrain) {
+    if (st.exact) {
+      // sbatch has read the pinned nodes (_opt_verify). The job must not inherit the file,
+      // and the batch step undoes what a hostfile implies for its sruns (user_init):
+      // FABRICPLACE_EXACT travels in the exported environment to say so.
+      unsetenv("SLURM_HOSTFILE");
+      std::remove(st.srun_hostfile.c_str());
+      st.srun_hostfile.clear();
+      setenv("FABRICPLACE_EXACT", shape.ntasks || shape.ntasks_per_node ? "tasks" : "notasks", 1);
+    }
+    if (mode() == Mode::kConstrain || (mode() == Mode::kExact && !st.exact)) {
       spank_job_control_setenv(sp, "FABRICPLACE_TP", std::to_string(*st.options.tp).c_str(), 1);
       spank_job_control_setenv(sp, "FABRICPLACE_GPUS_PER_NODE", std::to_string(G).c_str(), 1);
     }
@@ -308,6 +442,20 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
         st.ring = std::move(*ring);
       }
     }
+
+    // Exact mode pinned the nodes with a hostfile, which made sbatch set an arbitrary task
+    // distribution (and one task per line when no task count was given): take both back, so
+    // the batch script's sruns lay tasks out as without fabricplace.
+    if (step_id == SLURM_BATCH_SCRIPT)
+      if (const auto exact = env("FABRICPLACE_EXACT")) {
+        spank_unsetenv(sp, "SLURM_DISTRIBUTION");
+        spank_unsetenv(sp, "SLURM_ARBITRARY_NODELIST");
+        if (*exact == "notasks") {
+          spank_unsetenv(sp, "SLURM_NTASKS");
+          spank_unsetenv(sp, "SLURM_NPROCS");
+        }
+        spank_unsetenv(sp, "FABRICPLACE_EXACT");
+      }
 
     // The job's rank files, once per job-wide step, from its first node.
     const auto job_nodes = env("SLURM_JOB_NODELIST");

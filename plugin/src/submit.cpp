@@ -2,7 +2,13 @@
 
 #include <algorithm>
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/sources.hpp"
+#include "fabricplace/policies/policies.hpp"
 
 namespace fabricplace::plugin {
 
@@ -82,6 +88,40 @@ Result<void> validate_submission(const placement::HostMap& m, std::uint32_t node
                                          ") has " + std::to_string(largest) + " hosts");
   }
   return {};
+}
+
+Result<std::string> exact_hostfile(const ExactRequest& r) {
+  // The fabric and its planner, loaded once per process (a submission runs one sbatch).
+  static std::mutex mu;
+  static std::map<std::string,
+                  std::pair<std::unique_ptr<fabric::Fabric>, std::unique_ptr<policies::Planner>>>
+      cache;
+  const std::lock_guard lock(mu);
+  auto& entry = cache[r.fabric_path];
+  if (!entry.first) {
+    auto f = fabric::load_fabric(r.fabric_path);
+    if (!f) {
+      cache.erase(r.fabric_path);
+      return std::unexpected(f.error());
+    }
+    entry.first = std::make_unique<fabric::Fabric>(std::move(*f));
+    entry.second = std::make_unique<policies::Planner>(*entry.first);
+  }
+  const auto& f = *entry.first;
+  const auto policy = policies::parse_policy(r.policy);
+  if (!policy) return fail(ErrorCode::kUsage, "--fabric-policy " + r.policy + ": unknown");
+  auto states = placement::states_from_sinfo(f, r.states, "the cluster's node states");
+  if (!states) return std::unexpected(states.error());
+  placement::JobRequest job;
+  job.nodes = r.nodes;
+  job.gpus_per_node = r.gpus_per_node;
+  job.tp = r.tp;
+  if (auto v = placement::validate(job); !v) return std::unexpected(v.error());
+  const auto p = entry.second->place(job, *states, *policy);
+  if (!p.feasible) return fail(ErrorCode::kUsage, "no placement now: " + p.reason);
+  std::string text;
+  for (auto h : p.hosts) text += f.host(h).name + "\n";
+  return text;
 }
 
 }  // namespace fabricplace::plugin

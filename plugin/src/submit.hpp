@@ -40,4 +40,16 @@ SubmitShape submit_shape(const std::vector<std::string>& directives,
 Result<void> validate_submission(const placement::HostMap& m, std::uint32_t nodes,
                                  std::uint32_t gpus_per_node, std::uint32_t tp);
 
+/// Exact mode: the nodes the placement engine chooses now for `nodes` nodes with TP groups
+/// of `tp` GPUs, given the fabric JSON and the node states as `sinfo -h -N -o '%N %t'` text.
+/// Returns the SLURM_HOSTFILE contents (one host per line, ring order), or an Error whose
+/// message says why not (an infeasible placement's reason included).
+struct ExactRequest {
+  std::string fabric_path;
+  std::string states;  ///< "host state" lines
+  std::uint32_t nodes = 1, gpus_per_node = 8, tp = 8;
+  std::string policy = "fabric";
+};
+Result<std::string> exact_hostfile(const ExactRequest& r);
+
 }  // namespace fabricplace::plugin

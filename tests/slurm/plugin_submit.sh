@@ -6,7 +6,9 @@
 #   - constrain mode: with 3 free hosts in each leaf of pod 1 (pod 2 full), a 4-node TP-4
 #     job gets 2 + 2 (every TP group inside one leaf), where the same job without the plugin
 #     (--fabric-mode=off) gets Slurm's best fit, 3 + 1, and splits a group;
-#   - a job with its own -C is left alone; a job that fits in one leaf gets that leaf.
+#   - a job with its own -C is left alone; a job that fits in one leaf gets that leaf;
+#   - exact mode pins the engine's nodes (2 + 2 as well), and the job inherits no
+#     SLURM_HOSTFILE.
 # Exit 77 (SKIP) where Slurm cannot run; never in CI.
 set -uo pipefail
 FABRICPLACE=${1:?usage: plugin_submit.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]}
@@ -80,6 +82,18 @@ check "a job that fits in one leaf gets the tightest leaf ($one)" \
 own=$(run_probe own -N 4 --fabric-tp=4 -C 'p01-leaf01|p01-leaf02')
 check "a job with its own -C is left alone ($own)" \
   grep -qF "has its own constraint" "$LAB_DIR/log/job_submit.log"
+
+# ---- exact: the engine's nodes, pinned; nothing left behind ----------------------------------
+exact=$(run_probe exact -N 4 --fabric-tp=4 --fabric-mode=exact)
+check "exact: 2 + 2, every TP group inside one leaf ($exact: $(leaf_counts "$exact"))" \
+  test "$(leaf_counts "$exact")" == "p01-leaf01:2 p01-leaf02:2"
+j=$(sbatch --parsable -N 2 --fabric-tp=4 --fabric-mode=exact -o exact-env.out \
+      --wrap 'echo "hostfile=${SLURM_HOSTFILE:-unset}"; srun -n 3 hostname 2>/dev/null | wc -l')
+for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+check "exact: the job does not inherit SLURM_HOSTFILE; its sruns lay tasks out freely" \
+  test "$(paste -sd' ' exact-env.out 2>/dev/null)" == "hostfile=unset 3"
+check "exact: no pinned-node file left in the submission directory" \
+  test -z "$(ls -A . | grep fabricplace-exact || true)"
 
 check "no internal errors" bash -c "! grep -q 'internal error' '$LAB_DIR/log/fabricplace.log' '$LAB_DIR/log/job_submit.log'"
 if ((fails)); then
