@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# plugin_stress.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]: 50 jobs submitted at once
+# through the plugin and job_submit.lua (constrain and exact modes, TP groups of 1 and 2
+# nodes, 1 to 4 nodes): every one is placed and runs, every TP group of every job lies inside
+# one leaf, and neither the plugin's log nor job_submit's holds an error. Then the faults at
+# submission: with the fabric files gone, a --fabric-tp job is submitted and runs anyway.
+# Exit 77 (SKIP) where Slurm cannot run; never in CI.
+set -uo pipefail
+FABRICPLACE=${1:?usage: plugin_stress.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]}
+PLUGIN=${2:?}
+LUA=${3:?}
+spec=${4:-fat3:pods=2,leaves=2,down=4,up=4}
+# shellcheck source=tests/slurm/common.sh
+. "$(dirname "$0")/common.sh"
+
+fails=0
+check() {  # check DESCRIPTION CMD...
+  local d=$1; shift
+  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
+}
+
+tmp=$(mktemp -d /tmp/fp-stress.XXXXXX)
+echo "required $PLUGIN fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log" >"$tmp/plugstack.conf"
+sed -e 's|^M.FABRIC_TABLE = .*|M.FABRIC_TABLE = "@LAB@/etc/fabric.lua"|' \
+    -e 's|^M.LOG = nil .*|M.LOG = "@LAB@/log/job_submit.log"|' "$LUA" >"$tmp/job_submit.lua"
+lab_start "$spec" --plugstack "$tmp/plugstack.conf" --job-submit "$tmp/job_submit.lua"
+rm -rf "$tmp"
+W=$LAB_DIR/work
+mkdir -p "$W" && cd "$W" || exit 1
+touch "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
+chmod 666 "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
+
+# leaf of each host, from the exported features
+declare -A leaf_of
+while read -r nl leaf; do
+  for h in $(scontrol show hostnames "$nl"); do leaf_of[$h]=$leaf; done
+done < <(sed -n 's/^NodeName=\([^ ]*\) Features=\([^, ]*\).*/\1 \2/p' "$LAB_DIR/etc/features.conf")
+
+cat >job.sh <<'EOF'
+#!/bin/bash
+# Prints the job's ring (the batch step's rank file) and runs one step through the plugin.
+sleep 0.5
+echo "nodes $SLURM_JOB_NODELIST"
+echo "ring $(sed -n 's/^rank [0-9]*=\([^ ]*\) .*/\1/p' fabricplace.$SLURM_JOB_ID.rankfile | uniq | paste -sd' ')"
+echo "step $(srun hostname | wc -l)"
+rm -f fabricplace.$SLURM_JOB_ID.*
+EOF
+chmod +x job.sh
+
+# ---- 50 jobs at once ------------------------------------------------------------------------
+t0=$(now_s)
+declare -A shape
+pids=()
+for i in $(seq 1 50); do
+  n=$(( (i % 4) + 1 ))                  # 1..4 nodes
+  tp=$(( n % 2 == 0 && i % 3 != 0 ? 4 : 2 ))   # TP 4 = groups of 2 nodes when n is even
+  m=$(( i % 5 == 0 )) ; mode=constrain; [[ $m == 1 ]] && mode=exact
+  shape[$i]="$n $tp $mode"
+  sbatch --parsable -J "s$i" -N "$n" --ntasks-per-node=1 --fabric-tp=$tp --fabric-mode=$mode \
+    -o "out.$i" ./job.sh >"id.$i" 2>"err.$i" &
+  pids+=($!)
+done
+wait "${pids[@]}"
+submitted=$(cat id.* 2>/dev/null | grep -c '^[0-9]')
+check "50 jobs submitted at once, all accepted ($submitted)" test "$submitted" == 50
+deadline=$(($(date +%s) + 240))
+while [[ -n $(squeue -h -o %i 2>/dev/null) && $(date +%s) -lt $deadline ]]; do sleep 0.5; done
+echo "all 50 jobs done in $(elapsed_s "$t0") s"
+ran=0 split=0 bad=""
+for i in $(seq 1 50); do
+  read -r n tp mode <<<"${shape[$i]}"
+  if grep -q "^step $n$" "out.$i" 2>/dev/null; then ran=$((ran + 1)); else bad+=" s$i"; fi
+  ring=$(sed -n 's/^ring //p' "out.$i" 2>/dev/null)
+  if [[ $tp == 4 ]]; then  # groups of 2 consecutive ring hosts must share a leaf
+    read -r -a r <<<"$ring"
+    for ((k = 0; k + 1 < ${#r[@]}; k += 2)); do
+      [[ ${leaf_of[${r[k]}]} == "${leaf_of[${r[k+1]}]}" ]] || { split=$((split + 1)); echo "s$i ($mode) splits: ${r[*]}"; }
+    done
+  fi
+done
+check "every job ran its step on all its nodes ($ran of 50)${bad:+; not:$bad}" test "$ran" == 50
+check "every TP group of every job inside one leaf ($split split)" test "$split" == 0
+check "plugin log free of errors" bash -c "! grep -q '^error' '$LAB_DIR/log/fabricplace.log'"
+check "job_submit log free of internal errors" bash -c "! grep -q 'internal error\|cannot load' '$LAB_DIR/log/job_submit.log'"
+
+# ---- faults at submission: the job still runs -----------------------------------------------
+mv "$LAB_DIR/etc/fabric.hostmap" "$LAB_DIR/etc/fabric.hostmap.away"
+j=$(sbatch --parsable -N 2 --fabric-tp=4 -o nomap.out --wrap 'srun hostname | wc -l' 2>nomap.err)
+for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+check "no host map at submission: the job is submitted and runs ($(tail -1 nomap.out 2>/dev/null))" \
+  test "$(tail -1 nomap.out 2>/dev/null)" == 2
+check "no host map at submission: one clear message" \
+  grep -qF "fabric.hostmap: cannot open" nomap.err
+mv "$LAB_DIR/etc/fabric.hostmap.away" "$LAB_DIR/etc/fabric.hostmap"
+
+if ((fails)); then
+  for f in "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"; do echo "---- $f"; tail -20 "$f"; done
+  head -5 err.* 2>/dev/null | head -40
+  LAB_KEEP=1
+fi
+echo "== $fails failed"
+((fails == 0))
