@@ -1,0 +1,115 @@
+// slurmstepd (SPANK remote context): the step's ring, the job's rank files, each task's
+// place in the ring.
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "fabricplace/placement/slurm_env.hpp"
+#include "launch.hpp"
+#include "spank_common.hpp"
+
+namespace fabricplace::plugin::spank {
+namespace {
+
+std::optional<std::string> step_env(spank_t sp, const char* name) {
+  char buf[8192];
+  if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS || !*buf) return std::nullopt;
+  return std::string(buf);
+}
+
+}  // namespace
+
+// Remote, once per node and step, as the job user in the job's directory: the ring of the
+// step's hosts (kept for task_init), and on the step's first node the job's rank files when
+// the step spans the whole job (the batch step, or an srun over every node).
+int remote_user_init(spank_t sp) {
+  auto& st = state();
+  if (!st.enabled || !st.options.tp || mode() == Mode::kOff) return 0;
+  auto map = load_host_map(host_map_path());
+  if (!map) {
+    note(true, map.error().to_string() + "; tasks keep Slurm's order");
+    return 0;
+  }
+  st.map = *map;
+  const fp::placement::EnvFn env = [sp](const char* n) { return step_env(sp, n); };
+  std::uint32_t job_id = 0, step_id = 0, node_id = 0, local_tasks = 0;
+  spank_get_item(sp, S_JOB_ID, &job_id);
+  spank_get_item(sp, S_JOB_STEPID, &step_id);
+  spank_get_item(sp, S_JOB_NODEID, &node_id);
+  spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks);
+  const auto gpus = static_cast<std::uint32_t>(st.config.gpus_per_node);
+
+  // The step's ring, for the tasks here (task_init): K = this node's task count.
+  const auto step_nodes = env("SLURM_STEP_NODELIST");
+  if (step_nodes && local_tasks > 0 && step_id != SLURM_BATCH_SCRIPT) {
+    if (auto tp = tp_in_ranks(*st.options.tp, gpus, local_tasks); !tp) {
+      note(false, tp.error().message + "; no FABRICPLACE_* task variables");
+    } else if (auto ring = plan_launch(**map, *step_nodes, local_tasks, *tp); !ring) {
+      note(true, ring.error().message + "; no FABRICPLACE_* task variables");
+    } else {
+      st.ring = std::move(*ring);
+    }
+  }
+
+  // Exact mode pinned the nodes with a hostfile, which made sbatch set an arbitrary task
+  // distribution (and one task per line when no task count was given): take both back, so
+  // the batch script's sruns lay tasks out as without fabricplace.
+  if (step_id == SLURM_BATCH_SCRIPT)
+    if (const auto exact = env("FABRICPLACE_EXACT")) {
+      spank_unsetenv(sp, "SLURM_DISTRIBUTION");
+      spank_unsetenv(sp, "SLURM_ARBITRARY_NODELIST");
+      if (*exact == "notasks") {
+        spank_unsetenv(sp, "SLURM_NTASKS");
+        spank_unsetenv(sp, "SLURM_NPROCS");
+      }
+      spank_unsetenv(sp, "FABRICPLACE_EXACT");
+    }
+
+  // The job's rank files, once per job-wide step, from its first node.
+  const auto job_nodes = env("SLURM_JOB_NODELIST");
+  const bool job_wide =
+      step_id == SLURM_BATCH_SCRIPT || (step_nodes && job_nodes && *step_nodes == *job_nodes);
+  if (node_id != 0 || !job_wide || !job_nodes) return 0;
+  auto k = fp::placement::slurm_tasks_per_node(env);
+  if (!k) {
+    note(false, k.error().message + "; no rank files written");
+    return 0;
+  }
+  auto tp = tp_in_ranks(*st.options.tp, gpus, k->first);
+  if (!tp) {
+    note(true, tp.error().message + "; no rank files written");
+    return 0;
+  }
+  auto ring = plan_launch(**map, *job_nodes, k->first, *tp);
+  if (!ring) {
+    note(true, ring.error().message + "; no rank files written");
+    return 0;
+  }
+  const std::string prefix = st.options.rankfile.value_or("fabricplace." + std::to_string(job_id));
+  fp::placement::RankFileOptions ro;
+  ro.cores.cores = static_cast<std::uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  ro.origin = (*map)->origin;
+  if (auto w = write_launch_files(**map, *ring, prefix, ro); !w)
+    note(true, w.error().to_string() + "; rank files not written");
+  return 0;
+}
+
+// Remote, per task (forked from the step daemon after user_init): the task's place in the
+// fabric ring of its step.
+int remote_task_init(spank_t sp) {
+  auto& st = state();
+  if (!st.enabled || !st.ring || !st.map) return 0;
+  int local_id = 0;
+  if (spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS) return 0;
+  const auto host = step_env(sp, "SLURMD_NODENAME");
+  if (!host) return 0;
+  const auto place = task_place(*st.map, *st.ring, *host, static_cast<std::uint32_t>(local_id));
+  if (!place) return 0;
+  spank_setenv(sp, "FABRICPLACE_RING_RANK", std::to_string(place->ring_rank).c_str(), 1);
+  spank_setenv(sp, "FABRICPLACE_RING_SIZE", std::to_string(st.ring->ranks()).c_str(), 1);
+  spank_setenv(sp, "FABRICPLACE_TP_GROUP", std::to_string(place->tp_group).c_str(), 1);
+  spank_setenv(sp, "FABRICPLACE_TP_RANK", std::to_string(place->tp_rank).c_str(), 1);
+  return 0;
+}
+
+}  // namespace fabricplace::plugin::spank

@@ -1,0 +1,76 @@
+// What the SPANK hooks share (plugin/src/dispatch.cpp dispatches; one file per context:
+// local.cpp for srun, allocator.cpp for sbatch/salloc, remote.cpp for slurmstepd). The
+// logic lives in the Slurm-free core (config, options, launch, submit); these files only
+// talk to Slurm.
+#pragma once
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+}
+
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "fabricplace/placement/rank_layout.hpp"
+#include "options.hpp"
+#include "submit.hpp"
+
+namespace fabricplace::plugin::spank {
+
+namespace fp = fabricplace;
+
+struct State {
+  bool enabled = false;  ///< plugstack.conf parsed
+  PluginConfig config;
+  JobOptions options;
+  std::string srun_hostfile;  ///< the SLURM_HOSTFILE this process wrote (srun, exact mode)
+  bool exact = false;         ///< exact mode pinned the nodes (allocator)
+  // Remote: the ring of this step, computed in user_init, read by task_init (forked after).
+  std::optional<fp::placement::RankLayout> ring;
+  const fp::placement::HostMap* map = nullptr;
+};
+/// The plugin's state in this process.
+State& state();
+
+/// One line to Slurm's log (and the plugstack log= file, if any).
+void note(bool error, const std::string& msg);
+/// note(), once per process for a given message (option callbacks run several times).
+void note_once(const std::string& msg, bool error = false);
+
+/// Runs a hook body; an exception becomes one logged error and the fallback (return 0):
+/// nothing crosses extern "C".
+template <class Fn>
+int guard(const char* hook, Fn&& fn) noexcept {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    note(true, std::string(hook) + ": internal error: " + e.what() +
+                   "; continuing without fabricplace (Slurm's own order)");
+  } catch (...) {
+    note(true, std::string(hook) + ": internal error; continuing without fabricplace");
+  }
+  return 0;
+}
+
+/// The client's program name ("sbatch", "salloc", "srun"), its own arguments (argv
+/// without argv[0], from /proc/self/cmdline), the job's shape as sbatch will see it.
+std::string program();
+std::vector<std::string> own_args();
+SubmitShape job_shape();
+/// The --fabric-mode in force (the option, else plugstack.conf's mode=).
+Mode mode();
+std::string host_map_path();
+
+// Per context.
+void local_steer_srun();             ///< local: in every --fabric-* callback
+void local_exit();                   ///< local: srun exits
+void allocator_steer();              ///< allocator: in every --fabric-* callback
+int allocator_post_opt(spank_t sp);  ///< allocator: after all options
+int remote_user_init(spank_t sp);    ///< remote: once per node and step
+int remote_task_init(spank_t sp);    ///< remote: per task
+
+}  // namespace fabricplace::plugin::spank
