@@ -66,19 +66,6 @@ std::uint32_t local_cores() {
   return n > 0 ? static_cast<std::uint32_t>(n) : 1;
 }
 
-// "0-3,8-11" from sorted core indices (Open MPI rankfile slot list).
-std::string slot_list(const std::vector<unsigned>& cores) {
-  std::string s;
-  for (std::size_t i = 0; i < cores.size();) {
-    std::size_t j = i;
-    while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
-    s += (s.empty() ? "" : ",") + std::to_string(cores[i]);
-    if (j > i) s += "-" + std::to_string(cores[j]);
-    i = j + 1;
-  }
-  return s;
-}
-
 // Per local rank GPU, HCA and cores from hwloc: --hwloc-xml, else this machine (nodes are
 // assumed alike; in a batch script this runs on the job's first node). Without hwloc in
 // the build, or with --cores-per-node: an even split of the cores, no pairing.
@@ -102,7 +89,7 @@ Result<void> node_bindings(const RankfileOpts& o, std::uint32_t K, placement::Ra
   for (const auto& b : node::bind_local_ranks(*topo, K)) {
     const bool verbs = b.hca.find(':') == std::string::npos;
     pci_named = pci_named || !verbs;
-    ro.local.push_back({slot_list(b.cores), b.gpu, verbs ? b.hca : std::string()});
+    ro.local.push_back({placement::core_list(b.cores), b.gpu, verbs ? b.hca : std::string()});
   }
   if (pci_named)
     std::cerr << "fabricplace: warning: " << topo->source

@@ -258,6 +258,18 @@ Result<RankLayout> rank_layout(const HostMap& c, std::vector<HostId> hosts,
   return l;
 }
 
+std::string core_list(const std::vector<unsigned>& cores) {
+  std::string s;
+  for (std::size_t i = 0; i < cores.size();) {
+    std::size_t j = i;
+    while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
+    s += (s.empty() ? "" : ",") + std::to_string(cores[i]);
+    if (j > i) s += "-" + std::to_string(cores[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
 std::optional<RankFormat> parse_rank_format(std::string_view name) {
   static const std::map<std::string_view, RankFormat, std::less<>> kNames{
       {"openmpi", RankFormat::kOpenMpi},   {"hostfile", RankFormat::kHostfile},

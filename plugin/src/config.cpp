@@ -34,12 +34,18 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
         return fail(ErrorCode::kUsage,
                     "gpus_per_node=" + value + ": expected an integer from 1 to 1024");
       c.gpus_per_node = static_cast<int>(*v);
+    } else if (key == "hwloc_xml") {
+      if (value.empty())
+        return fail(ErrorCode::kUsage, "hwloc_xml=: expected the path of an hwloc XML file");
+      c.hwloc_xml = value;
     } else if (key == "log") {
       c.log_path = value;
     } else {
-      return fail(ErrorCode::kUsage,
-                  "unknown plugstack.conf argument \"" + key +
-                      "\", expected fabric=, hostmap=, policy=, mode=, gpus_per_node= or log=");
+      return fail(
+          ErrorCode::kUsage,
+          "unknown plugstack.conf argument \"" + key +
+              "\", expected fabric=, hostmap=, policy=, mode=, gpus_per_node=, hwloc_xml= or "
+              "log=");
     }
   }
   return c;

@@ -18,7 +18,8 @@ struct PluginConfig {
   std::string policy = "fabric";   ///< placement policy name
   std::string mode = "constrain";  ///< default --fabric-mode: constrain | exact | off
   int gpus_per_node = 8;
-  std::string log_path;  ///< empty: Slurm's log only
+  std::string log_path;   ///< empty: Slurm's log only
+  std::string hwloc_xml;  ///< the nodes' hwloc topology: GPU k <-> nearest HCA per local rank
 };
 
 /// Parses key=value arguments. Errors name the argument and what was expected.

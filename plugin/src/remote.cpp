@@ -7,6 +7,9 @@
 #include "fabricplace/placement/slurm_env.hpp"
 #include "launch.hpp"
 #include "spank_common.hpp"
+#ifdef FABRICPLACE_HAVE_HWLOC
+#include "fabricplace/node/node_topology.hpp"
+#endif
 
 namespace fabricplace::plugin::spank {
 namespace {
@@ -18,6 +21,30 @@ std::optional<std::string> step_env(spank_t sp, const char* name) {
 }
 
 }  // namespace
+
+std::vector<fp::placement::LocalRank> node_bindings(std::uint32_t tasks_per_node) {
+  const auto& xml = state().config.hwloc_xml;
+  if (xml.empty()) return {};
+#ifdef FABRICPLACE_HAVE_HWLOC
+  static std::optional<fp::Result<fp::node::NodeTopology>> topo;  // once per step daemon
+  if (!topo) topo = fp::node::load_hwloc_xml(xml);
+  if (!*topo) {
+    note_once((*topo).error().to_string() + "; no GPU/HCA pairing", true);
+    return {};
+  }
+  std::vector<fp::placement::LocalRank> out;
+  for (const auto& b : fp::node::bind_local_ranks(**topo, tasks_per_node))
+    out.push_back({fp::placement::core_list(b.cores), b.gpu,
+                   b.hca.find(':') == std::string::npos ? b.hca : std::string()});
+  return out;
+#else
+  (void)tasks_per_node;
+  note_once(
+      "hwloc_xml= needs a fabricplace built with hwloc (FABRICPLACE_WITH_HWLOC); no "
+      "GPU/HCA pairing");
+  return {};
+#endif
+}
 
 // Remote, once per node and step, as the job user in the job's directory: the ring of the
 // step's hosts (kept for task_init), and on the step's first node the job's rank files when
@@ -50,6 +77,9 @@ int remote_user_init(spank_t sp) {
       st.ring = std::move(*ring);
     }
   }
+
+  // GPU k <-> nearest HCA for the tasks here.
+  if (local_tasks > 0 && step_id != SLURM_BATCH_SCRIPT) st.local = node_bindings(local_tasks);
 
   // Exact mode pinned the nodes with a hostfile, which made sbatch set an arbitrary task
   // distribution (and one task per line when no task count was given): take both back, so
@@ -89,6 +119,8 @@ int remote_user_init(spank_t sp) {
   fp::placement::RankFileOptions ro;
   ro.cores.cores = static_cast<std::uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   ro.origin = (*map)->origin;
+  ro.local = node_bindings(k->first);
+  if (!ro.local.empty()) ro.node_source = st.config.hwloc_xml;
   if (auto w = write_launch_files(**map, *ring, prefix, ro); !w)
     note(true, w.error().to_string() + "; rank files not written");
   return 0;
@@ -98,9 +130,16 @@ int remote_user_init(spank_t sp) {
 // fabric ring of its step.
 int remote_task_init(spank_t sp) {
   auto& st = state();
-  if (!st.enabled || !st.ring || !st.map) return 0;
+  if (!st.enabled) return 0;
   int local_id = 0;
   if (spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS) return 0;
+  // The task's GPU and its nearest HCA (hwloc_xml=); a user's own NCCL_IB_HCA wins.
+  if (local_id >= 0 && static_cast<std::size_t>(local_id) < st.local.size()) {
+    const auto& b = st.local[static_cast<std::size_t>(local_id)];
+    if (b.gpu) spank_setenv(sp, "FABRICPLACE_GPU", std::to_string(*b.gpu).c_str(), 1);
+    if (!b.hca.empty()) spank_setenv(sp, "NCCL_IB_HCA", ("=" + b.hca).c_str(), 0);
+  }
+  if (!st.ring || !st.map) return 0;
   const auto host = step_env(sp, "SLURMD_NODENAME");
   if (!host) return 0;
   const auto place = task_place(*st.map, *st.ring, *host, static_cast<std::uint32_t>(local_id));

@@ -32,6 +32,8 @@ struct State {
   // Remote: the ring of this step, computed in user_init, read by task_init (forked after).
   std::optional<fp::placement::RankLayout> ring;
   const fp::placement::HostMap* map = nullptr;
+  // Remote, from hwloc_xml=: per local rank of this node, its GPU and nearest HCA.
+  std::vector<fp::placement::LocalRank> local;
 };
 /// The plugin's state in this process.
 State& state();

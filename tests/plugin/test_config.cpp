@@ -35,5 +35,5 @@ TEST(PluginConfig, RejectsBadArguments) {
             "gpus_per_node=0: expected an integer from 1 to 1024");
   EXPECT_EQ(parse_plugin_args({"colour=red"}).error().message,
             "unknown plugstack.conf argument \"colour\", expected fabric=, hostmap=, policy=, "
-            "mode=, gpus_per_node= or log=");
+            "mode=, gpus_per_node=, hwloc_xml= or log=");
 }

@@ -6,14 +6,17 @@
 #     torchrun.env,json}; mpirun --rankfile inside the job follows it; an inner srun inherits
 #     the option and runs in ring order;
 #   - bad option values fail at once with a fabricplace: message;
+#   - with hwloc_xml= (the DGX-2 fixture: HCA j next to GPUs 2j, 2j+1), each task gets
+#     FABRICPLACE_GPU = its local rank and NCCL_IB_HCA = that GPU's nearest HCA;
 #   - faults never break a launch: a missing host map, a host the map lacks: one message in
 #     the log, the job runs in Slurm's order.
 # The allocation spans 3 leaves of 2 pods (12 of 16 nodes busy), so ring order differs from
 # Slurm's. Exit 77 (SKIP) where Slurm cannot run; never in CI.
 set -uo pipefail
-FABRICPLACE=${1:?usage: plugin_launch.sh FABRICPLACE PLUGIN_SO [SPEC]}
-PLUGIN=${2:?usage: plugin_launch.sh FABRICPLACE PLUGIN_SO [SPEC]}
+FABRICPLACE=${1:?usage: plugin_launch.sh FABRICPLACE PLUGIN_SO [SPEC [HWLOC_XML]]}
+PLUGIN=${2:?usage: plugin_launch.sh FABRICPLACE PLUGIN_SO [SPEC [HWLOC_XML]]}
 spec=${3:-fat3:pods=2,leaves=2,down=4,up=4}
+hwloc_xml=${4:-}  # a node topology with GPUs and HCAs: checks the per-task NCCL pairing
 # shellcheck source=tests/slurm/common.sh
 . "$(dirname "$0")/common.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -34,7 +37,7 @@ wait_gone() {  # wait_gone JOBID [SECONDS]
 
 # K = 2 tasks per node on "2-GPU" nodes: --fabric-tp=4 is a TP group of 2 nodes.
 plugstack=$(mktemp /tmp/fp-plugstack.XXXXXX)
-echo "required $PLUGIN fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log" >"$plugstack"
+echo "required $PLUGIN fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log${hwloc_xml:+ hwloc_xml=$hwloc_xml}" >"$plugstack"
 lab_start "$spec" --plugstack "$plugstack"
 rm -f "$plugstack"
 W=$LAB_DIR/work
@@ -98,6 +101,17 @@ check "an inner srun inherits --fabric-tp: ring order, ring rank = task id" \
   test "$(sort -n inner.out 2>/dev/null | awk '$1 == $3 {print $2}' | uniq | paste -sd' ')" == "$ring"
 check "torchrun env of the job: NODE_RANK 1 is node013" \
   grep -qx '  node013) NODE_RANK=1 ;;' "fabricplace.$j.torchrun.env"
+
+# ---- GPU k <-> nearest HCA per task (hwloc_xml=) ---------------------------------------------
+if [[ -n $hwloc_xml ]]; then
+  timeout 120 salloc -N1 -w node005 -J pairing srun -O --ntasks-per-node=4 --fabric-tp=8 \
+    bash -c 'echo "$SLURM_LOCALID ${FABRICPLACE_GPU:-none} ${NCCL_IB_HCA:-none}"' >pairing.out 2>pairing.err
+  check "per task: GPU = local rank, NCCL_IB_HCA = its nearest HCA ($(sort -n pairing.out | paste -sd'|'))" \
+    test "$(sort -n pairing.out | paste -sd'|')" == "0 0 =mlx5_0|1 1 =mlx5_0|2 2 =mlx5_1|3 3 =mlx5_1"
+  timeout 120 salloc -N1 -w node005 -J pairing2 env NCCL_IB_HCA=mlx5_7 srun --fabric-tp=2 \
+    bash -c 'echo "${NCCL_IB_HCA:-none}"' >pairing2.out 2>/dev/null
+  check "a user's own NCCL_IB_HCA wins" test "$(cat pairing2.out)" == mlx5_7
+fi
 
 # ---- faults never break a launch ----------------------------------------------------------
 mv "$LAB_DIR/etc/fabric.hostmap" "$LAB_DIR/etc/fabric.hostmap.away"

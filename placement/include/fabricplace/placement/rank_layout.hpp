@@ -82,6 +82,9 @@ struct LocalRank {
   std::string hca;              ///< verbs device for NCCL_IB_HCA ("mlx5_0")
 };
 
+/// "0-3,8-11" from sorted core indices (an Open MPI rankfile slot list).
+std::string core_list(const std::vector<unsigned>& cores);
+
 enum class RankFormat : std::uint8_t { kOpenMpi, kHostfile, kMpich, kSlurm, kTorchrun, kJson };
 std::optional<RankFormat> parse_rank_format(std::string_view name);
 inline constexpr const char* kRankFormats = "openmpi, hostfile, mpich, slurm, torchrun, json";
