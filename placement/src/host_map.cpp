@@ -5,6 +5,7 @@
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
+#include "fabricplace/placement/request.hpp"
 
 namespace fabricplace::placement {
 
@@ -143,29 +144,13 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
 
 Result<std::vector<HostId>> resolve_hosts(const HostMap& m, std::string_view expr,
                                           std::string_view what) {
-  auto names = hostlist::expand(expr);
-  if (!names) {
-    Error e = names.error();
-    e.code = ErrorCode::kUsage;
-    e.message = std::string(what) + ": " + e.message;
-    return std::unexpected(e);
-  }
   std::unordered_map<std::string_view, std::uint32_t> index;
   index.reserve(m.names.size());
   for (std::uint32_t i = 0; i < m.names.size(); ++i) index.emplace(m.names[i], i);
-  std::vector<HostId> out;
-  std::vector<std::string> unknown;
-  for (const auto& n : *names) {
-    if (auto it = index.find(n); it != index.end())
-      out.push_back(HostId{it->second});
-    else
-      unknown.push_back(n);
-  }
-  if (!unknown.empty())
-    return fail(ErrorCode::kUsage,
-                std::string(what) + ": " + std::to_string(unknown.size()) +
-                    " host(s) not in the fabric: " + hostlist::compress(unknown));
-  return out;
+  return resolve_hosts(expr, what, [&index](std::string_view n) -> std::optional<HostId> {
+    if (auto it = index.find(n); it != index.end()) return HostId{it->second};
+    return std::nullopt;
+  });
 }
 
 }  // namespace fabricplace::placement

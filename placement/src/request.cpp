@@ -68,8 +68,9 @@ NodeStates all_free(const fabric::Fabric& f) {
   return s;
 }
 
-Result<std::vector<fabric::HostId>> resolve_hosts(const fabric::Fabric& f, std::string_view expr,
-                                                  std::string_view what) {
+Result<std::vector<fabric::HostId>> resolve_hosts(
+    std::string_view expr, std::string_view what,
+    const std::function<std::optional<fabric::HostId>(std::string_view)>& find) {
   auto names = hostlist::expand(expr);
   if (!names) {
     Error e = names.error();
@@ -80,7 +81,7 @@ Result<std::vector<fabric::HostId>> resolve_hosts(const fabric::Fabric& f, std::
   std::vector<fabric::HostId> out;
   std::vector<std::string> unknown;
   for (const auto& n : *names) {
-    if (auto h = f.find_host(n))
+    if (auto h = find(n))
       out.push_back(*h);
     else
       unknown.push_back(n);
@@ -90,6 +91,11 @@ Result<std::vector<fabric::HostId>> resolve_hosts(const fabric::Fabric& f, std::
                 std::string(what) + ": " + std::to_string(unknown.size()) +
                     " host(s) not in the fabric: " + hostlist::compress(unknown));
   return out;
+}
+
+Result<std::vector<fabric::HostId>> resolve_hosts(const fabric::Fabric& f, std::string_view expr,
+                                                  std::string_view what) {
+  return resolve_hosts(expr, what, [&f](std::string_view n) { return f.find_host(n); });
 }
 
 namespace {

@@ -96,7 +96,9 @@ void allocator_steer() {
   r.policy = st.options.policy.value_or(st.config.policy);
   auto hosts = exact_hostfile(r);
   if (!hosts) {
-    note(true, hosts.error().to_string() + "; exact mode falls back to constrain");
+    // No placement now (a busy cluster) is a normal outcome, not a fault.
+    note(hosts.error().code != fp::ErrorCode::kUsage,
+         hosts.error().to_string() + "; exact mode falls back to constrain");
     return;
   }
   char cwd[4096];

@@ -127,3 +127,31 @@ live_pids() {
     [[ $st != Z ]] && echo "$p"
   done
 }
+
+# lab_start_plugin SPEC PLUGIN_SO [JOB_SUBMIT_LUA [EXTRA_PLUGSTACK_ARGS]]: the lab with the
+# SPANK plugin (nodes of "2 GPUs", logging to log/fabricplace.log) and, if given,
+# job_submit.lua reading the lab's fabric table (decisions in log/job_submit.log). Then cd
+# into DIR/work.
+lab_start_plugin() {
+  local spec=$1 plugin=$2 lua=${3:-} extra=${4:-} tmp
+  tmp=$(mktemp -d /tmp/fp-plugin.XXXXXX)
+  echo "required $plugin fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log${extra:+ $extra}" >"$tmp/plugstack.conf"
+  local args=(--plugstack "$tmp/plugstack.conf")
+  if [[ -n $lua ]]; then
+    sed -e 's|^M.FABRIC_TABLE = .*|M.FABRIC_TABLE = "@LAB@/etc/fabric.lua"|' \
+        -e 's|^M.LOG = nil .*|M.LOG = "@LAB@/log/job_submit.log"|' "$lua" >"$tmp/job_submit.lua"
+    args+=(--job-submit "$tmp/job_submit.lua")
+  fi
+  lab_start "$spec" "${args[@]}"
+  rm -rf "$tmp"
+  mkdir -p "$LAB_DIR/work" && chmod 777 "$LAB_DIR/work" && cd "$LAB_DIR/work" || exit 1
+  touch "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
+  chmod 666 "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
+}
+
+# check DESCRIPTION CMD...: PASS or FAIL (counted in $fails)
+fails=0
+check() {
+  local d=$1; shift
+  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
+}

@@ -8,11 +8,6 @@ spec=${2:-fat2:leaves=4,down=4,up=4}
 # shellcheck source=tests/slurm/common.sh
 . "$(dirname "$0")/common.sh"
 
-fails=0
-check() {  # check DESCRIPTION CMD...
-  local d=$1; shift
-  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
-}
 
 t0=$(now_s)
 lab_start "$spec"

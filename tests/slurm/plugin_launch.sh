@@ -22,11 +22,6 @@ hwloc_xml=${4:-}  # a node topology with GPUs and HCAs: checks the per-task NCCL
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 
-fails=0
-check() {  # check DESCRIPTION CMD...
-  local d=$1; shift
-  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
-}
 wait_gone() {  # wait_gone JOBID [SECONDS]
   local deadline=$(($(date +%s) + ${2:-60}))
   while [[ -n $(job_state "$1") ]]; do
@@ -36,14 +31,9 @@ wait_gone() {  # wait_gone JOBID [SECONDS]
 }
 
 # K = 2 tasks per node on "2-GPU" nodes: --fabric-tp=4 is a TP group of 2 nodes.
-plugstack=$(mktemp /tmp/fp-plugstack.XXXXXX)
-echo "required $PLUGIN fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log${hwloc_xml:+ hwloc_xml=$hwloc_xml}" >"$plugstack"
-lab_start "$spec" --plugstack "$plugstack"
-rm -f "$plugstack"
+lab_start_plugin "$spec" "$PLUGIN" "" "${hwloc_xml:+hwloc_xml=$hwloc_xml}"
 W=$LAB_DIR/work
-mkdir -p "$W" && chmod 777 "$W" && cd "$W" || exit 1
 log=$LAB_DIR/log/fabricplace.log
-touch "$log" && chmod 666 "$log"
 ring="node005 node013 node009 node010"  # TP-aware: the two 1-host leaves pair up
 
 busy=$(sbatch --parsable -J busy -o /dev/null -w 'node[001-004,006-008,011-012,014-016]' -N 12 \

@@ -13,22 +13,8 @@ spec=${4:-fat3:pods=2,leaves=2,down=4,up=4}
 # shellcheck source=tests/slurm/common.sh
 . "$(dirname "$0")/common.sh"
 
-fails=0
-check() {  # check DESCRIPTION CMD...
-  local d=$1; shift
-  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
-}
 
-tmp=$(mktemp -d /tmp/fp-stress.XXXXXX)
-echo "required $PLUGIN fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log" >"$tmp/plugstack.conf"
-sed -e 's|^M.FABRIC_TABLE = .*|M.FABRIC_TABLE = "@LAB@/etc/fabric.lua"|' \
-    -e 's|^M.LOG = nil .*|M.LOG = "@LAB@/log/job_submit.log"|' "$LUA" >"$tmp/job_submit.lua"
-lab_start "$spec" --plugstack "$tmp/plugstack.conf" --job-submit "$tmp/job_submit.lua"
-rm -rf "$tmp"
-W=$LAB_DIR/work
-mkdir -p "$W" && cd "$W" || exit 1
-touch "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
-chmod 666 "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
+lab_start_plugin "$spec" "$PLUGIN" "$LUA"
 
 # leaf of each host, from the exported features
 declare -A leaf_of

@@ -18,11 +18,6 @@ spec=${4:-fat3:pods=2,leaves=2,down=4,up=4}
 # shellcheck source=tests/slurm/common.sh
 . "$(dirname "$0")/common.sh"
 
-fails=0
-check() {  # check DESCRIPTION CMD...
-  local d=$1; shift
-  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
-}
 # leaf_counts HOSTLIST: hosts per leaf of the lab fabric, "p01-leaf01:2 p01-leaf02:2"
 leaf_counts() {
   local h
@@ -32,16 +27,7 @@ leaf_counts() {
   done | sort | uniq -c | awk '{ printf "%s%s:%s", (NR > 1 ? " " : ""), $2, $1 }'
 }
 
-tmp=$(mktemp -d /tmp/fp-submit.XXXXXX)
-echo "required $PLUGIN fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log" >"$tmp/plugstack.conf"
-sed -e 's|^M.FABRIC_TABLE = .*|M.FABRIC_TABLE = "@LAB@/etc/fabric.lua"|' \
-    -e 's|^M.LOG = nil .*|M.LOG = "@LAB@/log/job_submit.log"|' "$LUA" >"$tmp/job_submit.lua"
-lab_start "$spec" --plugstack "$tmp/plugstack.conf" --job-submit "$tmp/job_submit.lua"
-rm -rf "$tmp"
-W=$LAB_DIR/work
-mkdir -p "$W" && cd "$W" || exit 1
-touch "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
-chmod 666 "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
+lab_start_plugin "$spec" "$PLUGIN" "$LUA"
 
 # ---- impossible requests: rejected at submission, with the reason -----------------------
 out=$(sbatch --fabric-tp=16 -N 8 --wrap true 2>&1); rc=$?

@@ -28,11 +28,6 @@ for tool in mpirun hwloc-calc; do
   }
 done
 
-fails=0
-check() {  # check DESCRIPTION CMD...
-  local d=$1; shift
-  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
-}
 # "0-2,5" -> "0 1 2 5"
 expand_cpus() {
   tr ',' '\n' <<<"$1" | awk -F- 'NF { b = NF == 2 ? $2 : $1; for (i = $1; i <= b; i++) print i }' |

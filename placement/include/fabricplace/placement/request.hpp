@@ -1,6 +1,8 @@
 // What a job asks for, and which hosts are free: the inputs of every placement policy.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -60,6 +62,11 @@ struct NodeStates {
 /// hosts the fabric lacks.
 Result<std::vector<fabric::HostId>> resolve_hosts(const fabric::Fabric& f, std::string_view expr,
                                                   std::string_view what);
+/// The same over any name lookup (a Fabric, a HostMap): `find(name)` gives the host or
+/// nothing.
+Result<std::vector<fabric::HostId>> resolve_hosts(
+    std::string_view expr, std::string_view what,
+    const std::function<std::optional<fabric::HostId>(std::string_view)>& find);
 
 /// Every host free.
 NodeStates all_free(const fabric::Fabric& f);
