@@ -75,9 +75,10 @@ cat >batch.sh <<'EOF'
 #!/bin/bash
 p=fabricplace.$SLURM_JOB_ID
 ls $p.rankfile $p.hosts $p.torchrun.env $p.json >files.out 2>&1
-timeout 120 mpirun --rankfile $p.rankfile -np 8 sh -c 'echo "$OMPI_COMM_WORLD_RANK $(hostname)"' >mpirun.out 2>mpirun.err
+@RETRY@ mpirun.out mpirun.err --rankfile $p.rankfile -np 8 sh -c 'echo "$OMPI_COMM_WORLD_RANK $(hostname)"'
 srun bash -c 'echo "$SLURM_PROCID $(hostname) $FABRICPLACE_RING_RANK"' >inner.out 2>inner.err
 EOF
+sed -i "s|@RETRY@|$SLURM_TESTS_DIR/mpirun_retry.sh|" batch.sh
 chmod +x batch.sh
 j=$(sbatch --parsable -N4 --ntasks-per-node=2 --fabric-tp=4 -o batch.out batch.sh)
 wait_gone "$j" 120 || echo "note: batch job $j still listed"

@@ -59,12 +59,11 @@ rf --format torchrun -o torchrun.env || exit 1
 # No --tasks-per-node: salloc -N4 asked for no tasks, so one per node (said on stderr).
 "\$fp" rankfile --fabric $fabric --from-slurm-job --format slurm -o inferred.txt 2>inferred.err
 echo "\$SLURM_JOB_NODELIST" >nodelist.txt
-timeout 120 mpirun --rankfile rankfile.txt -np $((4 * K)) \\
-  sh -c 'echo "\$OMPI_COMM_WORLD_RANK \$(hostname) \$(sed -n "s/^Cpus_allowed_list:\\t*//p" /proc/self/status)"' \\
-  >mpirun.out 2>mpirun.err
+$SLURM_TESTS_DIR/mpirun_retry.sh mpirun.out mpirun.err --rankfile rankfile.txt -np $((4 * K)) \\
+  sh -c 'echo "\$OMPI_COMM_WORLD_RANK \$(hostname) \$(sed -n "s/^Cpus_allowed_list:\\t*//p" /proc/self/status)"'
 echo \$? >mpirun.rc
-timeout 120 mpirun --hostfile hostfile.txt --map-by seq -np $((4 * K)) \\
-  sh -c 'echo "\$OMPI_COMM_WORLD_RANK \$(hostname)"' >seq.out 2>seq.err
+$SLURM_TESTS_DIR/mpirun_retry.sh seq.out seq.err --hostfile hostfile.txt --map-by seq -np $((4 * K)) \\
+  sh -c 'echo "\$OMPI_COMM_WORLD_RANK \$(hostname)"'
 echo \$? >seq.rc
 SLURM_HOSTFILE=\$PWD/hostfile.txt timeout 120 srun --distribution=arbitrary -n $((4 * K)) \\
   sh -c 'echo "\$SLURM_PROCID \$(hostname)"' >srun.out 2>srun.err
