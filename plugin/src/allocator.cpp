@@ -63,74 +63,119 @@ fp::Result<std::string> node_states() {
   return text;
 }
 
-// Exact mode, in every --fabric-* callback of sbatch/salloc (they read SLURM_HOSTFILE after
-// the callbacks, before init_post_opt): place the job now and pin its nodes. The file lives
-// is removed, and SLURM_HOSTFILE unset, in init_post_opt, once sbatch or salloc has read it.
-// Any fault: a message, and the job goes on unpinned (constrain mode).
+// The request as it will be when sbatch has parsed everything: --fabric-tp and
+// --fabric-mode from #SBATCH lines and the command line (the callbacks run in that order,
+// so an early one does not know the later values), else the options seen so far.
+struct Request {
+  std::optional<std::uint32_t> tp;
+  Mode mode = Mode::kConstrain;
+  SubmitShape shape;
+};
+Request final_request() {
+  auto& st = state();
+  Request r;
+  r.shape = job_shape();
+  r.tp = st.options.tp;
+  if (r.shape.fabric_tp) {
+    JobOptions o;
+    if (set_option(o, Option::kTp, r.shape.fabric_tp->c_str())) r.tp = o.tp;
+  }
+  r.mode = mode();
+  if (r.shape.fabric_mode)
+    if (auto m = parse_mode(*r.shape.fabric_mode)) r.mode = *m;
+  return r;
+}
+
+// Takes back a pin (the user's later options turned exact mode off).
+void unpin() {
+  auto& st = state();
+  if (!st.exact) return;
+  if (const char* hf = std::getenv("SLURM_HOSTFILE"); hf && st.srun_hostfile == hf)
+    unsetenv("SLURM_HOSTFILE");
+  std::remove(st.srun_hostfile.c_str());
+  st.srun_hostfile.clear();
+  st.exact = false;
+}
+
 }  // namespace
 
-void allocator_steer() {
+// In every --fabric-* callback of sbatch/salloc: check the request against the fabric (an
+// impossible one fails the command here, which Slurm honours even for an `optional`
+// plugin, where a failing init_post_opt is ignored), then, in exact mode, place the job now
+// and pin its nodes (sbatch reads SLURM_HOSTFILE after the callbacks, before
+// init_post_opt). The file is removed, and SLURM_HOSTFILE unset, in init_post_opt, once
+// sbatch has read it. Any fault: a message, and the job goes on unpinned (constrain mode).
+int allocator_steer() {
   auto& st = state();
-  if (!st.options.tp || mode() != Mode::kExact) return;
+  const auto req = final_request();
+  if (!req.tp || req.mode == Mode::kOff) {
+    unpin();
+    return 0;
+  }
+  auto map = load_host_map(host_map_path());
+  if (!map) {
+    note_once(map.error().to_string() + "; the job is submitted without fabricplace", true);
+    return 0;
+  }
+  const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
+  if (!st.validated) {
+    if (auto v = validate_submission(**map, req.shape.node_count(), G, *req.tp); !v) {
+      note(true, v.error().message);
+      return -1;  // the user asked for something impossible: reject at submission
+    }
+    st.validated = true;
+  }
+  if (req.mode != Mode::kExact || req.shape.nodelist || req.shape.het) {
+    unpin();
+    return 0;
+  }
   const char* user_file = std::getenv("SLURM_HOSTFILE");
-  if (user_file && st.srun_hostfile != user_file) return;  // the user's own nodes win
+  if (user_file && st.srun_hostfile != user_file) return 0;  // the user's own nodes win
+  if (st.exact) return 0;                                    // pinned already
   if (program() != "sbatch") {
     // salloc hands its shell SLURM_DISTRIBUTION=arbitrary after the allocation, where no
     // hook can take it back, and the shell's sruns would inherit it.
     note_once("--fabric-mode=exact applies to sbatch; salloc uses constrain");
-    return;
+    return 0;
   }
-  const auto shape = job_shape();
-  if (shape.nodelist) return;
   auto states = node_states();
   if (!states) {
-    note(true, states.error().message + "; exact mode falls back to constrain");
-    return;
+    note_once(states.error().message + "; exact mode falls back to constrain", true);
+    return 0;
   }
   ExactRequest r;
   r.fabric_path = st.config.fabric_path;
   r.states = *states;
-  r.nodes = shape.nodes.value_or(1);
-  r.gpus_per_node = static_cast<std::uint32_t>(st.config.gpus_per_node);
-  r.tp = *st.options.tp;
+  r.nodes = req.shape.node_count().value_or(1);
+  r.gpus_per_node = G;
+  r.tp = *req.tp;
   r.policy = st.options.policy.value_or(st.config.policy);
   auto hosts = exact_hostfile(r);
   if (!hosts) {
     // No placement now (a busy cluster) is a normal outcome, not a fault.
-    note(hosts.error().code != fp::ErrorCode::kUsage,
-         hosts.error().to_string() + "; exact mode falls back to constrain");
-    return;
+    note_once(hosts.error().to_string() + "; exact mode falls back to constrain",
+              hosts.error().code != fp::ErrorCode::kUsage);
+    return 0;
   }
   char cwd[4096];
   const std::string dir = getcwd(cwd, sizeof cwd) ? cwd : "/tmp";
   const std::string path = dir + "/.fabricplace-exact." + std::to_string(getpid()) + ".hosts";
   if (auto w = fp::write_file_atomic(path, *hosts); !w) {
-    note(true, w.error().to_string() + "; exact mode falls back to constrain");
-    return;
+    note_once(w.error().to_string() + "; exact mode falls back to constrain", true);
+    return 0;
   }
   st.srun_hostfile = path;
   st.exact = true;
   setenv("SLURM_HOSTFILE", path.c_str(), 1);
+  return 0;
 }
 
-// Allocator (sbatch, salloc), after every option is parsed: check the request against the
-// fabric (an impossible one is rejected here, with the reason), then hand it to slurmctld's
-// job_submit.lua (constrain mode) through the job's SPANK environment.
+// Allocator (sbatch, salloc), after every option is parsed: hand the request to slurmctld's
+// job_submit.lua (constrain mode) through the job's SPANK environment, and clean up a pin.
 int allocator_post_opt(spank_t sp) {
   auto& st = state();
-  if (!st.enabled || spank_context() != S_CTX_ALLOCATOR || !st.options.tp || mode() == Mode::kOff)
-    return 0;
-  auto map = load_host_map(host_map_path());
-  if (!map) {
-    note(true, map.error().to_string() + "; the job is submitted without fabricplace");
-    return 0;
-  }
-  const auto shape = job_shape();
-  const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
-  if (auto v = validate_submission(**map, shape.nodes.value_or(1), G, *st.options.tp); !v) {
-    note(true, v.error().message);
-    return -1;  // the user asked for something impossible: reject at submission
-  }
+  if (!st.enabled || spank_context() != S_CTX_ALLOCATOR) return 0;
+  const auto req = final_request();
   if (st.exact) {
     // sbatch has read the pinned nodes (_opt_verify). The job must not inherit the file,
     // and the batch step undoes what a hostfile implies for its sruns (user_init):
@@ -138,10 +183,13 @@ int allocator_post_opt(spank_t sp) {
     unsetenv("SLURM_HOSTFILE");
     std::remove(st.srun_hostfile.c_str());
     st.srun_hostfile.clear();
-    setenv("FABRICPLACE_EXACT", shape.ntasks || shape.ntasks_per_node ? "tasks" : "notasks", 1);
+    setenv("FABRICPLACE_EXACT", req.shape.ntasks || req.shape.ntasks_per_node ? "tasks" : "notasks",
+           1);
   }
-  if (mode() == Mode::kConstrain || (mode() == Mode::kExact && !st.exact)) {
-    spank_job_control_setenv(sp, "FABRICPLACE_TP", std::to_string(*st.options.tp).c_str(), 1);
+  if (!req.tp || req.mode == Mode::kOff || req.shape.het || !st.validated) return 0;
+  if (req.mode == Mode::kConstrain || (req.mode == Mode::kExact && !st.exact)) {
+    const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
+    spank_job_control_setenv(sp, "FABRICPLACE_TP", std::to_string(*req.tp).c_str(), 1);
     spank_job_control_setenv(sp, "FABRICPLACE_GPUS_PER_NODE", std::to_string(G).c_str(), 1);
   }
   return 0;

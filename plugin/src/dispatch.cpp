@@ -48,7 +48,7 @@ int option_cb(int val, const char* optarg, int remote) {
       return remote ? 0 : -1;  // a bad value fails the command at once, never a launch
     }
     if (!remote && st.enabled && spank_context() == S_CTX_LOCAL) local_steer_srun();
-    if (!remote && st.enabled && spank_context() == S_CTX_ALLOCATOR) allocator_steer();
+    if (!remote && st.enabled && spank_context() == S_CTX_ALLOCATOR) return allocator_steer();
     return 0;
   });
 }

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/strings.hpp"
@@ -86,62 +87,67 @@ Result<std::vector<std::string>> write_launch_files(const HostMap& m, const Rank
 
 SrunCounts parse_srun_args(const std::vector<std::string>& args) {
   SrunCounts c;
-  // srun options that take no value: after them the next word may be the command.
-  static const char* const kFlags[] = {"-l",
-                                       "-u",
-                                       "-v",
-                                       "-vv",
-                                       "-vvv",
-                                       "-Q",
-                                       "-K",
-                                       "-X",
-                                       "-Z",
-                                       "-O",
-                                       "-E",
-                                       "-H",
-                                       "-k",
-                                       "-s",
-                                       "--label",
-                                       "--unbuffered",
-                                       "--exclusive",
-                                       "--overlap",
-                                       "--verbose",
-                                       "--quiet",
-                                       "--kill-on-bad-exit",
-                                       "--no-kill",
-                                       "--pty",
-                                       "--overcommit",
-                                       "--disable-status",
-                                       "--test-only",
-                                       "--contiguous",
-                                       "--spread-job",
-                                       "--use-min-nodes",
-                                       "--exact",
-                                       "--whole",
-                                       "--multi-prog",
-                                       "--wait-all-nodes",
-                                       "--preserve-env",
-                                       "--no-allocate",
-                                       "--hold",
-                                       "--immediate",
-                                       "--reboot",
-                                       "--help",
-                                       "--usage",
-                                       "--version",
-                                       "--parsable",
-                                       "--requeue",
-                                       "--no-requeue",
-                                       "-W",
-                                       "--wait",
-                                       "--ignore-pbs",
-                                       "--no-shell",
-                                       "--bell",
-                                       "--no-bell"};
-  auto is_flag = [&](const std::string& a) {
-    for (const char* f : kFlags)
-      if (a == f) return true;
-    return false;
-  };
+  // srun, sbatch and salloc options that take no value: after them the next word may be the
+  // command (or the script). Any other option takes the next word as its value unless that
+  // word is an option itself (--oversubscribe -N 4) or it carries one (--nice=5, -n4).
+  static const std::set<std::string_view> kFlags = {"-l",
+                                                    "-u",
+                                                    "-v",
+                                                    "-vv",
+                                                    "-vvv",
+                                                    "-Q",
+                                                    "-K",
+                                                    "-X",
+                                                    "-Z",
+                                                    "-O",
+                                                    "-E",
+                                                    "-H",
+                                                    "-k",
+                                                    "-s",
+                                                    "-h",
+                                                    "-V",
+                                                    "-W",
+                                                    "--label",
+                                                    "--unbuffered",
+                                                    "--exclusive",
+                                                    "--overlap",
+                                                    "--verbose",
+                                                    "--quiet",
+                                                    "--kill-on-bad-exit",
+                                                    "--no-kill",
+                                                    "--pty",
+                                                    "--overcommit",
+                                                    "--oversubscribe",
+                                                    "--disable-status",
+                                                    "--test-only",
+                                                    "--contiguous",
+                                                    "--spread-job",
+                                                    "--use-min-nodes",
+                                                    "--exact",
+                                                    "--whole",
+                                                    "--multi-prog",
+                                                    "--preserve-env",
+                                                    "--no-allocate",
+                                                    "--hold",
+                                                    "--immediate",
+                                                    "--reboot",
+                                                    "--help",
+                                                    "--usage",
+                                                    "--version",
+                                                    "--parsable",
+                                                    "--requeue",
+                                                    "--no-requeue",
+                                                    "--wait",
+                                                    "--ignore-pbs",
+                                                    "--no-shell",
+                                                    "--bell",
+                                                    "--no-bell",
+                                                    "--get-user-env",
+                                                    "--nice",
+                                                    "--propagate",
+                                                    "--x11",
+                                                    "--mem-bind",
+                                                    "--cpu-bind"};
   auto count = [](std::string_view v) -> std::optional<std::uint32_t> {
     // "-N 2-4" ranges: the minimum counts.
     const auto dash = v.find('-');
@@ -151,6 +157,10 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (a == ":") {  // the next component of a heterogeneous job
+      c.het = true;
+      continue;
+    }
     if (a == "--") {
       if (i + 1 < args.size()) c.command = i + 1;
       break;
@@ -159,22 +169,23 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
       c.command = i;
       break;
     }
-    if (is_flag(a)) continue;
     std::string name = a, value;
-    bool inline_value = false;
+    bool has_value = false;
     if (a.rfind("--", 0) == 0) {
       if (const auto eq = a.find('='); eq != std::string::npos) {
         name = a.substr(0, eq);
         value = a.substr(eq + 1);
-        inline_value = true;
+        has_value = true;
       }
     } else if (a.size() > 2) {  // -n4
       name = a.substr(0, 2);
       value = a.substr(2);
-      inline_value = true;
+      has_value = true;
     }
-    if (!inline_value) {
-      if (i + 1 >= args.size()) break;
+    if (!has_value) {
+      if (kFlags.count(name) || i + 1 >= args.size() || args[i + 1].rfind('-', 0) == 0 ||
+          args[i + 1] == ":")
+        continue;  // a flag
       value = args[++i];
     }
     if (name == "-n" || name == "--ntasks")
@@ -185,6 +196,12 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
       c.ntasks_per_node = count(value);
     else if (name == "-w" || name == "--nodelist" || name == "-F" || name == "--nodefile")
       c.nodelist = true;
+    else if (name == "-m" || name == "--distribution")
+      c.distribution = true;
+    else if (name == "--fabric-tp")
+      c.fabric_tp = value;
+    else if (name == "--fabric-mode")
+      c.fabric_mode = value;
   }
   return c;
 }

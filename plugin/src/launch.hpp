@@ -56,6 +56,9 @@ struct SrunCounts {
   bool nodelist = false;  ///< -w/--nodelist/--nodefile/-F given: the user chose the hosts
   std::optional<std::size_t> command;  ///< index of the first non-option word (the command,
                                        ///< or sbatch's script)
+  bool distribution = false;           ///< -m/--distribution given: the user chose the task layout
+  bool het = false;                    ///< ":" components: a heterogeneous job
+  std::optional<std::string> fabric_tp, fabric_mode;  ///< this plugin's own options
 };
 SrunCounts parse_srun_args(const std::vector<std::string>& args);
 

@@ -29,6 +29,7 @@ struct State {
   JobOptions options;
   std::string srun_hostfile;  ///< the SLURM_HOSTFILE this process wrote (srun, exact mode)
   bool exact = false;         ///< exact mode pinned the nodes (allocator)
+  bool validated = false;     ///< the request passed the submission checks (allocator)
   // Remote: the ring of this step, computed in user_init, read by task_init (forked after).
   std::optional<fp::placement::RankLayout> ring;
   const fp::placement::HostMap* map = nullptr;
@@ -70,7 +71,7 @@ std::string host_map_path();
 // Per context.
 void local_steer_srun();             ///< local: in every --fabric-* callback
 void local_exit();                   ///< local: srun exits
-void allocator_steer();              ///< allocator: in every --fabric-* callback
+int allocator_steer();  ///< allocator: in every --fabric-* callback; -1 rejects
 int allocator_post_opt(spank_t sp);  ///< allocator: after all options
 int remote_user_init(spank_t sp);    ///< remote: once per node and step
 int remote_task_init(spank_t sp);    ///< remote: per task

@@ -50,16 +50,29 @@ SubmitShape submit_shape(const std::vector<std::string>& directives,
     if (c.ntasks) s.ntasks = c.ntasks;
     if (c.ntasks_per_node) s.ntasks_per_node = c.ntasks_per_node;
     s.nodelist = s.nodelist || c.nodelist;
+    s.het = s.het || c.het;
+    if (c.fabric_tp) s.fabric_tp = c.fabric_tp;
+    if (c.fabric_mode) s.fabric_mode = c.fabric_mode;
     if (words == &args && c.command) s.script = (*words)[*c.command];
   }
   return s;
 }
 
-Result<void> validate_submission(const placement::HostMap& m, std::uint32_t nodes,
+std::optional<std::uint32_t> SubmitShape::node_count() const {
+  if (nodes) return nodes;
+  if (ntasks && ntasks_per_node && *ntasks % *ntasks_per_node == 0)
+    return *ntasks / *ntasks_per_node;
+  if (!ntasks && script) return 1;  // sbatch's default: one node
+  return std::nullopt;
+}
+
+Result<void> validate_submission(const placement::HostMap& m,
+                                 std::optional<std::uint32_t> node_count,
                                  std::uint32_t gpus_per_node, std::uint32_t tp) {
   const std::string opt = "--fabric-tp " + std::to_string(tp);
   const auto G = gpus_per_node;
-  if (nodes > m.names.size())
+  const std::uint32_t nodes = node_count.value_or(0);
+  if (node_count && nodes > m.names.size())
     return fail(ErrorCode::kUsage, "the job asks for " + std::to_string(nodes) +
                                        " nodes; the fabric has " + std::to_string(m.names.size()) +
                                        " hosts");
@@ -69,7 +82,7 @@ Result<void> validate_submission(const placement::HostMap& m, std::uint32_t node
   if (tp > G && tp % G != 0)
     return fail(ErrorCode::kUsage, opt + ": a TP group larger than a node must span whole " +
                                        std::to_string(G) + "-GPU nodes");
-  if ((std::uint64_t{nodes} * G) % tp != 0)
+  if (node_count && (std::uint64_t{nodes} * G) % tp != 0)
     return fail(ErrorCode::kUsage, opt + " does not tile the job: " + std::to_string(nodes) +
                                        " nodes x " + std::to_string(G) +
                                        " GPUs = " + std::to_string(std::uint64_t{nodes} * G) +

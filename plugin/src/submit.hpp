@@ -21,7 +21,14 @@ namespace fabricplace::plugin {
 struct SubmitShape {
   std::optional<std::uint32_t> nodes, ntasks, ntasks_per_node;
   bool nodelist = false;              ///< -w/--nodelist given: the user chose the hosts
+  bool het = false;                   ///< a heterogeneous job (":" components)
   std::optional<std::string> script;  ///< sbatch's script path, when one was given
+  /// The final --fabric-tp / --fabric-mode values (#SBATCH, then the command line), whatever
+  /// order the option callbacks run in.
+  std::optional<std::string> fabric_tp, fabric_mode;
+  /// The node count: -N, else -n / --ntasks-per-node; nothing when it cannot be known
+  /// (a script on stdin, no count given).
+  [[nodiscard]] std::optional<std::uint32_t> node_count() const;
 };
 
 /// The #SBATCH options of a batch script: the lines starting "#SBATCH" before the first
@@ -33,11 +40,12 @@ std::vector<std::string> sbatch_directives(std::string_view script);
 SubmitShape submit_shape(const std::vector<std::string>& directives,
                          const std::vector<std::string>& args);
 
-/// Checks a request of `nodes` nodes of `gpus_per_node` GPUs with TP groups of `tp` GPUs
-/// against the fabric: more nodes than it has hosts, a TP group larger than any leaf can
-/// hold, a TP size that does not divide a node or span whole nodes, a TP that does not
-/// tile the job. kUsage errors, worded for `--fabric-tp`.
-Result<void> validate_submission(const placement::HostMap& m, std::uint32_t nodes,
+/// Checks a request of `nodes` nodes (nothing: unknown) of `gpus_per_node` GPUs with TP
+/// groups of `tp` GPUs against the fabric: a TP size that does not divide a node or span
+/// whole nodes, a TP group larger than any leaf can hold, and with a known node count more
+/// nodes than the fabric has hosts or a TP that does not tile the job. kUsage errors,
+/// worded for `--fabric-tp`.
+Result<void> validate_submission(const placement::HostMap& m, std::optional<std::uint32_t> nodes,
                                  std::uint32_t gpus_per_node, std::uint32_t tp);
 
 /// Exact mode: the nodes the placement engine chooses now for `nodes` nodes with TP groups

@@ -48,6 +48,16 @@ TEST(PluginLaunch, SrunCommandLine) {
   EXPECT_EQ(c.ntasks_per_node, 4u);
   EXPECT_TRUE(c.nodelist);
   EXPECT_EQ(c.command, 5u);
+  // Unknown options: a value unless the next word is an option itself.
+  c = parse_srun_args({"--oversubscribe", "-N", "4", "--nice", "-n", "8", "--wait-all-nodes", "1",
+                       "-m", "cyclic", "--fabric-tp=16", "job.sh"});
+  EXPECT_EQ(c.nodes, 4u);
+  EXPECT_EQ(c.ntasks, 8u);
+  EXPECT_TRUE(c.distribution);
+  EXPECT_EQ(c.fabric_tp, "16");
+  EXPECT_EQ(c.command, 11u);
+  c = parse_srun_args({"-N", "2", ":", "-N", "3", "job.sh"});
+  EXPECT_TRUE(c.het);
   c = parse_srun_args({"-N2-4", "--exclusive", "hostname"});
   EXPECT_EQ(c.nodes, 2u);
   EXPECT_EQ(c.command, 2u);
@@ -64,6 +74,10 @@ TEST(PluginSubmit, DirectivesThenCommandLine) {
   EXPECT_EQ(s.script, "job.sh");
   s = submit_shape(words, {"-N", "2", "job.sh"});
   EXPECT_EQ(s.nodes, 2u);  // the command line overrides #SBATCH
+  EXPECT_EQ(submit_shape({}, {"-n", "8", "--ntasks-per-node=2", "x.sh"}).node_count(), 4u);
+  EXPECT_EQ(submit_shape({}, {"x.sh"}).node_count(), 1u);  // sbatch's default
+  EXPECT_FALSE(submit_shape({}, {}).node_count());         // a script on stdin: unknown
+  EXPECT_EQ(submit_shape({"--fabric-tp=32"}, {"--fabric-tp=4", "x.sh"}).fabric_tp, "4");
 }
 
 struct Fabric8 : ::testing::Test {

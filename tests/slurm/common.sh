@@ -129,13 +129,14 @@ live_pids() {
 }
 
 # lab_start_plugin SPEC PLUGIN_SO [JOB_SUBMIT_LUA [EXTRA_PLUGSTACK_ARGS]]: the lab with the
-# SPANK plugin (nodes of "2 GPUs", logging to log/fabricplace.log) and, if given,
+# SPANK plugin, declared `optional` as etc/plugstack.conf.d ships it (nodes of "2 GPUs",
+# logging to log/fabricplace.log) and, if given,
 # job_submit.lua reading the lab's fabric table (decisions in log/job_submit.log). Then cd
 # into DIR/work.
 lab_start_plugin() {
   local spec=$1 plugin=$2 lua=${3:-} extra=${4:-} tmp
   tmp=$(mktemp -d /tmp/fp-plugin.XXXXXX)
-  echo "required $plugin fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log${extra:+ $extra}" >"$tmp/plugstack.conf"
+  echo "optional $plugin fabric=@LAB@/etc/fabric.json gpus_per_node=2 log=@LAB@/log/fabricplace.log${extra:+ $extra}" >"$tmp/plugstack.conf"
   local args=(--plugstack "$tmp/plugstack.conf")
   if [[ -n $lua ]]; then
     sed -e 's|^M.FABRIC_TABLE = .*|M.FABRIC_TABLE = "@LAB@/etc/fabric.lua"|' \

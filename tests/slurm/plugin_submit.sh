@@ -41,6 +41,18 @@ out=$(sbatch --fabric-tp=2 big.sh 2>&1); rc=$?
 check "more nodes than the fabric (from #SBATCH -N) is rejected (rc $rc)" bash -c "[[ $rc != 0 ]] && grep -qF \
   'fabricplace: the job asks for 20 nodes; the fabric has 16 hosts' <<<'$out'"
 
+# ---- valid requests are not mistaken for impossible ones ------------------------------------
+for args in "--oversubscribe -N 4" "--nice -N 4" "-n 8 --ntasks-per-node=2" "--wait-all-nodes 1 -N 4"; do
+  # shellcheck disable=SC2086
+  out=$(sbatch --test-only --fabric-tp=4 $args --wrap true 2>&1); rc=$?
+  check "sbatch --fabric-tp=4 $args is accepted (rc $rc)" test "$rc" == 0
+done
+printf '#!/bin/bash\n#SBATCH -N 4\ntrue\n' >stdin.sh
+out=$(sbatch --test-only --fabric-tp=4 <stdin.sh 2>&1); rc=$?
+check "a script on stdin (#SBATCH -N 4) is accepted (rc $rc)" test "$rc" == 0
+out=$(sbatch --test-only --fabric-tp=32 -N 4 --fabric-tp=4 --wrap true 2>&1); rc=$?
+check "the last --fabric-tp counts, whatever the callback order (rc $rc)" test "$rc" == 0
+
 # ---- constrain: every TP group inside one leaf ----------------------------------------------
 busy=$(sbatch --parsable -J busy -o /dev/null -w 'node[001,005,009-016]' -N 10 --wrap 'sleep 600')
 wait_running "$busy" 30 || { echo "FAIL: the busy job did not start"; exit 1; }
