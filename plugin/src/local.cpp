@@ -1,10 +1,13 @@
 // srun (SPANK local context) inside an allocation: the tasks in the fabric's ring order.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/slurm_env.hpp"
 #include "launch.hpp"
 #include "spank_common.hpp"
@@ -23,31 +26,47 @@ void local_steer_srun() {
   const char* user_file = std::getenv("SLURM_HOSTFILE");
   if (user_file && st.srun_hostfile != user_file) return;  // the user's own order wins
   const auto counts = parse_srun_args(own_args());
-  if (counts.nodelist) return;
+  // The user chose the hosts (-w), the layout (-m), or this is a heterogeneous job (the
+  // file could hold only one component's hosts): stand aside.
+  if (counts.nodelist || counts.distribution || counts.het || std::getenv("SLURM_HET_SIZE")) return;
   const fp::placement::EnvFn env = [](const char* n) -> std::optional<std::string> {
     const char* v = std::getenv(n);
     return v && *v ? std::optional<std::string>(v) : std::nullopt;
   };
   auto nodes = fp::placement::slurm_job_nodes(env);
   if (!nodes) return;
+  auto stand_aside = [](const std::string& why) { note_once(why + "; srun keeps Slurm's order"); };
+  // The step's node count and ranks per node: srun's command line first, else the job's.
+  auto job_hosts = fp::hostlist::expand(nodes->second);
+  if (!job_hosts) return;
+  std::uint32_t N = static_cast<std::uint32_t>(job_hosts->size());
+  if (counts.nodes)
+    N = std::min(N, *counts.nodes);
+  else if (counts.ntasks && counts.ntasks_per_node && *counts.ntasks % *counts.ntasks_per_node == 0)
+    N = std::min(N, *counts.ntasks / *counts.ntasks_per_node);
   std::uint32_t K = 0;
   if (counts.ntasks_per_node) {
     K = *counts.ntasks_per_node;
-  } else if (counts.ntasks && counts.nodes && *counts.ntasks % *counts.nodes == 0) {
-    K = *counts.ntasks / *counts.nodes;
-  } else if (!counts.ntasks && !counts.nodes) {
-    auto k = fp::placement::slurm_tasks_per_node(env);
-    if (!k) {
-      note(false, k.error().message + "; srun keeps Slurm's order");
-      return;
-    }
-    K = k->first;
+  } else if (counts.ntasks) {
+    if (*counts.ntasks % N != 0)
+      return stand_aside("srun -n " + std::to_string(*counts.ntasks) + " on " + std::to_string(N) +
+                         " nodes is not a whole number of tasks per node");
+    K = *counts.ntasks / N;
   } else {
-    note_once(
-        "srun's task count does not give a whole number of tasks per node; srun keeps "
-        "Slurm's order");
-    return;
+    auto k = fp::placement::slurm_tasks_per_node(env);
+    if (!k) return stand_aside(k.error().message);
+    K = k->first;
   }
+  // srun runs as many tasks as -n says, else the job's SLURM_NTASKS, else one line each:
+  // the file must hold exactly that many lines.
+  std::uint64_t ntasks = std::uint64_t{N} * K;
+  if (counts.ntasks)
+    ntasks = *counts.ntasks;
+  else if (auto v = env("SLURM_NTASKS"))
+    if (auto n = fp::str::parse_uint(*v, 1u << 30)) ntasks = *n;
+  if (ntasks != std::uint64_t{N} * K)
+    return stand_aside("srun would run " + std::to_string(ntasks) + " tasks, not " +
+                       std::to_string(N) + " nodes x " + std::to_string(K));
   auto map = load_host_map(host_map_path());
   if (!map) {
     note(true, map.error().to_string() + "; srun keeps Slurm's order");
@@ -64,7 +83,7 @@ void local_steer_srun() {
     return;
   }
   // A subset of the job (-N smaller than the job): the first hosts of the ring.
-  if (counts.nodes && *counts.nodes < ring->hosts.size()) ring->hosts.resize(*counts.nodes);
+  if (N < ring->hosts.size()) ring->hosts.resize(N);
   const char* tmp = std::getenv("TMPDIR");
   const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/fabricplace-srun-" + job +
                            "-" + std::to_string(getpid()) + ".hosts";

@@ -68,7 +68,15 @@ int remote_user_init(spank_t sp) {
 
   // The step's ring, for the tasks here (task_init): K = this node's task count.
   const auto step_nodes = env("SLURM_STEP_NODELIST");
-  if (step_nodes && local_tasks > 0 && step_id != SLURM_BATCH_SCRIPT) {
+  // Uneven tasks per node (srun -n 3 -N 2): no ring of whole hosts; wrong ranks would be
+  // worse than none.
+  const auto step_tasks = env("SLURM_STEP_TASKS_PER_NODE");
+  const auto counts = step_tasks ? fp::placement::task_counts(*step_tasks) : std::nullopt;
+  const bool uniform = counts && counts->size() == 1;
+  if (step_nodes && local_tasks > 0 && step_id != SLURM_BATCH_SCRIPT && !uniform) {
+    note_once("the step's tasks per node are uneven (" + step_tasks.value_or("?") +
+              "); no FABRICPLACE_* task variables");
+  } else if (step_nodes && local_tasks > 0 && step_id != SLURM_BATCH_SCRIPT) {
     if (auto tp = tp_in_ranks(*st.options.tp, gpus, local_tasks); !tp) {
       note(false, tp.error().message + "; no FABRICPLACE_* task variables");
     } else if (auto ring = plan_launch(**map, *step_nodes, local_tasks, *tp); !ring) {
@@ -138,6 +146,13 @@ int remote_task_init(spank_t sp) {
     const auto& b = st.local[static_cast<std::size_t>(local_id)];
     if (b.gpu) spank_setenv(sp, "FABRICPLACE_GPU", std::to_string(*b.gpu).c_str(), 1);
     if (!b.hca.empty()) spank_setenv(sp, "NCCL_IB_HCA", ("=" + b.hca).c_str(), 0);
+  }
+  // The hostfile srun wrote for this step is gone when srun exits: a nested srun or sbatch
+  // in the task must not take it (nor the arbitrary layout it implied) for its own.
+  if (const auto hf = step_env(sp, "SLURM_HOSTFILE");
+      hf && hf->find("/fabricplace-srun-") != std::string::npos) {
+    spank_unsetenv(sp, "SLURM_HOSTFILE");
+    spank_unsetenv(sp, "SLURM_DISTRIBUTION");
   }
   if (!st.ring || !st.map) return 0;
   const auto host = step_env(sp, "SLURMD_NODENAME");

@@ -53,6 +53,11 @@ cat >alloc.sh <<'EOF'
 #!/bin/bash
 srun --fabric-tp=4 bash -c 'echo "$SLURM_PROCID $(hostname) $FABRICPLACE_RING_RANK $FABRICPLACE_TP_GROUP $FABRICPLACE_TP_RANK $FABRICPLACE_RING_SIZE"' >srun-tp.out 2>srun-tp.err
 srun bash -c 'echo "$SLURM_PROCID $(hostname) ${FABRICPLACE_RING_RANK:-unset}"' >srun-plain.out 2>srun-plain.err
+# Shapes the plugin must leave alone, and still run.
+srun --fabric-tp=4 --ntasks-per-node=1 hostname >srun-ntasks.out 2>/dev/null; echo $? >srun-ntasks.rc
+srun --fabric-tp=4 -n 3 -N 2 bash -c 'echo "${FABRICPLACE_RING_RANK:-unset}"' >srun-uneven.out 2>/dev/null
+srun --fabric-tp=4 -m cyclic bash -c 'echo "$SLURM_PROCID $(hostname)"' >srun-cyclic.out 2>/dev/null
+srun --fabric-tp=4 bash -c 'echo "${SLURM_HOSTFILE:-unset}"' >srun-nested.out 2>/dev/null
 EOF
 chmod +x alloc.sh
 timeout 120 salloc -N4 --ntasks-per-node=2 -J alloc ./alloc.sh >salloc.out 2>&1
@@ -69,6 +74,15 @@ check "srun --fabric-tp=4: tasks in ring order ($ring), ring rank and TP group/r
 check "srun without --fabric-*: Slurm's order, no FABRICPLACE_* variables" \
   test "$(sort -n srun-plain.out 2>/dev/null | awk '{print $2, $3}' | uniq | paste -sd' ')" == \
        "node005 unset node009 unset node010 unset node013 unset"
+
+check "srun --ntasks-per-node=1 with the job's SLURM_NTASKS=8: runs all 8 tasks (plugin stands aside)" \
+  test "$(cat srun-ntasks.rc)/$(grep -c . srun-ntasks.out)" == "0/8"
+check "srun -n 3 -N 2 (uneven): no FABRICPLACE_RING_RANK rather than a wrong one" \
+  test "$(sort -u srun-uneven.out | paste -sd' ')" == unset
+check "srun -m cyclic keeps the user's layout (task 1 on node009)" \
+  test "$(awk '$1 == 1 {print $2}' srun-cyclic.out)" == node009
+check "tasks do not inherit the plugin's temporary SLURM_HOSTFILE" \
+  test "$(sort -u srun-nested.out)" == unset
 
 # ---- sbatch --fabric-tp: rank files from the batch step, mpirun and an inner srun ------------
 cat >batch.sh <<'EOF'
