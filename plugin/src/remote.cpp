@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/slurm_env.hpp"
 #include "launch.hpp"
 #include "spank_common.hpp"
@@ -99,6 +100,22 @@ int remote_user_init(spank_t sp) {
       if (*exact == "notasks") {
         spank_unsetenv(sp, "SLURM_NTASKS");
         spank_unsetenv(sp, "SLURM_NPROCS");
+      }
+      // Slurm sets no SLURM_TASKS_PER_NODE for an arbitrary layout, and Open MPI's mpirun
+      // needs it: what Slurm sets for the same job without a hostfile.
+      if (!env("SLURM_TASKS_PER_NODE")) {
+        const auto nnodes = env("SLURM_JOB_NUM_NODES");
+        std::string tpn;
+        if (const auto k = env("SLURM_NTASKS_PER_NODE"); k && nnodes)
+          tpn = *k + "(x" + *nnodes + ")";
+        else if (*exact == "notasks")
+          tpn = env("SLURM_JOB_CPUS_PER_NODE").value_or("");
+        else if (const auto n = env("SLURM_NTASKS"); n && nnodes)
+          if (auto nt = fp::str::parse_uint(*n, 1u << 30),
+              nn = fp::str::parse_uint(*nnodes, 1u << 30);
+              nt && nn && *nn > 0 && *nt % *nn == 0)
+            tpn = std::to_string(*nt / *nn) + "(x" + *nnodes + ")";
+        if (!tpn.empty()) spank_setenv(sp, "SLURM_TASKS_PER_NODE", tpn.c_str(), 1);
       }
       spank_unsetenv(sp, "FABRICPLACE_EXACT");
     }

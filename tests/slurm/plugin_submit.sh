@@ -90,6 +90,11 @@ j=$(sbatch --parsable -N 2 --fabric-tp=4 --fabric-mode=exact -o exact-env.out \
 for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
 check "exact: the job does not inherit SLURM_HOSTFILE; its sruns lay tasks out freely" \
   test "$(paste -sd' ' exact-env.out 2>/dev/null)" == "hostfile=unset 3"
+j=$(sbatch --parsable -N 2 --fabric-tp=4 --fabric-mode=exact -o exact-mpi.out \
+      --wrap 'OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo timeout 120 mpirun hostname 2>&1 | sort | uniq -c | wc -l')
+for _ in $(seq 1 300); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+check "exact: a bare mpirun in the job runs on both nodes ($(tail -1 exact-mpi.out 2>/dev/null))" \
+  test "$(tail -1 exact-mpi.out 2>/dev/null)" == 2
 check "exact: no pinned-node file left in the submission directory" \
   test -z "$(ls -A . | grep fabricplace-exact || true)"
 
