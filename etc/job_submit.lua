@@ -6,7 +6,7 @@ sbatch/salloc --fabric-tp=T (plugin fabricplace.so, mode constrain) puts FABRICP
 FABRICPLACE_GPUS_PER_NODE=G into the job's SPANK environment. When a TP group spans nodes
 (T > G: groups of g = T / G nodes), this script turns the request into a per-leaf node-feature
 constraint so that every group lands inside one leaf:
-  - one leaf with room for the whole job:     features = "p01-leaf03"
+  - leaves with room for the whole job:      features = "[p01-leaf03|p02-leaf01]" (one of them)
   - else leaves of one pod, else of several:  features = "[p01-leaf01*4&p01-leaf02*2]"
     (each count a multiple of g; leaves with the most room first, the tightest pod first)
 Leaf names are the node features of `fabricplace fabric export --format slurm-features`.
@@ -20,7 +20,8 @@ The trade-off: the choice is a snapshot at submission. Jobs that end or start be
 one is scheduled are not seen; down or drained nodes are not seen either (no node table
 here); a job whose constraint cannot be met waits for those leaves. `--fabric-mode=exact`
 pins exact nodes instead (immediate jobs), `--fabric-mode=off` leaves the job alone.
-A job that already has a constraint (-C) is left alone.
+A job that already has a constraint (-C) or names its nodes (-w, -x) is left alone; only
+hosts of the job's partitions (else the default partition) count.
 ]]
 
 local M = {}
@@ -99,27 +100,41 @@ function M.busy_hosts(jobs)
   return busy
 end
 
--- The constraint for `nodes` nodes in groups of `g` nodes, given the busy hosts; or nil and
--- the reason. Leaves: free = hosts not busy, room = whole groups that fit.
-function M.plan(fabric, busy, nodes, g)
+-- The constraint for `nodes` nodes in groups of `g` nodes, given the busy hosts and the
+-- hosts the job may use (nil: all); or nil and the reason. Leaves: free = hosts not busy and
+-- allowed, room = whole groups that fit.
+function M.plan(fabric, busy, nodes, g, allowed)
   if nodes % g ~= 0 then return nil, "the node count is not a multiple of the TP group" end
   local need = nodes / g
   local room, pods = {}, {}
   for i, leaf in ipairs(fabric.leaves) do
     local free = 0
-    for _, h in ipairs(leaf.hosts) do if not busy[h] then free = free + 1 end end
+    for _, h in ipairs(leaf.hosts) do
+      if not busy[h] and (allowed == nil or allowed[h]) then free = free + 1 end
+    end
     room[i] = math.floor(free / g)
     local p = pods[leaf.pod + 1] or { room = 0, leaves = {} }
     p.room = p.room + room[i]
     p.leaves[#p.leaves + 1] = i
     pods[leaf.pod + 1] = p
   end
-  -- 1. The tightest single leaf.
-  local best
+  -- 1. One leaf: any leaf with room, as a matching OR ("[leafA|leafB]": all nodes from one
+  --    of them), tightest first; Slurm picks among them, so a burst of jobs spreads over the
+  --    leaves instead of queueing for the one that was tightest at submission.
+  local fits = {}
   for i = 1, #fabric.leaves do
-    if room[i] >= need and (best == nil or room[i] < room[best]) then best = i end
+    if room[i] >= need then fits[#fits + 1] = i end
   end
-  if best then return fabric.leaves[best].name end
+  if #fits > 0 then
+    table.sort(fits, function(a, b)
+      if room[a] ~= room[b] then return room[a] < room[b] end
+      return a < b
+    end)
+    if #fits == 1 then return fabric.leaves[fits[1]].name end
+    local names = {}
+    for _, i in ipairs(fits) do names[#names + 1] = fabric.leaves[i].name end
+    return "[" .. table.concat(names, "|") .. "]"
+  end
   -- 2. The tightest single pod, else every leaf; leaves with the most room first.
   local candidates
   local best_pod
@@ -165,9 +180,30 @@ function M.spank_env(job_desc)
   return t
 end
 
-local fabric_table, fabric_error
+-- The hosts of the job's partitions (or of the default partition), or nil when unknown.
+function M.allowed_hosts(job_desc, part_list)
+  if part_list == nil then return nil end
+  local names = {}
+  if job_desc.partition ~= nil and job_desc.partition ~= "" then
+    for p in string.gmatch(job_desc.partition, "[^,]+") do names[#names + 1] = p end
+  else
+    for name, p in pairs(part_list) do
+      if tonumber(p.flag_default) == 1 then names[#names + 1] = name end
+    end
+  end
+  if #names == 0 then return nil end
+  local allowed = {}
+  for _, name in ipairs(names) do
+    local p = part_list[name]
+    if p == nil or p.nodes == nil then return nil end
+    for _, h in ipairs(M.expand(p.nodes)) do allowed[h] = true end
+  end
+  return allowed
+end
 
-function M.submit(job_desc, jobs)
+local fabric_table, fabric_error, fabric_tries = nil, nil, 0
+
+function M.submit(job_desc, jobs, part_list)
   local env = M.spank_env(job_desc)
   local tp, gpn = tonumber(env.FABRICPLACE_TP), tonumber(env.FABRICPLACE_GPUS_PER_NODE)
   if tp == nil or gpn == nil or tp <= gpn then return end  -- TP inside a node: nothing to pin
@@ -175,15 +211,23 @@ function M.submit(job_desc, jobs)
     log("job %s has its own constraint %s; left alone", tostring(job_desc.name), job_desc.features)
     return
   end
-  if fabric_table == nil and fabric_error == nil then
+  if (job_desc.req_nodes or "") ~= "" or (job_desc.exc_nodes or "") ~= "" then
+    log("job %s names its nodes (-w/-x); left alone", tostring(job_desc.name))
+    return
+  end
+  -- A table that failed to load is tried again every 100 submissions (fixed on disk, it is
+  -- picked up without restarting slurmctld).
+  if fabric_table == nil and (fabric_error == nil or fabric_tries % 100 == 0) then
     fabric_table, fabric_error = M.load_fabric(M.FABRIC_TABLE)
     if fabric_error then log("cannot load %s: %s", M.FABRIC_TABLE, fabric_error) end
   end
+  fabric_tries = fabric_tries + 1
   if fabric_table == nil then return end
   local nodes = tonumber(job_desc.min_nodes)
   if nodes == nil or (slurm and nodes == slurm.NO_VAL) then nodes = 1 end
   local g = math.floor(tp / gpn)
-  local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g)
+  local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g,
+                               M.allowed_hosts(job_desc, part_list))
   if features then
     job_desc.features = features
     log("job %s: %d nodes, TP groups of %d nodes: features=%s", tostring(job_desc.name), nodes, g,
@@ -201,7 +245,7 @@ function M.submit(job_desc, jobs)
 end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
-  local ok, err = pcall(M.submit, job_desc, slurm.jobs)
+  local ok, err = pcall(M.submit, job_desc, slurm.jobs, part_list)
   if not ok then log("internal error: %s; job left to Slurm", tostring(err)) end
   return slurm.SUCCESS  -- never reject a job: fabricplace only steers
 end

@@ -28,8 +28,15 @@ local function busy(list)
   for _, h in ipairs(M.expand(list)) do b[h] = true end
   return b
 end
--- One leaf fits: the tightest one.
-eq("one leaf", M.plan(f, busy("node[001-002,005,009-016]"), 2, 2), "p01-leaf01")
+-- Leaves that fit alone, tightest first (matching OR); a single one by name.
+eq("one leaf", M.plan(f, busy("node[001-002,005,009-016]"), 2, 2), "[p01-leaf01|p01-leaf02]")
+eq("the only leaf", M.plan(f, busy("node[001-002,005-016]"), 2, 2), "p01-leaf01")
+-- Only the partition's hosts count.
+eq("partition", M.plan(f, busy(""), 4, 2, busy("node[009-016]")), "[p02-leaf01|p02-leaf02]")
+local parts = { half = { nodes = "node[009-016]", flag_default = 0 },
+                all = { nodes = "node[001-016]", flag_default = 1 } }
+eq("allowed by -p", M.allowed_hosts({ partition = "half" }, parts)["node001"], nil)
+eq("allowed by default", M.allowed_hosts({}, parts)["node001"], true)
 -- 3 free in each leaf of pod 1, pod 2 full: 2 + 2.
 eq("one pod", M.plan(f, busy("node[001,005,009-016]"), 4, 2), "[p01-leaf01*2&p01-leaf02*2]")
 -- The tightest pod that fits (pod 2: 2 + 4 free = 3 groups; pod 1: 1 + 1 = 1 group).
@@ -65,6 +72,10 @@ local intra = { name = "intra", min_nodes = 4,
                 spank_job_env = { [0] = "FABRICPLACE_TP=2", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
 M.submit(intra, {})
 eq("TP inside a node: no constraint", intra.features, nil)
+local named = { name = "named", min_nodes = 2, req_nodes = "node[009-010]",
+                spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
+M.submit(named, {})
+eq("-w: left alone", named.features, nil)
 
 if failures > 0 then os.exit(1) end
 print("ok")

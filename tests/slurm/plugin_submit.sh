@@ -6,7 +6,8 @@
 #   - constrain mode: with 3 free hosts in each leaf of pod 1 (pod 2 full), a 4-node TP-4
 #     job gets 2 + 2 (every TP group inside one leaf), where the same job without the plugin
 #     (--fabric-mode=off) gets Slurm's best fit, 3 + 1, and splits a group;
-#   - a job with its own -C is left alone; a job that fits in one leaf gets that leaf;
+#   - a job with its own -C is left alone; a job that fits in one leaf gets one leaf, and a
+#     burst of such jobs spreads over the leaves (all run at once);
 #   - exact mode pins the engine's nodes (2 + 2 as well), and the job inherits no
 #     SLURM_HOSTFILE.
 # Exit 77 (SKIP) where Slurm cannot run; never in CI.
@@ -75,7 +76,7 @@ check "constrain: 2 + 2, every TP group inside one leaf ($ours: $(leaf_counts "$
 check "job_submit.lua logged the constraint" \
   grep -qF "4 nodes, TP groups of 2 nodes: features=[p01-leaf01*2&p01-leaf02*2]" "$LAB_DIR/log/job_submit.log"
 one=$(run_probe one -N 2 --fabric-tp=4)
-check "a job that fits in one leaf gets the tightest leaf ($one)" \
+check "a job that fits in one leaf gets one leaf ($one)" \
   bash -c "[[ '$(leaf_counts "$one")' == 'p01-leaf01:2' || '$(leaf_counts "$one")' == 'p01-leaf02:2' ]]"
 own=$(run_probe own -N 4 --fabric-tp=4 -C 'p01-leaf01|p01-leaf02')
 check "a job with its own -C is left alone ($own)" \
@@ -98,12 +99,32 @@ check "exact: a bare mpirun in the job runs on both nodes ($(tail -1 exact-mpi.o
 check "exact: no pinned-node file left in the submission directory" \
   test -z "$(ls -A . | grep fabricplace-exact || true)"
 
+# ---- a burst: jobs that fit in one leaf spread over the leaves ------------------------------
+scancel "$busy" 2>/dev/null
+wait_all_idle 60 || echo "note: nodes not idle yet"
+burst=()
+for i in $(seq 1 8); do
+  burst+=("$(sbatch --parsable -J "burst$i" -o /dev/null -N 2 --fabric-tp=4 --wrap 'sleep 30')")
+done
+running=0
+for _ in $(seq 1 100); do
+  running=$(squeue -h -t RUNNING -o %j | grep -c '^burst')
+  [[ $running == 8 ]] && break
+  sleep 0.2
+done
+check "8 two-node TP jobs at once on 16 idle nodes: all 8 run together ($running)" test "$running" == 8
+split=0
+for j in "${burst[@]}"; do
+  [[ $(leaf_counts "$(squeue -h -j "$j" -o %N)") == *" "* ]] && split=$((split + 1))
+done
+check "... each inside one leaf ($split split)" test "$split" == 0
+scancel "${burst[@]}" 2>/dev/null
+
 check "no internal errors" bash -c "! grep -q 'internal error' '$LAB_DIR/log/fabricplace.log' '$LAB_DIR/log/job_submit.log'"
 if ((fails)); then
   for f in "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"; do echo "---- $f"; tail -20 "$f"; done
   grep -i 'lua\|job_submit' "$LAB_DIR/log/slurmctld.log" | tail -10
   LAB_KEEP=1
 fi
-scancel "$busy" 2>/dev/null
 echo "== $fails failed"
 ((fails == 0))
