@@ -30,7 +30,8 @@ std::string to_host_map_text(const HostMap& m) {
   std::string s = "fabricplace-hostmap 1\n";
   s += "# Hosts per leaf for rank order at launch (fabricplace fabric export --format hostmap).\n";
   s += "# from: " + m.origin + "\n";
-  s += "# leaf NAME POD HOST...: leaves in topology.conf order, hosts in ring order\n";
+  s += "# leaf NAME POD HOST...: leaves in topology.conf order, hosts in ring order;\n";
+  s += "# end HOSTS: the number of hosts, so that a truncated copy is caught\n";
   // Pods numbered 0, 1, ... in order of first appearance (the order ring_order sorts by).
   std::unordered_map<std::uint32_t, std::uint32_t> pod_no;
   for (std::size_t k = 0; k < m.blocks.size(); ++k) {
@@ -40,7 +41,9 @@ std::string to_host_map_text(const HostMap& m) {
     for (HostId h : m.blocks.hosts[k]) s += " " + m.names[idx(h)];
     s += "\n";
   }
-  return s;
+  std::size_t hosts = 0;
+  for (const auto& b : m.blocks.hosts) hosts += b.size();
+  return s + "end " + std::to_string(hosts) + "\n";  // a truncated copy is an error
 }
 
 namespace {
@@ -84,7 +87,7 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
   HostMap m;
   std::unordered_map<std::string_view, int> line_of;  // host -> line that listed it
   int line_no = 0;
-  bool header = false;
+  bool header = false, ended = false;
   std::size_t pos = 0;
   while (pos < text.size()) {
     const auto eol = text.find('\n', pos);
@@ -113,6 +116,17 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
       header = true;
       continue;
     }
+    if (w[0] == "end") {
+      const auto n = w.size() == 2 ? str::parse_uint(w[1], 1u << 30) : std::nullopt;
+      if (!n || *n != m.names.size())
+        return fail(ErrorCode::kSyntax,
+                    "\"end\" line: expected \"end " + std::to_string(m.names.size()) +
+                        "\" (the number of hosts listed)",
+                    file, line_no);
+      ended = true;
+      continue;
+    }
+    if (ended) return fail(ErrorCode::kSyntax, "text after the \"end\" line", file, line_no);
     if (w[0] != "leaf" || w.size() < 4)
       return fail(ErrorCode::kSyntax, "expected \"leaf NAME POD HOST...\"", file, line_no);
     std::uint32_t pod = 0;
@@ -138,6 +152,11 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
     }
   }
   if (!header) return fail(ErrorCode::kSyntax, "empty host map", file, 0);
+  if (!ended)
+    return fail(ErrorCode::kSyntax,
+                "no \"end\" line: the host map is truncated (rewrite it with `fabricplace "
+                "fabric export --format hostmap`)",
+                file, line_no);
   m.origin = "host map " + file;
   return m;
 }

@@ -78,12 +78,13 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     std::vector<std::string> args(av, av + ac);
     auto cfg = fabricplace::plugin::parse_plugin_args(args);
     if (!cfg) {
-      // A bad plugstack.conf must not stop jobs: report and stand aside.
+      // A bad plugstack.conf must not stop jobs, nor make their --fabric-* options unknown:
+      // register them, report, and stand aside.
       note(true, "plugstack.conf: " + cfg.error().message + "; fabricplace is disabled");
-      return 0;
+    } else {
+      st.config = *cfg;
+      st.enabled = true;
     }
-    st.config = *cfg;
-    st.enabled = true;
     const auto ctx = spank_context();
     if (ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL || ctx == S_CTX_REMOTE)
       for (auto& o : g_options)

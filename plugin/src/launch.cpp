@@ -38,6 +38,11 @@ std::string default_host_map_path(const std::string& fabric_path) {
 Result<std::uint32_t> tp_in_ranks(std::uint32_t tp_gpus, std::uint32_t gpus_per_node,
                                   std::uint32_t tasks_per_node) {
   const std::uint64_t scaled = std::uint64_t{tp_gpus} * tasks_per_node;
+  // A group inside a node and ranks driving several GPUs each (torchrun-style one rank per
+  // node, TP 4 on 8 GPUs): each rank holds whole groups, so one rank per group in the ring.
+  if (gpus_per_node > 0 && tp_gpus <= gpus_per_node && scaled <= gpus_per_node &&
+      gpus_per_node % scaled == 0)
+    return 1u;
   if (gpus_per_node == 0 || scaled % gpus_per_node != 0 || scaled / gpus_per_node == 0)
     return fail(ErrorCode::kUsage, "--fabric-tp " + std::to_string(tp_gpus) + " with " +
                                        std::to_string(tasks_per_node) + " task(s) per node on " +

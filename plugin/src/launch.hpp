@@ -21,9 +21,9 @@ Result<const placement::HostMap*> load_host_map(const std::string& path);
 /// The host map next to a fabric JSON: "/etc/slurm/fabric.json" -> "/etc/slurm/fabric.hostmap".
 std::string default_host_map_path(const std::string& fabric_path);
 
-/// A TP group of `tp_gpus` GPUs in ranks, with K ranks per node on nodes of G GPUs: tp x K / G.
-/// An error when that is not a whole number (e.g. TP 4 with 1 rank per 8-GPU node is fine as
-/// a group inside one rank: 1; TP 12 with 8 ranks per 8-GPU node is 12).
+/// A TP group of `tp_gpus` GPUs in ranks, with K ranks per node on nodes of G GPUs: tp x K / G,
+/// or 1 when each rank holds whole groups (TP 4 with 1 rank per 8-GPU node). An error when
+/// neither is whole (TP 4 with 3 ranks per 8-GPU node).
 Result<std::uint32_t> tp_in_ranks(std::uint32_t tp_gpus, std::uint32_t gpus_per_node,
                                   std::uint32_t tasks_per_node);
 

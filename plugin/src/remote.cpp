@@ -141,6 +141,9 @@ int remote_user_init(spank_t sp) {
     return 0;
   }
   const std::string prefix = st.options.rankfile.value_or("fabricplace." + std::to_string(job_id));
+  // The batch step writes them; in a job without one (salloc), the first job-wide step does,
+  // and later steps (with their own task counts) leave them as they are.
+  if (step_id != SLURM_BATCH_SCRIPT && access((prefix + ".rankfile").c_str(), F_OK) == 0) return 0;
   fp::placement::RankFileOptions ro;
   ro.cores.cores = static_cast<std::uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   ro.origin = (*map)->origin;

@@ -293,11 +293,13 @@ TEST(HostMap, Text) {
             "# Hosts per leaf for rank order at launch (fabricplace fabric export --format "
             "hostmap).\n"
             "# from: spec fat3:pods=2,leaves=2,down=2,up=2\n"
-            "# leaf NAME POD HOST...: leaves in topology.conf order, hosts in ring order\n"
+            "# leaf NAME POD HOST...: leaves in topology.conf order, hosts in ring order;\n"
+            "# end HOSTS: the number of hosts, so that a truncated copy is caught\n"
             "leaf p01-leaf01 0 node001 node002\n"
             "leaf p01-leaf02 0 node003 node004\n"
             "leaf p02-leaf01 1 node005 node006\n"
-            "leaf p02-leaf02 1 node007 node008\n");
+            "leaf p02-leaf02 1 node007 node008\n"
+            "end 8\n");
 }
 
 TEST(HostMap, BadInputNamesTheLine) {
@@ -316,9 +318,20 @@ TEST(HostMap, BadInputNamesTheLine) {
             "f.hostmap:3: pod \"x\": expected a non-negative integer");
   EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0\n"),
             "f.hostmap:2: expected \"leaf NAME POD HOST...\"");
-  EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0 n1 n2\nleaf b 0 n3 n1\n"),
+  EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0 n1 n2\nleaf b 0 n3 n1\nend 4\n"),
             "f.hostmap:3: host n1 is already listed on line 2");
-  auto m = parse_host_map("fabricplace-hostmap 1\nleaf a 0 n1 n2\n", "f");
+  // Truncated: no end line, or one that does not count the hosts listed.
+  EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0 n1 n2\n"),
+            "f.hostmap:2: no \"end\" line: the host map is truncated (rewrite it with "
+            "`fabricplace fabric export --format hostmap`)");
+  EXPECT_EQ(err("fabricplace-hostmap 1\n"),
+            "f.hostmap:1: no \"end\" line: the host map is truncated (rewrite it with "
+            "`fabricplace fabric export --format hostmap`)");
+  EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0 n1 n2\nend 3\n"),
+            "f.hostmap:3: \"end\" line: expected \"end 2\" (the number of hosts listed)");
+  EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0 n1\nend 1\nleaf b 0 n2\n"),
+            "f.hostmap:4: text after the \"end\" line");
+  auto m = parse_host_map("fabricplace-hostmap 1\nleaf a 0 n1 n2\nend 2\n", "f");
   ASSERT_TRUE(m);
   auto unknown = resolve_hosts(*m, "n[1-4]", "SLURM_JOB_NODELIST");
   ASSERT_FALSE(unknown);

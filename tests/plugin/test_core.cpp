@@ -122,8 +122,10 @@ TEST_F(Fabric8, TaskPlaces) {
 TEST(PluginLaunch, TpInRanksAndPaths) {
   EXPECT_EQ(*tp_in_ranks(16, 8, 8), 16u);
   EXPECT_EQ(*tp_in_ranks(16, 8, 1), 2u);  // one rank per node driving 8 GPUs
-  EXPECT_EQ(tp_in_ranks(4, 8, 1).error().message,
-            "--fabric-tp 4 with 1 task(s) per node on 8-GPU nodes is not a whole number of "
+  EXPECT_EQ(*tp_in_ranks(4, 8, 1), 1u);  // one rank drives two whole TP groups
+  EXPECT_EQ(*tp_in_ranks(4, 8, 2), 1u);
+  EXPECT_EQ(tp_in_ranks(4, 8, 3).error().message,
+            "--fabric-tp 4 with 3 task(s) per node on 8-GPU nodes is not a whole number of "
             "tasks per TP group");
   EXPECT_EQ(default_host_map_path("/etc/slurm/fabric.json"), "/etc/slurm/fabric.hostmap");
   EXPECT_EQ(default_host_map_path("/etc/slurm.d/fabric"), "/etc/slurm.d/fabric.hostmap");
