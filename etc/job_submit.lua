@@ -86,17 +86,25 @@ function M.load_fabric(path)
   return t
 end
 
--- Hosts held by jobs that run, are suspended or are completing.
+-- Hosts held by jobs that run, are suspended or are completing. A job's node list is
+-- expanded once and kept while it stays the same (this runs on every --fabric-tp
+-- submission, under slurmctld's locks); the cache holds only the jobs seen last time.
+local expanded = {}
 function M.busy_hosts(jobs)
-  local busy = {}
-  for _, j in pairs(jobs or {}) do
+  local busy, seen = {}, {}
+  for id, j in pairs(jobs or {}) do
     local st = tonumber(j.job_state) or 0
     local base = st % 256
     local completing = math.floor(st / 32768) % 2 == 1  -- JOB_COMPLETING = 0x8000
     if base == 1 or base == 2 or completing then
-      for _, h in ipairs(M.expand(j.nodes)) do busy[h] = true end
+      local nodes = j.nodes
+      local e = expanded[id]
+      if e == nil or e.nodes ~= nodes then e = { nodes = nodes, hosts = M.expand(nodes) } end
+      seen[id] = e
+      for _, h in ipairs(e.hosts) do busy[h] = true end
     end
   end
+  expanded = seen
   return busy
 end
 
