@@ -41,7 +41,7 @@ Result<std::string> read_file(const std::string& path) {
   return data;
 }
 
-Result<void> write_file_atomic(const std::string& path, std::string_view content) {
+Result<void> write_file_atomic(const std::string& path, std::string_view content, Durability d) {
   if (path == "-") {
     std::cout.write(content.data(), static_cast<std::streamsize>(content.size()));
     std::cout.flush();
@@ -81,7 +81,7 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) return cleanup("fsync failed");
+  if (d == Durability::kDurable && ::fsync(fd) != 0) return cleanup("fsync failed");
   // mkstemp creates 0600: keep the mode of the file being replaced, or use 0666 minus umask.
   struct stat old {};
   mode_t mode;
@@ -105,6 +105,7 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
     return fail(ErrorCode::kIo, msg, path);
   }
   // Make the rename itself durable.
+  if (d == Durability::kAtomic) return {};
   if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY); dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/strings.hpp"
 #include "launch.hpp"
 #include "spank_common.hpp"
 
@@ -143,10 +144,17 @@ int allocator_steer() {
     note_once(states.error().message + "; exact mode falls back to constrain", true);
     return 0;
   }
+  // The node count must be known (-N, or -n with --ntasks-per-node): with -n alone Slurm
+  // decides how many nodes, and the pin would be a guess.
+  const auto N = req.shape.node_count();
+  if (!N || (req.shape.ntasks && !req.shape.nodes && !req.shape.ntasks_per_node)) {
+    note_once("exact mode needs the node count (-N); constrain mode instead");
+    return 0;
+  }
   ExactRequest r;
   r.fabric_path = st.config.fabric_path;
   r.states = *states;
-  r.nodes = req.shape.node_count().value_or(1);
+  r.nodes = *N;
   r.gpus_per_node = G;
   r.tp = *req.tp;
   r.policy = st.options.policy.value_or(st.config.policy);
@@ -157,10 +165,20 @@ int allocator_steer() {
               hosts.error().code != fp::ErrorCode::kUsage);
     return 0;
   }
+  // One line per task: sbatch wants at least as many lines as tasks (-n, --ntasks-per-node).
+  std::uint64_t per_node = 1;
+  if (req.shape.ntasks_per_node)
+    per_node = *req.shape.ntasks_per_node;
+  else if (req.shape.ntasks)
+    per_node = (*req.shape.ntasks + *N - 1) / *N;
+  std::string lines;
+  for (const auto& h : fp::str::split(*hosts, '\n'))
+    if (!h.empty())
+      for (std::uint64_t k = 0; k < per_node; ++k) lines += std::string(h) + "\n";
   char cwd[4096];
   const std::string dir = getcwd(cwd, sizeof cwd) ? cwd : "/tmp";
   const std::string path = dir + "/.fabricplace-exact." + std::to_string(getpid()) + ".hosts";
-  if (auto w = fp::write_file_atomic(path, *hosts); !w) {
+  if (auto w = fp::write_file_atomic(path, lines, fp::Durability::kAtomic); !w) {
     note_once(w.error().to_string() + "; exact mode falls back to constrain", true);
     return 0;
   }

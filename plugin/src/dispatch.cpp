@@ -108,7 +108,8 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
 
 extern "C" int slurm_spank_exit(spank_t, int, char**) {
   return guard("exit", [&] {
-    if (spank_context() == S_CTX_LOCAL) local_exit();
+    // srun's hostfile; a pin sbatch never got to clean up (it failed before init_post_opt).
+    if (spank_context() == S_CTX_LOCAL || spank_context() == S_CTX_ALLOCATOR) local_exit();
     return 0;
   });
 }

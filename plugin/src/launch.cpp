@@ -54,7 +54,11 @@ Result<std::uint32_t> tp_in_ranks(std::uint32_t tp_gpus, std::uint32_t gpus_per_
 Result<RankLayout> plan_launch(const HostMap& m, std::string_view nodelist,
                                std::uint32_t tasks_per_node, std::uint32_t tp_ranks) {
   auto hosts = placement::resolve_hosts(m, nodelist, "the job's nodes");
-  if (!hosts) return std::unexpected(hosts.error());
+  if (!hosts) {  // the host map and the cluster disagree: a configuration fault
+    Error e = hosts.error();
+    e.code = ErrorCode::kReference;
+    return std::unexpected(e);
+  }
   return placement::rank_layout(m, std::move(*hosts), tasks_per_node, tp_ranks);
 }
 
@@ -83,7 +87,9 @@ Result<std::vector<std::string>> write_launch_files(const HostMap& m, const Rank
   std::vector<std::string> written;
   for (const auto& [suffix, fmt] : files) {
     const std::string path = prefix + suffix;
-    if (auto r = write_file_atomic(path, placement::write_rank_file(m, l, fmt, o)); !r)
+    if (auto r =
+            write_file_atomic(path, placement::write_rank_file(m, l, fmt, o), Durability::kAtomic);
+        !r)
       return std::unexpected(r.error());
     written.push_back(path);
   }
@@ -95,64 +101,21 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
   // srun, sbatch and salloc options that take no value: after them the next word may be the
   // command (or the script). Any other option takes the next word as its value unless that
   // word is an option itself (--oversubscribe -N 4) or it carries one (--nice=5, -n4).
-  static const std::set<std::string_view> kFlags = {"-l",
-                                                    "-u",
-                                                    "-v",
-                                                    "-vv",
-                                                    "-vvv",
-                                                    "-Q",
-                                                    "-K",
-                                                    "-X",
-                                                    "-Z",
-                                                    "-O",
-                                                    "-E",
-                                                    "-H",
-                                                    "-k",
-                                                    "-s",
-                                                    "-h",
-                                                    "-V",
-                                                    "-W",
-                                                    "--label",
-                                                    "--unbuffered",
-                                                    "--exclusive",
-                                                    "--overlap",
-                                                    "--verbose",
-                                                    "--quiet",
-                                                    "--kill-on-bad-exit",
-                                                    "--no-kill",
-                                                    "--pty",
-                                                    "--overcommit",
-                                                    "--oversubscribe",
-                                                    "--disable-status",
-                                                    "--test-only",
-                                                    "--contiguous",
-                                                    "--spread-job",
-                                                    "--use-min-nodes",
-                                                    "--exact",
-                                                    "--whole",
-                                                    "--multi-prog",
-                                                    "--preserve-env",
-                                                    "--no-allocate",
-                                                    "--hold",
-                                                    "--immediate",
-                                                    "--reboot",
-                                                    "--help",
-                                                    "--usage",
-                                                    "--version",
-                                                    "--parsable",
-                                                    "--requeue",
-                                                    "--no-requeue",
-                                                    "--wait",
-                                                    "--ignore-pbs",
-                                                    "--no-shell",
-                                                    "--bell",
-                                                    "--no-bell",
-                                                    "--get-user-env",
-                                                    "--nice",
-                                                    "--propagate",
-                                                    "--x11",
-                                                    "--mem-bind",
-                                                    "--cpu-bind"};
+  static const std::set<std::string_view> kFlags = {
+      "-l", "-u", "-v", "-vv", "-vvv", "-Q", "-K", "-X", "-Z", "-O", "-E", "-H", "-k", "-s", "-h",
+      "-V", "-I", "--label", "--unbuffered", "--exclusive", "--overlap", "--verbose", "--quiet",
+      "--kill-on-bad-exit", "--no-kill", "--pty", "--overcommit", "--oversubscribe",
+      "--disable-status", "--test-only", "--contiguous", "--spread-job", "--use-min-nodes",
+      "--exact", "--whole", "--multi-prog", "--preserve-env", "--no-allocate", "--hold",
+      "--immediate", "--reboot", "--help", "--usage", "--version", "--parsable", "--requeue",
+      "--no-requeue", "--ignore-pbs", "--no-shell", "--bell", "--no-bell",
+      // optional values, given only as --opt=value
+      "--get-user-env", "--nice", "--propagate", "--x11", "--bcast", "--compress", "--send-libs",
+      "--resv-ports"};
+  // -W/--wait: a flag for sbatch, seconds for srun: a value only when it is a number.
+  auto numeric = [](const std::string& w) {
+    return !w.empty() && w.find_first_not_of("0123456789") == std::string::npos;
+  };
   auto count = [](std::string_view v) -> std::optional<std::uint32_t> {
     // "-N 2-4" ranges: the minimum counts.
     const auto dash = v.find('-');
@@ -189,7 +152,7 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
     }
     if (!has_value) {
       if (kFlags.count(name) || i + 1 >= args.size() || args[i + 1].rfind('-', 0) == 0 ||
-          args[i + 1] == ":")
+          args[i + 1] == ":" || ((name == "-W" || name == "--wait") && !numeric(args[i + 1])))
         continue;  // a flag
       value = args[++i];
     }

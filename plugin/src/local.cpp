@@ -79,7 +79,8 @@ void local_steer_srun() {
   }
   auto ring = plan_launch(**map, nodes->second, K, *tp);
   if (!ring) {
-    note(true, ring.error().message + "; srun keeps Slurm's order");
+    note(ring.error().code != fp::ErrorCode::kUsage,
+         ring.error().message + "; srun keeps Slurm's order");
     return;
   }
   // A subset of the job (-N smaller than the job): the first hosts of the ring.
@@ -89,7 +90,7 @@ void local_steer_srun() {
                            "-" + std::to_string(getpid()) + ".hosts";
   const auto text =
       fp::placement::write_rank_file(**map, *ring, fp::placement::RankFormat::kSlurm, {});
-  if (auto w = fp::write_file_atomic(path, text); !w) {
+  if (auto w = fp::write_file_atomic(path, text, fp::Durability::kAtomic); !w) {
     note(true, w.error().to_string() + "; srun keeps Slurm's order");
     return;
   }

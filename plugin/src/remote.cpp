@@ -81,7 +81,8 @@ int remote_user_init(spank_t sp) {
     if (auto tp = tp_in_ranks(*st.options.tp, gpus, local_tasks); !tp) {
       note(false, tp.error().message + "; no FABRICPLACE_* task variables");
     } else if (auto ring = plan_launch(**map, *step_nodes, local_tasks, *tp); !ring) {
-      note(true, ring.error().message + "; no FABRICPLACE_* task variables");
+      note(ring.error().code != fp::ErrorCode::kUsage,
+           ring.error().message + "; no FABRICPLACE_* task variables");
     } else {
       st.ring = std::move(*ring);
     }
@@ -137,7 +138,8 @@ int remote_user_init(spank_t sp) {
   }
   auto ring = plan_launch(**map, *job_nodes, k->first, *tp);
   if (!ring) {
-    note(true, ring.error().message + "; no rank files written");
+    note(ring.error().code != fp::ErrorCode::kUsage,
+         ring.error().message + "; no rank files written");
     return 0;
   }
   const std::string prefix = st.options.rankfile.value_or("fabricplace." + std::to_string(job_id));

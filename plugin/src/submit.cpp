@@ -29,6 +29,11 @@ std::vector<std::string> sbatch_directives(std::string_view script) {
     if (line.front() != '#') break;  // the first command ends the directives, as in sbatch
     if (line.rfind("#SBATCH", 0) != 0) continue;
     line.remove_prefix(7);
+    // "#SBATCH hetjob" (or the older "packjob") starts the next component, as ":" does.
+    if (const auto w = str::trim(line); w == "hetjob" || w == "packjob") {
+      words.emplace_back(":");
+      continue;
+    }
     if (const auto hash = line.find(" #"); hash != std::string_view::npos)
       line = line.substr(0, hash);  // a trailing comment
     for (std::size_t i = 0; i < line.size();) {

@@ -56,6 +56,17 @@ TEST(PluginLaunch, SrunCommandLine) {
   EXPECT_TRUE(c.distribution);
   EXPECT_EQ(c.fabric_tp, "16");
   EXPECT_EQ(c.command, 11u);
+  // Options with values that look like commands; -W is seconds for srun, a flag for sbatch.
+  c = parse_srun_args({"--cpu-bind", "cores", "--mem-bind", "local", "-W", "30", "-n", "8", "a"});
+  EXPECT_EQ(c.ntasks, 8u);
+  EXPECT_EQ(c.command, 8u);
+  c = parse_srun_args({"-W", "-N", "4", "job.sh"});
+  EXPECT_EQ(c.nodes, 4u);
+  EXPECT_EQ(c.command, 3u);
+  EXPECT_TRUE(
+      submit_shape(sbatch_directives("#!/bin/sh\n#SBATCH -N 2\n#SBATCH hetjob\n#SBATCH -N 2\n"),
+                   {"x.sh"})
+          .het);
   c = parse_srun_args({"-N", "2", ":", "-N", "3", "job.sh"});
   EXPECT_TRUE(c.het);
   c = parse_srun_args({"-N2-4", "--exclusive", "hostname"});
@@ -122,7 +133,7 @@ TEST_F(Fabric8, TaskPlaces) {
 TEST(PluginLaunch, TpInRanksAndPaths) {
   EXPECT_EQ(*tp_in_ranks(16, 8, 8), 16u);
   EXPECT_EQ(*tp_in_ranks(16, 8, 1), 2u);  // one rank per node driving 8 GPUs
-  EXPECT_EQ(*tp_in_ranks(4, 8, 1), 1u);  // one rank drives two whole TP groups
+  EXPECT_EQ(*tp_in_ranks(4, 8, 1), 1u);   // one rank drives two whole TP groups
   EXPECT_EQ(*tp_in_ranks(4, 8, 2), 1u);
   EXPECT_EQ(tp_in_ranks(4, 8, 3).error().message,
             "--fabric-tp 4 with 3 task(s) per node on 8-GPU nodes is not a whole number of "

@@ -48,6 +48,12 @@ for args in "--oversubscribe -N 4" "--nice -N 4" "-n 8 --ntasks-per-node=2" "--w
   out=$(sbatch --test-only --fabric-tp=4 $args --wrap true 2>&1); rc=$?
   check "sbatch --fabric-tp=4 $args is accepted (rc $rc)" test "$rc" == 0
 done
+for args in "--mem-bind local -N 4" "--fabric-mode=exact -n 8 --ntasks-per-node=2" "--fabric-mode=exact -n 8"; do
+  # shellcheck disable=SC2086
+  out=$(sbatch --test-only --fabric-tp=4 $args --wrap true 2>&1); rc=$?
+  check "sbatch --fabric-tp=4 $args is accepted (rc $rc)" test "$rc" == 0
+done
+check "no pinned-node file left behind by --test-only" test -z "$(ls -A . | grep fabricplace-exact || true)"
 printf '#!/bin/bash\n#SBATCH -N 4\ntrue\n' >stdin.sh
 out=$(sbatch --test-only --fabric-tp=4 <stdin.sh 2>&1); rc=$?
 check "a script on stdin (#SBATCH -N 4) is accepted (rc $rc)" test "$rc" == 0
@@ -96,6 +102,11 @@ j=$(sbatch --parsable -N 2 --fabric-tp=4 --fabric-mode=exact -o exact-mpi.out \
 for _ in $(seq 1 300); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
 check "exact: a bare mpirun in the job runs on both nodes ($(tail -1 exact-mpi.out 2>/dev/null))" \
   test "$(tail -1 exact-mpi.out 2>/dev/null)" == 2
+printf '#!/bin/bash\n#SBATCH -N 2\n#SBATCH hetjob\n#SBATCH -N 2\nsrun --het-group=0 hostname | wc -l\n' >het.sh
+j=$(sbatch --parsable --fabric-tp=4 --fabric-mode=exact -o het.out het.sh 2>het.err)
+for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+check "exact: a #SBATCH hetjob job is left unpinned and runs ($(tail -1 het.out 2>/dev/null))" \
+  test "$(tail -1 het.out 2>/dev/null)" == 2
 check "exact: no pinned-node file left in the submission directory" \
   test -z "$(ls -A . | grep fabricplace-exact || true)"
 

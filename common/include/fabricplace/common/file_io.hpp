@@ -16,7 +16,12 @@ namespace fabricplace {
 /// Reads a whole file ("-" reads standard input).
 Result<std::string> read_file(const std::string& path);
 
+/// kDurable (the default) flushes the file and the rename to disk; kAtomic only renames (still
+/// never a partial file to readers), for per-job files on a launch's critical path.
+enum class Durability : bool { kAtomic, kDurable };
+
 /// Atomically replaces `path` with `content` (see above).
-Result<void> write_file_atomic(const std::string& path, std::string_view content);
+Result<void> write_file_atomic(const std::string& path, std::string_view content,
+                               Durability d = Durability::kDurable);
 
 }  // namespace fabricplace
