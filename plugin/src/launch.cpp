@@ -59,7 +59,15 @@ Result<RankLayout> plan_launch(const HostMap& m, std::string_view nodelist,
     e.code = ErrorCode::kReference;
     return std::unexpected(e);
   }
-  return placement::rank_layout(m, std::move(*hosts), tasks_per_node, tp_ranks);
+  auto l = placement::rank_layout(m, std::move(*hosts), tasks_per_node, tp_ranks);
+  if (!l && l.error().message.rfind("--tp ", 0) == 0) {
+    // The CLI's wording ("--tp 4 ..."); here the user typed --fabric-tp, in GPUs.
+    Error e = l.error();
+    const auto sp = e.message.find(' ', 5);
+    e.message = "a TP group of " + e.message.substr(5, sp - 5) + " ranks" + e.message.substr(sp);
+    return std::unexpected(e);
+  }
+  return l;
 }
 
 std::optional<TaskPlace> task_place(const HostMap& m, const RankLayout& l, std::string_view host,

@@ -125,6 +125,9 @@ TEST_F(Fabric8, TaskPlaces) {
   EXPECT_EQ(l->tp_groups_split, 1u);
   EXPECT_FALSE(task_place(m, *l, "node004", 0));  // not in the step
   EXPECT_FALSE(task_place(m, *l, "node001", 2));  // local id beyond K
+  auto odd = plan_launch(m, "node[001-003]", 2, 4);
+  ASSERT_FALSE(odd);
+  EXPECT_EQ(odd.error().message, "a TP group of 4 ranks does not tile 3 hosts x 2 tasks");
   auto bad = plan_launch(m, "node[001,042]", 1, 1);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "the job's nodes: 1 host(s) not in the fabric: node042");
