@@ -146,9 +146,16 @@ int allocator_steer() {
   }
   // The node count must be known (-N, or -n with --ntasks-per-node): with -n alone Slurm
   // decides how many nodes, and the pin would be a guess.
+  // Exact mode pins N hosts with K tasks each: it needs a fixed node count and a whole
+  // number of tasks per node (else Slurm's own layout, which a hostfile would replace).
   const auto N = req.shape.node_count();
-  if (!N || (req.shape.ntasks && !req.shape.nodes && !req.shape.ntasks_per_node)) {
-    note_once("exact mode needs the node count (-N); constrain mode instead");
+  if (!N || req.shape.nodes_range ||
+      (req.shape.ntasks && !req.shape.nodes && !req.shape.ntasks_per_node)) {
+    note_once("exact mode needs a fixed node count (-N); constrain mode instead");
+    return 0;
+  }
+  if (req.shape.ntasks && !req.shape.ntasks_per_node && *req.shape.ntasks % *N != 0) {
+    note_once("exact mode needs the same number of tasks on every node; constrain mode instead");
     return 0;
   }
   ExactRequest r;

@@ -166,9 +166,10 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
     }
     if (name == "-n" || name == "--ntasks")
       c.ntasks = count(value);
-    else if (name == "-N" || name == "--nodes")
+    else if (name == "-N" || name == "--nodes") {
       c.nodes = count(value);
-    else if (name == "--ntasks-per-node")
+      c.nodes_range = value.find('-') != std::string::npos;
+    } else if (name == "--ntasks-per-node")
       c.ntasks_per_node = count(value);
     else if (name == "-w" || name == "--nodelist" || name == "-F" || name == "--nodefile")
       c.nodelist = true;

@@ -58,6 +58,7 @@ struct SrunCounts {
                                        ///< or sbatch's script)
   bool distribution = false;           ///< -m/--distribution given: the user chose the task layout
   bool het = false;                    ///< ":" components: a heterogeneous job
+  bool nodes_range = false;            ///< -N MIN-MAX (nodes holds MIN)
   std::optional<std::string> fabric_tp, fabric_mode;  ///< this plugin's own options
 };
 SrunCounts parse_srun_args(const std::vector<std::string>& args);

@@ -71,7 +71,7 @@ std::string host_map_path();
 // Per context.
 void local_steer_srun();             ///< local: in every --fabric-* callback
 void local_exit();                   ///< local: srun exits
-int allocator_steer();  ///< allocator: in every --fabric-* callback; -1 rejects
+int allocator_steer();               ///< allocator: in every --fabric-* callback; -1 rejects
 int allocator_post_opt(spank_t sp);  ///< allocator: after all options
 int remote_user_init(spank_t sp);    ///< remote: once per node and step
 int remote_task_init(spank_t sp);    ///< remote: per task

@@ -29,13 +29,15 @@ std::vector<std::string> sbatch_directives(std::string_view script) {
     if (line.front() != '#') break;  // the first command ends the directives, as in sbatch
     if (line.rfind("#SBATCH", 0) != 0) continue;
     line.remove_prefix(7);
-    // "#SBATCH hetjob" (or the older "packjob") starts the next component, as ":" does.
-    if (const auto w = str::trim(line); w == "hetjob" || w == "packjob") {
+    if (const auto hash = line.find(" #"); hash != std::string_view::npos)
+      line = line.substr(0, hash);  // a trailing comment
+    // "#SBATCH hetjob" (or the older "packjob") starts the next component, as ":" does
+    // (sbatch looks for the word anywhere in the directive).
+    if (line.find("hetjob") != std::string_view::npos ||
+        line.find("packjob") != std::string_view::npos) {
       words.emplace_back(":");
       continue;
     }
-    if (const auto hash = line.find(" #"); hash != std::string_view::npos)
-      line = line.substr(0, hash);  // a trailing comment
     for (std::size_t i = 0; i < line.size();) {
       while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
       const std::size_t b = i;
@@ -51,7 +53,10 @@ SubmitShape submit_shape(const std::vector<std::string>& directives,
   SubmitShape s;
   for (const auto* words : {&directives, &args}) {
     const auto c = parse_srun_args(*words);
-    if (c.nodes) s.nodes = c.nodes;
+    if (c.nodes) {
+      s.nodes = c.nodes;
+      s.nodes_range = c.nodes_range;
+    }
     if (c.ntasks) s.ntasks = c.ntasks;
     if (c.ntasks_per_node) s.ntasks_per_node = c.ntasks_per_node;
     s.nodelist = s.nodelist || c.nodelist;

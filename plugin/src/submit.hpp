@@ -22,6 +22,7 @@ struct SubmitShape {
   std::optional<std::uint32_t> nodes, ntasks, ntasks_per_node;
   bool nodelist = false;              ///< -w/--nodelist given: the user chose the hosts
   bool het = false;                   ///< a heterogeneous job (":" components)
+  bool nodes_range = false;           ///< -N MIN-MAX: Slurm picks the count
   std::optional<std::string> script;  ///< sbatch's script path, when one was given
   /// The final --fabric-tp / --fabric-mode values (#SBATCH, then the command line), whatever
   /// order the option callbacks run in.

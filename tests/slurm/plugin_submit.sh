@@ -107,6 +107,18 @@ j=$(sbatch --parsable --fabric-tp=4 --fabric-mode=exact -o het.out het.sh 2>het.
 for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
 check "exact: a #SBATCH hetjob job is left unpinned and runs ($(tail -1 het.out 2>/dev/null))" \
   test "$(tail -1 het.out 2>/dev/null)" == 2
+printf '#!/bin/bash\n#SBATCH -N 2\n#SBATCH hetjob # second component\n#SBATCH -N 2\nsrun --het-group=0,1 hostname | wc -l\n' >het2.sh
+j=$(sbatch --parsable --fabric-tp=4 --fabric-mode=exact -o het2.out het2.sh 2>het2.err)
+for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+check "exact: '#SBATCH hetjob # comment' is a het job too, and runs ($(tail -1 het2.out 2>/dev/null))" \
+  test "$(tail -1 het2.out 2>/dev/null)" == 4
+out=$(sbatch --test-only --fabric-tp=4 --fabric-mode=exact -N 2-4 --wrap true 2>&1); rc=$?
+check "exact with a node range -N 2-4 is accepted (constrain instead) (rc $rc)" test "$rc" == 0
+j=$(sbatch --parsable -N 4 -n 6 --fabric-tp=4 --fabric-mode=exact -o uneven.out \
+      --wrap 'OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo timeout 120 mpirun hostname 2>/dev/null | wc -l')
+for _ in $(seq 1 300); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+check "exact with uneven tasks (-N 4 -n 6): constrain instead, a bare mpirun runs 6 ranks ($(tail -1 uneven.out 2>/dev/null))" \
+  test "$(tail -1 uneven.out 2>/dev/null)" == 6
 check "exact: no pinned-node file left in the submission directory" \
   test -z "$(ls -A . | grep fabricplace-exact || true)"
 
