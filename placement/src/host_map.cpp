@@ -17,7 +17,11 @@ HostMap host_map(const Context& c) {
   HostMap m;
   const auto& f = *c.fabric;
   m.names.reserve(f.num_hosts());
-  for (std::uint32_t i = 0; i < f.num_hosts(); ++i) m.names.push_back(f.host(HostId{i}).name);
+  m.index.reserve(f.num_hosts());
+  for (std::uint32_t i = 0; i < f.num_hosts(); ++i) {
+    m.names.push_back(f.host(HostId{i}).name);
+    m.index.emplace(m.names.back(), i);
+  }
   m.blocks.of_host = c.blocks.of_host;
   m.blocks.hosts = c.blocks.hosts;
   m.blocks.name = c.blocks.name;
@@ -85,7 +89,7 @@ std::string to_lua_table(const HostMap& m) {
 
 Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
   HostMap m;
-  std::unordered_map<std::string_view, int> line_of;  // host -> line that listed it
+  std::vector<int> line_of;  // per host: the line that listed it
   int line_no = 0;
   bool header = false, ended = false;
   std::size_t pos = 0;
@@ -140,13 +144,14 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
     m.blocks.pod.push_back(pod);
     m.blocks.hosts.emplace_back();
     for (std::size_t i = 3; i < w.size(); ++i) {
-      if (auto [it, fresh] = line_of.emplace(w[i], line_no); !fresh)
+      const HostId h{static_cast<std::uint32_t>(m.names.size())};
+      if (auto [it, fresh] = m.index.emplace(std::string(w[i]), idx(h)); !fresh)
         return fail(ErrorCode::kSyntax,
                     "host " + std::string(w[i]) + " is already listed on line " +
-                        std::to_string(it->second),
+                        std::to_string(line_of[it->second]),
                     file, line_no);
-      const HostId h{static_cast<std::uint32_t>(m.names.size())};
       m.names.emplace_back(w[i]);
+      line_of.push_back(line_no);
       m.blocks.of_host.push_back(k);
       m.blocks.hosts.back().push_back(h);
     }
@@ -163,11 +168,8 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
 
 Result<std::vector<HostId>> resolve_hosts(const HostMap& m, std::string_view expr,
                                           std::string_view what) {
-  std::unordered_map<std::string_view, std::uint32_t> index;
-  index.reserve(m.names.size());
-  for (std::uint32_t i = 0; i < m.names.size(); ++i) index.emplace(m.names[i], i);
-  return resolve_hosts(expr, what, [&index](std::string_view n) -> std::optional<HostId> {
-    if (auto it = index.find(n); it != index.end()) return HostId{it->second};
+  return resolve_hosts(expr, what, [&m](std::string_view n) -> std::optional<HostId> {
+    if (auto it = m.index.find(std::string(n)); it != m.index.end()) return HostId{it->second};
     return std::nullopt;
   });
 }

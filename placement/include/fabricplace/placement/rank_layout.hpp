@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fabricplace/common/error.hpp"
@@ -35,9 +36,10 @@ struct RankLayout {
 /// export --format hostmap` writes (the SPANK plugin reads that at every step launch: a
 /// fraction of the canonical JSON's size and parse time).
 struct HostMap {
-  std::vector<std::string> names;  ///< per HostId
-  Blocks blocks;                   ///< of_host, hosts, name and pod are set
-  std::string origin;              ///< where the fabric came from
+  std::vector<std::string> names;                        ///< per HostId
+  std::unordered_map<std::string, std::uint32_t> index;  ///< name -> HostId, built with names
+  Blocks blocks;                                         ///< of_host, hosts, name and pod are set
+  std::string origin;                                    ///< where the fabric came from
 };
 HostMap host_map(const Context& c);
 
