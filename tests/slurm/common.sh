@@ -156,3 +156,18 @@ check() {
   local d=$1; shift
   if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
 }
+
+# wait_gone JOBID [SECONDS=60]: 0 once squeue no longer lists the job; 1 on the deadline
+wait_gone() {
+  local deadline=$(($(date +%s) + ${2:-60}))
+  while [[ -n $(job_state "$1") ]]; do
+    [[ $(date +%s) -ge $deadline ]] && return 1
+    sleep 0.2
+  done
+}
+
+# show_files FILE...: the head of each non-empty file, for a failing test's log
+show_files() {
+  local f
+  for f in "$@"; do [[ -s $f ]] && { echo "---- $f"; head -40 "$f"; }; done
+}

@@ -22,13 +22,6 @@ hwloc_xml=${4:-}  # a node topology with GPUs and HCAs: checks the per-task NCCL
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 
-wait_gone() {  # wait_gone JOBID [SECONDS]
-  local deadline=$(($(date +%s) + ${2:-60}))
-  while [[ -n $(job_state "$1") ]]; do
-    [[ $(date +%s) -ge $deadline ]] && return 1
-    sleep 0.2
-  done
-}
 
 # K = 2 tasks per node on "2-GPU" nodes: --fabric-tp=4 is a TP group of 2 nodes.
 lab_start_plugin "$spec" "$PLUGIN" "" "${hwloc_xml:+hwloc_xml=$hwloc_xml}"
@@ -142,9 +135,8 @@ mv "$LAB_DIR/etc/fabric.hostmap.away" "$LAB_DIR/etc/fabric.hostmap"
 check "no internal errors logged" bash -c "! grep -q 'internal error' '$log' '$LAB_DIR'/log/slurmd-*.log"
 
 if ((fails)); then
-  for f in salloc.out srun-tp.err srun-plain.err batch.out files.out mpirun.err inner.err nomap.err unknown.err "$log"; do
-    [[ -s $f ]] && { echo "---- $f"; head -30 "$f"; }
-  done
+  show_files salloc.out srun-tp.err srun-plain.err batch.out files.out mpirun.err inner.err \
+    nomap.err unknown.err "$log"
   LAB_KEEP=1
 fi
 scancel "$busy" 2>/dev/null

@@ -72,7 +72,7 @@ check "job_submit log free of internal errors" bash -c "! grep -q 'internal erro
 # ---- faults at submission: the job still runs -----------------------------------------------
 mv "$LAB_DIR/etc/fabric.hostmap" "$LAB_DIR/etc/fabric.hostmap.away"
 j=$(sbatch --parsable -N 2 --fabric-tp=4 -o nomap.out --wrap 'srun hostname | wc -l' 2>nomap.err)
-for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+wait_gone "$j" 30
 check "no host map at submission: the job is submitted and runs ($(tail -1 nomap.out 2>/dev/null))" \
   test "$(tail -1 nomap.out 2>/dev/null)" == 2
 check "no host map at submission: one clear message" \
@@ -81,7 +81,7 @@ mv "$LAB_DIR/etc/fabric.hostmap.away" "$LAB_DIR/etc/fabric.hostmap"
 # Exact mode without the fabric JSON: one message, constrain instead, and the job runs.
 mv "$LAB_DIR/etc/fabric.json" "$LAB_DIR/etc/fabric.json.away"
 j=$(sbatch --parsable -N 2 --fabric-tp=4 --fabric-mode=exact -o nojson.out --wrap 'srun hostname | wc -l' 2>nojson.err)
-for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+wait_gone "$j" 30
 check "exact mode without the fabric JSON: the job runs ($(tail -1 nojson.out 2>/dev/null))" \
   test "$(tail -1 nojson.out 2>/dev/null)" == 2
 check "exact mode without the fabric JSON: one message, then constrain" \
@@ -92,7 +92,7 @@ head -3 "$LAB_DIR/etc/fabric.hostmap" >"$LAB_DIR/etc/fabric.hostmap.cut"
 mv "$LAB_DIR/etc/fabric.hostmap" "$LAB_DIR/etc/fabric.hostmap.away"
 mv "$LAB_DIR/etc/fabric.hostmap.cut" "$LAB_DIR/etc/fabric.hostmap"
 j=$(sbatch --parsable -N 2 --fabric-tp=4 -o cut.out --wrap 'srun hostname | wc -l' 2>cut.err)
-for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+wait_gone "$j" 30
 check "a truncated host map: the job runs ($(tail -1 cut.out 2>/dev/null))" test "$(tail -1 cut.out 2>/dev/null)" == 2
 check "a truncated host map: the message says so" grep -qF 'the host map is truncated' cut.err
 mv "$LAB_DIR/etc/fabric.hostmap.away" "$LAB_DIR/etc/fabric.hostmap"

@@ -70,8 +70,7 @@ run_probe() {  # run_probe NAME SBATCH-ARGS...: the probe's nodes once it runs
   wait_running "$j" 30 || { echo "probe $1 ($j) did not start: $(squeue -h -j "$j" -o '%T %r')" >&2; scancel "$j"; return 1; }
   squeue -h -j "$j" -o %N
   scancel "$j"
-  local deadline=$(($(date +%s) + 30))
-  while [[ -n $(squeue -h -j "$j" 2>/dev/null) && $(date +%s) -lt $deadline ]]; do sleep 0.1; done
+  wait_gone "$j" 30
 }
 plain=$(run_probe plain -N 4 --fabric-tp=4 --fabric-mode=off)
 check "without fabricplace (mode off) Slurm takes 3 + 1 and splits a TP group ($plain: $(leaf_counts "$plain"))" \
@@ -94,29 +93,29 @@ check "exact: 2 + 2, every TP group inside one leaf ($exact: $(leaf_counts "$exa
   test "$(leaf_counts "$exact")" == "p01-leaf01:2 p01-leaf02:2"
 j=$(sbatch --parsable -N 2 --fabric-tp=4 --fabric-mode=exact -o exact-env.out \
       --wrap 'echo "hostfile=${SLURM_HOSTFILE:-unset}"; srun -n 3 hostname 2>/dev/null | wc -l')
-for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+wait_gone "$j" 30
 check "exact: the job does not inherit SLURM_HOSTFILE; its sruns lay tasks out freely" \
   test "$(paste -sd' ' exact-env.out 2>/dev/null)" == "hostfile=unset 3"
 j=$(sbatch --parsable -N 2 --fabric-tp=4 --fabric-mode=exact -o exact-mpi.out \
       --wrap 'OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo timeout 120 mpirun hostname 2>&1 | sort | uniq -c | wc -l')
-for _ in $(seq 1 300); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+wait_gone "$j" 60
 check "exact: a bare mpirun in the job runs on both nodes ($(tail -1 exact-mpi.out 2>/dev/null))" \
   test "$(tail -1 exact-mpi.out 2>/dev/null)" == 2
 printf '#!/bin/bash\n#SBATCH -N 2\n#SBATCH hetjob\n#SBATCH -N 2\nsrun --het-group=0 hostname | wc -l\n' >het.sh
 j=$(sbatch --parsable --fabric-tp=4 --fabric-mode=exact -o het.out het.sh 2>het.err)
-for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+wait_gone "$j" 30
 check "exact: a #SBATCH hetjob job is left unpinned and runs ($(tail -1 het.out 2>/dev/null))" \
   test "$(tail -1 het.out 2>/dev/null)" == 2
 printf '#!/bin/bash\n#SBATCH -N 2\n#SBATCH hetjob # second component\n#SBATCH -N 2\nsrun --het-group=0,1 hostname | wc -l\n' >het2.sh
 j=$(sbatch --parsable --fabric-tp=4 --fabric-mode=exact -o het2.out het2.sh 2>het2.err)
-for _ in $(seq 1 150); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+wait_gone "$j" 30
 check "exact: '#SBATCH hetjob # comment' is a het job too, and runs ($(tail -1 het2.out 2>/dev/null))" \
   test "$(tail -1 het2.out 2>/dev/null)" == 4
 out=$(sbatch --test-only --fabric-tp=4 --fabric-mode=exact -N 2-4 --wrap true 2>&1); rc=$?
 check "exact with a node range -N 2-4 is accepted (constrain instead) (rc $rc)" test "$rc" == 0
 j=$(sbatch --parsable -N 4 -n 6 --fabric-tp=4 --fabric-mode=exact -o uneven.out \
       --wrap 'OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo timeout 120 mpirun hostname 2>/dev/null | wc -l')
-for _ in $(seq 1 300); do [[ -z $(job_state "$j") ]] && break; sleep 0.2; done
+wait_gone "$j" 60
 check "exact with uneven tasks (-N 4 -n 6): constrain instead, a bare mpirun runs 6 ranks ($(tail -1 uneven.out 2>/dev/null))" \
   test "$(tail -1 uneven.out 2>/dev/null)" == 6
 check "exact: no pinned-node file left in the submission directory" \

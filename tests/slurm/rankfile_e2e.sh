@@ -132,9 +132,8 @@ check "NODE_RANK per node follows the ring, MASTER_ADDR its first host" \
   test "$(sort torchrun.out 2>/dev/null)" == "$want"
 
 if ((fails)); then
-  for f in salloc.out mpirun.err seq.err srun.err torchrun.err inferred.err rankfile.txt mpirun.out seq.out srun.out torchrun.out; do
-    [[ -s $f ]] && { echo "---- $f"; head -40 "$f"; }
-  done
+  show_files salloc.out mpirun.err seq.err srun.err torchrun.err inferred.err rankfile.txt \
+    mpirun.out seq.out srun.out torchrun.out
   LAB_KEEP=1
 fi
 scancel "$busy" 2>/dev/null
