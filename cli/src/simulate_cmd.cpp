@@ -1,0 +1,274 @@
+// fabricplace simulate: replays job traces on a fabric under several placement policies
+// and writes jobs.csv, summary.csv and report.html into --out (docs/simulator.md).
+//
+// Exit status: 0 done, 1 bad input or an output that could not be written, 2 bad command
+// line. Progress goes to stderr; the summary table to stdout.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "commands.hpp"
+#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/sim/degrade.hpp"
+#include "fabricplace/sim/report.hpp"
+#include "fabricplace/sim/simulator.hpp"
+
+namespace fabricplace::cli {
+namespace {
+
+struct SimulateOpts {
+  InputOpts in;
+  std::vector<std::string> traces;
+  std::string trace_format = "auto";
+  std::string policies = "fabric,fabric+routes,slurm-tree,first-fit";
+  std::string out;
+  std::string lfts;
+  std::string policy_config;
+  sim::TraceOptions topt;
+  sim::SimOptions sopt;
+  std::uint32_t degrade = 0;
+  std::uint64_t seed = 1;
+  unsigned threads = 0;
+  bool quiet = false;
+};
+
+std::string fmt(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+int run_simulate(const SimulateOpts& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto fmt_opt = std::optional<sim::TraceFormat>{};
+  for (auto f : {sim::TraceFormat::kAuto, sim::TraceFormat::kPhilly, sim::TraceFormat::kItp,
+                 sim::TraceFormat::kSwf}) {
+    if (sim::to_string(f) == o.trace_format) fmt_opt = f;
+  }
+  if (!fmt_opt) {
+    return report(Error{ErrorCode::kUsage, "--trace-format '" + o.trace_format +
+                                               "': expected auto, philly, itp or swf"});
+  }
+  auto pols = sim::parse_sim_policies(o.policies);
+  if (!pols) return report(pols.error());
+  if (!(o.sopt.comm_fraction >= 0 && o.sopt.comm_fraction <= 1)) {
+    return report(Error{ErrorCode::kUsage, "--comm-fraction must be between 0 and 1"});
+  }
+  if (!(o.sopt.estimate_factor > 0)) {
+    return report(Error{ErrorCode::kUsage, "--estimate-factor must be positive"});
+  }
+  auto loaded = o.in.load();
+  if (!loaded) return report(loaded.error());
+  std::optional<fabric::Fabric> degraded;
+  std::vector<std::string> notes;
+  const fabric::Fabric* f = &*loaded;
+  if (o.degrade > 0) {
+    if (!o.lfts.empty()) {
+      return report(Error{ErrorCode::kUsage,
+                          "--degrade-links rebuilds the fabric; give it with the ftree route "
+                          "model, not --lfts"});
+    }
+    auto d = sim::degrade_random_links(*loaded, o.degrade, o.seed);
+    if (!d) return report(d.error());
+    degraded.emplace(std::move(d->fabric));
+    f = &*degraded;
+    std::string list;
+    for (const auto& l : d->links) list += (list.empty() ? "" : ", ") + l;
+    notes.push_back("degraded to 1x (seed " + std::to_string(o.seed) + "): " + list);
+  }
+
+  placement::Weights weights;
+  if (!o.policy_config.empty()) {
+    auto text = read_file(o.policy_config);
+    if (!text) return report(text.error());
+    auto w = placement::parse_weights(*text, o.policy_config);
+    if (!w) return report(w.error());
+    weights = *w;
+  }
+  auto routes = [&]() -> Result<fabric::Routes> {
+    if (o.lfts.empty()) return fabric::ftree_routes(*f);
+    auto text = sim::read_text_file(o.lfts);
+    if (!text) return std::unexpected(text.error());
+    return fabric::lft_routes(*f, *text, o.lfts);
+  }();
+  if (!routes) return report(routes.error());
+
+  sim::TraceOptions topt = o.topt;
+  topt.format = *fmt_opt;
+  topt.gpus_per_node = o.sopt.gpus_per_node;
+  auto trace = sim::read_traces(o.traces, topt);
+  if (!trace) return report(trace.error());
+  for (const auto& n : trace->notes) notes.push_back(n);
+  if (trace->jobs.empty()) {
+    return report(Error{ErrorCode::kUsage, "the trace has no jobs to run"});
+  }
+
+  const policies::Planner planner(*f, weights);
+  const sim::Simulator simulator(*f, *routes, planner, o.sopt);
+  // Jobs some policy can never place are dropped from every run, so all compare on the
+  // same jobs.
+  std::vector<std::uint8_t> skip(trace->jobs.size(), 0);
+  for (const auto& p : *pols) {
+    auto u = simulator.unplaceable(*trace, p);
+    for (std::size_t i = 0; i < skip.size(); ++i) skip[i] |= u[i];
+  }
+  std::size_t dropped = 0;
+  for (auto s : skip) dropped += s;
+  if (dropped) {
+    notes.push_back(std::to_string(dropped) +
+                    " jobs dropped: larger than the fabric, or with a TP group no leaf holds");
+  }
+  if (dropped == trace->jobs.size()) {
+    return report(Error{ErrorCode::kUsage, "no job of the trace fits this fabric"});
+  }
+  if (!o.quiet) {
+    std::cerr << "simulate: " << trace->jobs.size() - dropped << " jobs on " << f->num_hosts()
+              << " hosts, " << pols->size() << " policies, routes: " << routes->source()
+              << "\n";
+  }
+
+  std::vector<sim::Run> runs(pols->size());
+  std::mutex mu;
+  std::vector<int> last_pct(pols->size(), -1);
+  auto worker = [&](std::size_t k) {
+    auto start = std::chrono::steady_clock::now();
+    sim::Progress progress;
+    if (!o.quiet) {
+      progress = [&, k](std::size_t done, std::size_t total) {
+        const int pct = static_cast<int>(100 * done / total);
+        if (pct / 10 == last_pct[k] / 10 && done != total) return;
+        std::lock_guard lock(mu);
+        last_pct[k] = pct;
+        std::cerr << "simulate: " << (*pols)[k].name() << " " << pct << "% (" << done << "/"
+                  << total << " jobs)\n";
+      };
+    }
+    runs[k] = simulator.run(*trace, (*pols)[k], skip, progress);
+    if (!o.quiet) {
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::lock_guard lock(mu);
+      std::cerr << "simulate: " << (*pols)[k].name() << " done in " << fmt(s, 2) << " s ("
+                << fmt(static_cast<double>(trace->jobs.size() - dropped) / s * 60, 0)
+                << " jobs/min)\n";
+    }
+  };
+  const unsigned threads =
+      o.threads ? o.threads : std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                                              static_cast<unsigned>(pols->size())));
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned i = 0; i < threads; ++i) {
+    pool.emplace_back([&] {
+      for (std::size_t k; (k = next++) < pols->size();) worker(k);
+    });
+  }
+  for (auto& th : pool) th.join();
+
+  std::vector<sim::Summary> sums;
+  for (const auto& r : runs) sums.push_back(sim::summarize(*trace, r, f->num_hosts(), o.sopt));
+
+  sim::ReportInfo info;
+  info.title = "fabricplace simulation";
+  info.fabric = f->origin() + " (" + std::to_string(f->num_hosts()) + " hosts, " +
+                std::to_string(f->topology().leaves.size()) + " leaves, " +
+                std::to_string(f->switches().size()) + " switches)";
+  info.routes = routes->source();
+  info.traces = trace->files;
+  info.settings = {
+      "GPUs per node " + std::to_string(o.sopt.gpus_per_node) + "; TP cap " +
+          std::to_string(topt.tp_cap) + " GPUs; arrival scale " + fmt(topt.arrival_scale, 3),
+      "communication fraction " + fmt(o.sopt.comm_fraction, 3) + "; run-time estimate = " +
+          fmt(o.sopt.estimate_factor, 2) + " x duration; bf_max_job_test " +
+          std::to_string(o.sopt.bf_max_job_test),
+  };
+  info.notes = notes;
+
+  std::error_code ec;
+  std::filesystem::create_directories(o.out, ec);
+  if (ec) return report(Error{ErrorCode::kIo, "cannot create directory: " + ec.message(), o.out});
+  const std::string dir = o.out + "/";
+  if (auto r = write_file_atomic(dir + "jobs.csv", sim::jobs_csv(*trace, runs, *f)); !r)
+    return report(r.error());
+  if (auto r = write_file_atomic(dir + "summary.csv", sim::summary_csv(sums)); !r)
+    return report(r.error());
+  if (auto r = write_file_atomic(dir + "report.html", sim::html_report(*trace, runs, sums, info));
+      !r)
+    return report(r.error());
+
+  std::cout << "policy            jobs  tp-split  mean-wait-s  p95-wait-s  util   comm-slowdown  "
+               "max-flows\n";
+  for (const auto& s : sums) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%-16s %6zu %9zu %12.0f %11.0f %5.1f%% %14.3f %10u\n",
+                  s.policy.c_str(), s.jobs, s.jobs_tp_split, s.mean_wait_s, s.p95_wait_s,
+                  100 * s.utilization, s.mean_comm_slowdown, s.max_link_flows);
+    std::cout << line;
+  }
+  if (!o.quiet) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cerr << "simulate: wrote " << dir << "{jobs.csv,summary.csv,report.html} in "
+              << fmt(s, 2) << " s\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, RunFn& run) {
+  auto o = std::make_shared<SimulateOpts>();
+  auto* cmd = app.add_subcommand(
+      "simulate", "replay job traces on a fabric and compare placement policies");
+  o->in.add(cmd, "the fabric (file or spec)", "--fabric");
+  cmd->add_option("--trace", o->traces,
+                  "job trace: Philly CSV, ITP CSV or SWF (.gz read as is); repeat to merge")
+      ->required();
+  cmd->add_option("--trace-format", o->trace_format, "auto | philly | itp | swf")
+      ->capture_default_str();
+  cmd->add_option("--policies", o->policies,
+                  "comma-separated: fabric, fabric+routes, slurm-tree, first-fit")
+      ->capture_default_str();
+  cmd->add_option("--out", o->out, "directory for jobs.csv, summary.csv, report.html")
+      ->required();
+  cmd->add_option("--lfts", o->lfts,
+                  "exact routes from an opensm LFT dump (the fabric must then be the "
+                  "ibnetdiscover dump taken after the SM ran); default: the ftree model");
+  cmd->add_option("--policy-config", o->policy_config, "score and uplink weights");
+  cmd->add_option("--gpus-per-node", o->sopt.gpus_per_node, "GPUs per node")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--tp-cap", o->topt.tp_cap, "largest TP group, in GPUs")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--comm-fraction", o->sopt.comm_fraction,
+                  "share of a job's uncontended run time spent in AllReduce")
+      ->capture_default_str();
+  cmd->add_option("--arrival-scale", o->topt.arrival_scale,
+                  "multiply inter-arrival times (0.5: twice the load)")
+      ->capture_default_str();
+  cmd->add_option("--max-jobs", o->topt.max_jobs, "simulate at most N jobs (0: all)");
+  cmd->add_option("--skip-jobs", o->topt.skip_jobs, "start after the first N jobs");
+  cmd->add_option("--estimate-factor", o->sopt.estimate_factor,
+                  "run-time estimate = duration x this (EASY reservations)")
+      ->capture_default_str();
+  cmd->add_option("--bf-max-job-test", o->sopt.bf_max_job_test,
+                  "jobs tested for backfill per pass (Slurm's bf_max_job_test)")
+      ->capture_default_str();
+  cmd->add_option("--swf-procs-per-gpu", o->topt.swf_procs_per_gpu,
+                  "SWF processors that make one GPU slot")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--degrade-links", o->degrade,
+                  "degrade N random switch-to-switch links to 1x (chosen by --seed)");
+  cmd->add_option("--seed", o->seed, "seed for --degrade-links")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "policies simulated at once (default: cores)");
+  cmd->add_flag("-q,--quiet", o->quiet, "no progress on stderr");
+  cmd->callback([o, &run] { run = [o] { return run_simulate(*o); }; });
+}
+
+}  // namespace fabricplace::cli

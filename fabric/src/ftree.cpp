@@ -1,0 +1,566 @@
+// opensm's fat-tree routing engine (opensm/osm_ucast_ftree.c, 3.3.23; unchanged since),
+// modelled step by step for the default options: no root, compute-node or I/O GUID files,
+// LMC 0, every CA port a compute node. Only the host entries of the forwarding tables are
+// kept; the switch LIDs ftree routes afterwards change none of them.
+//
+// The order of every step matters to reproduce opensm's tables exactly (tests/sim compare
+// them with opensm's own dumps on 2- and 3-level and oversubscribed trees):
+// - "GUID order" is opensm's table order: GUIDs compared with their last byte most
+//   significant (cl_qmap keys are network-order GUIDs read as little-endian integers).
+// - Group lists are re-sorted with opensm's bubble sort and comparators (one of which is not
+//   a strict weak order, so std::sort would differ), and groups are referred to by identity,
+//   not position, exactly as opensm's pointers are.
+// - Destinations are routed leaf by leaf (leaves in index-tuple order, hosts in port order),
+//   each followed by "dummy" destinations up to the fullest leaf's count, which update the
+//   load counters like real ones.
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <set>
+
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/routes.hpp"
+
+namespace fabricplace::fabric {
+namespace {
+
+constexpr std::uint8_t kNoHops = 0xFF;
+constexpr std::uint16_t kNoPort = 0xFFFF;
+using Tuple = std::array<std::uint8_t, 8>;
+constexpr Tuple kNoTuple{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+
+struct FPort {
+  PortNum num = 0, rnum = 0;  // local and remote port numbers
+  std::uint32_t counter_up = 0, counter_down = 0;
+};
+
+struct FGroup {
+  bool remote_is_sw = false;
+  std::uint32_t remote = 0;  // switch index, or destination index for a CA port
+  std::vector<FPort> ports;  // ascending local port number
+  std::uint32_t counter_up = 0, counter_down = 0;
+};
+
+struct FSw {
+  NodeId node;
+  std::uint64_t key = 0;  // GUID order
+  int rank = -1;          // -1: unranked
+  Tuple tuple = kNoTuple;
+  bool has_tuple = false;
+  std::vector<std::uint32_t> down, up, sib;  // group ids
+  bool is_leaf = false;
+  std::uint32_t min_counter_down = 0;
+  bool counter_up_changed = false;
+};
+
+std::uint64_t guid_order_key(Guid g) { return __builtin_bswap64(g); }
+
+class Ftree {
+ public:
+  explicit Ftree(const Fabric& f) : f_(f) {}
+
+  Result<void> build();
+  void route();
+  /// lft entry of switch index s for destination d (kNoPort: none).
+  [[nodiscard]] std::uint16_t lft(std::uint32_t s, std::uint32_t d) const {
+    return lft_[std::size_t{s} * stride_ + d];
+  }
+  [[nodiscard]] std::uint32_t sw_of(NodeId n) const { return sw_of_node_[idx(n)]; }
+  [[nodiscard]] std::uint32_t dest_of(PortId p) const { return dest_of_port_[idx(p)]; }
+
+ private:
+  Result<void> unsupported(const std::string& why) const {
+    return fail(ErrorCode::kUnsupported,
+                "opensm's ftree engine would not route this fabric (it falls back to minhop): " +
+                    why);
+  }
+  [[nodiscard]] const Tuple& tuple_of(const FGroup& g) const {
+    return g.remote_is_sw ? sw_[g.remote].tuple : kNoTuple;
+  }
+  // compare_port_groups_by_remote_switch_index: 0 unless both remotes are switches.
+  [[nodiscard]] int grp_index_cmp(const FGroup& a, const FGroup& b) const {
+    if (!a.remote_is_sw || !b.remote_is_sw) return 0;
+    const auto& ta = sw_[a.remote].tuple;
+    const auto& tb = sw_[b.remote].tuple;
+    return ta < tb ? -1 : (tb < ta ? 1 : 0);
+  }
+  [[nodiscard]] int cmp_load_up(std::uint32_t a, std::uint32_t b) const {
+    const auto& ga = groups_[a];
+    const auto& gb = groups_[b];
+    if (ga.counter_up > gb.counter_up) return 1;
+    if (ga.counter_up < gb.counter_up) return -1;
+    return grp_index_cmp(ga, gb);
+  }
+  [[nodiscard]] int cmp_load_down(std::uint32_t a, std::uint32_t b) const {
+    const auto& ga = groups_[a];
+    const auto& gb = groups_[b];
+    if (ga.counter_down > gb.counter_down) return 1;
+    if (ga.counter_down < gb.counter_down) return -1;
+    // opensm: the remote switches' least loaded down group, then (sic) only ">" counts.
+    const auto l1 = static_cast<std::int64_t>(sw_[ga.remote].min_counter_down);
+    const auto l2 = static_cast<std::int64_t>(sw_[gb.remote].min_counter_down);
+    if (l1 - l2 > 0) return 1;
+    return grp_index_cmp(ga, gb);
+  }
+  template <class Cmp>
+  static void bubble(std::vector<std::uint32_t>& v, Cmp cmp) {
+    const std::size_t n = v.size();
+    std::size_t i = 0;
+    bool swapped = true;
+    while (swapped) {
+      swapped = false;
+      for (std::size_t j = 1; j + i < n; ++j) {
+        if (cmp(v[j], v[j - 1]) < 0) {
+          std::swap(v[j - 1], v[j]);
+          swapped = true;
+        }
+      }
+      ++i;
+    }
+  }
+  FPort* min_port(FGroup& g, bool up) {
+    FPort* m = nullptr;
+    for (auto& p : g.ports) {
+      if (m == nullptr || (up ? p.counter_up < m->counter_up : p.counter_down < m->counter_down))
+        m = &p;
+    }
+    return m;
+  }
+  std::uint8_t& hops(std::uint32_t s, std::uint32_t d) { return hops_[std::size_t{s} * stride_ + d]; }
+  std::uint16_t& lft_at(std::uint32_t s, std::uint32_t d) {
+    return lft_[std::size_t{s} * stride_ + d];
+  }
+  Tuple new_tuple(const Tuple& from, bool down) const;
+  bool up_by_down(std::uint32_t s, std::uint32_t prev, std::uint32_t d, std::uint8_t cur);
+  bool down_by_up(std::uint32_t s, std::uint32_t prev, std::uint32_t d, bool main,
+                  std::uint8_t cur);
+
+  const Fabric& f_;
+  std::vector<FSw> sw_;
+  std::vector<FGroup> groups_;
+  std::vector<std::uint32_t> sw_of_node_;    // node -> switch index (kNone)
+  std::vector<std::uint32_t> dest_of_port_;  // CA port -> destination index (kNone)
+  std::vector<std::uint32_t> sw_order_;      // switch indices in GUID order
+  std::vector<std::uint32_t> leaves_;        // leaf array (index-tuple order)
+  std::set<Tuple> used_tuples_;
+  std::uint32_t num_dests_ = 0, stride_ = 0, dummy_ = 0;
+  std::uint32_t max_cn_per_leaf_ = 0;
+  int leaf_rank_ = 0;
+  std::vector<std::uint8_t> hops_;
+  std::vector<std::uint16_t> lft_;
+};
+
+Tuple Ftree::new_tuple(const Tuple& from, bool down) const {
+  Tuple t = from;
+  std::size_t vi;
+  if (down) {
+    t[0] = static_cast<std::uint8_t>(t[0] + 1);
+    vi = std::size_t{from[0]} + 1;
+  } else {
+    t[0] = static_cast<std::uint8_t>(t[0] - 1);
+    vi = from[0];
+  }
+  for (int i = 0; i < 255; ++i) {
+    t[vi] = static_cast<std::uint8_t>(i);
+    if (!used_tuples_.contains(t)) return t;
+  }
+  return kNoTuple;
+}
+
+Result<void> Ftree::build() {
+  const auto& f = f_;
+  sw_of_node_.assign(f.num_nodes(), kNone);
+  dest_of_port_.assign(f.num_ports(), kNone);
+  for (NodeId n : f.switches()) {
+    sw_of_node_[idx(n)] = static_cast<std::uint32_t>(sw_.size());
+    FSw s;
+    s.node = n;
+    s.key = guid_order_key(f.node(n).guid);
+    sw_.push_back(s);
+  }
+  std::vector<NodeId> cas(f.cas().begin(), f.cas().end());
+  std::sort(cas.begin(), cas.end(), [&](NodeId a, NodeId b) {
+    return guid_order_key(f.node(a).guid) < guid_order_key(f.node(b).guid);
+  });
+  sw_order_.resize(sw_.size());
+  for (std::uint32_t i = 0; i < sw_.size(); ++i) sw_order_[i] = i;
+  std::sort(sw_order_.begin(), sw_order_.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return sw_[a].key < sw_[b].key; });
+  if (sw_.size() < 2 || cas.size() < 2) return unsupported("fewer than 2 switches or CAs");
+  for (const auto& n : f.nodes()) {
+    if (n.type == NodeType::kRouter) return unsupported("it has routers");
+  }
+  auto port_id = [&](const Port& p) {
+    return PortId{static_cast<std::uint32_t>(&p - f.ports().data())};
+  };
+
+  // Ranks: BFS from the switches CAs hang on, reversed, then BFS again from the roots.
+  std::deque<std::uint32_t> bfs;
+  for (NodeId ca : cas) {
+    for (const auto& p : f.ports_of(ca)) {
+      if (p.link == kNoLink) continue;
+      const NodeId r = f.peer_node(port_id(p));
+      if (f.node(r).type != NodeType::kSwitch) return unsupported("a CA is linked to a CA");
+      auto& s = sw_[sw_of(r)];
+      if (s.rank != -1 && s.rank <= 0) continue;
+      s.rank = 0;
+      bfs.push_back(sw_of(r));
+    }
+  }
+  auto run_bfs = [&]() {
+    int max_rank = 0;
+    while (!bfs.empty()) {
+      const auto si = bfs.front();
+      bfs.pop_front();
+      const int cur = sw_[si].rank;
+      for (const auto& p : f.ports_of(sw_[si].node)) {
+        if (p.link == kNoLink) continue;
+        const NodeId r = f.peer_node(port_id(p));
+        if (f.node(r).type != NodeType::kSwitch) continue;
+        auto& rs = sw_[sw_of(r)];
+        if (rs.rank != -1 && rs.rank <= cur + 1) continue;
+        rs.rank = cur + 1;
+        max_rank = rs.rank;
+        bfs.push_back(sw_of(r));
+      }
+    }
+    return max_rank;
+  };
+  int max_rank = run_bfs();
+  for (auto& s : sw_)
+    if (s.rank != -1) s.rank = max_rank - s.rank;
+  for (std::uint32_t si : sw_order_) {
+    if (sw_[si].rank == 0) {
+      bfs.push_back(si);
+    } else {
+      sw_[si].rank = -1;
+    }
+  }
+  max_rank = run_bfs();
+  std::size_t ranked = 0;
+  for (const auto& s : sw_) ranked += s.rank != -1;
+  if (max_rank == 0 && ranked > 1) return unsupported("its switches do not form levels");
+
+  // Destinations: every connected CA port (compute nodes), plus one slot for dummies.
+  for (NodeId ca : cas) {
+    for (const auto& p : f.ports_of(ca)) {
+      if (p.link == kNoLink) continue;
+      const NodeId r = f.peer_node(port_id(p));
+      if (sw_[sw_of(r)].rank == -1) continue;
+      dest_of_port_[idx(port_id(p))] = num_dests_++;
+    }
+  }
+  if (num_dests_ == 0) return unsupported("no compute node");
+  dummy_ = num_dests_;
+  stride_ = num_dests_ + 1;
+
+  // Groups: per switch, ports in ascending order; one group per CA port, one per neighbour
+  // switch (up to a lower rank, down to a higher one, sibling at the same).
+  for (std::uint32_t si : sw_order_) {
+    auto& s = sw_[si];
+    if (s.rank == -1) continue;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> by_remote;  // (remote key, group)
+    for (const auto& p : f.ports_of(s.node)) {
+      if (p.link == kNoLink) continue;
+      const PortId pid = port_id(p);
+      const NodeId r = f.peer_node(pid);
+      if (r == s.node) continue;
+      const PortNum rnum = f.port(f.peer_port(pid)).rec.number;
+      std::vector<std::uint32_t>* list;
+      bool is_sw = false;
+      std::uint32_t remote;
+      std::uint32_t remote_key;
+      if (f.node(r).type == NodeType::kSwitch) {
+        const auto ri = sw_of(r);
+        if (sw_[ri].rank == -1) continue;
+        is_sw = true;
+        remote = ri;
+        remote_key = ri;
+        list = s.rank > sw_[ri].rank ? &s.up : (s.rank == sw_[ri].rank ? &s.sib : &s.down);
+      } else {
+        remote = dest_of(f.peer_port(pid));
+        remote_key = static_cast<std::uint32_t>(sw_.size()) + remote;
+        list = &s.down;
+      }
+      std::uint32_t g = kNone;
+      for (auto& [k, gid] : by_remote)
+        if (k == remote_key) g = gid;
+      if (g == kNone) {
+        g = static_cast<std::uint32_t>(groups_.size());
+        FGroup grp;
+        grp.remote_is_sw = is_sw;
+        grp.remote = remote;
+        groups_.push_back(grp);
+        list->push_back(g);
+        by_remote.emplace_back(remote_key, g);
+      }
+      auto& ports = groups_[g].ports;
+      if (std::none_of(ports.begin(), ports.end(), [&](const FPort& x) { return x.num == p.rec.number; }))
+        ports.push_back({p.rec.number, rnum, 0, 0});
+    }
+  }
+
+  leaf_rank_ = max_rank;
+  if (leaf_rank_ + 1 < 2 || leaf_rank_ + 1 > 8) {
+    return unsupported("a tree of " + std::to_string(leaf_rank_ + 1) +
+                       " levels (ftree routes 2 to 8)");
+  }
+  for (NodeId ca : cas) {
+    for (const auto& p : f.ports_of(ca)) {
+      if (p.link == kNoLink) continue;
+      auto& s = sw_[sw_of(f.peer_node(port_id(p)))];
+      if (s.rank == -1 || s.is_leaf) continue;
+      s.is_leaf = true;
+      if (s.rank != leaf_rank_) {
+        return unsupported("hosts hang on " + f.topology().switch_name[idx(s.node)] +
+                           ", which is not at the leaf level");
+      }
+    }
+  }
+
+  // Index tuples, from the first leaf in GUID order.
+  std::uint32_t first = kNone;
+  for (std::uint32_t si : sw_order_)
+    if (first == kNone && sw_[si].is_leaf) first = si;
+  {
+    Tuple t = kNoTuple;
+    t[0] = static_cast<std::uint8_t>(sw_[first].rank);
+    for (int i = 1; i <= leaf_rank_; ++i) t[static_cast<std::size_t>(i)] = 0;
+    sw_[first].tuple = t;
+    sw_[first].has_tuple = true;
+    used_tuples_.insert(t);
+  }
+  bfs.push_back(first);
+  auto by_tuple = [&](std::uint32_t a, std::uint32_t b) {
+    return grp_index_cmp(groups_[a], groups_[b]) < 0;
+  };
+  while (!bfs.empty()) {
+    const auto si = bfs.front();
+    bfs.pop_front();
+    if (sw_[si].rank < leaf_rank_) {
+      for (std::uint32_t g : sw_[si].down) {
+        if (!groups_[g].remote_is_sw) continue;
+        auto& r = sw_[groups_[g].remote];
+        if (r.has_tuple) continue;
+        r.tuple = new_tuple(sw_[si].tuple, true);
+        r.has_tuple = true;
+        used_tuples_.insert(r.tuple);
+        bfs.push_back(groups_[g].remote);
+      }
+      std::stable_sort(sw_[si].down.begin(), sw_[si].down.end(), by_tuple);
+    }
+    if (sw_[si].rank != 0) {
+      for (std::uint32_t g : sw_[si].up) {
+        auto& r = sw_[groups_[g].remote];
+        if (r.has_tuple) continue;
+        r.tuple = new_tuple(sw_[si].tuple, false);
+        r.has_tuple = true;
+        used_tuples_.insert(r.tuple);
+        bfs.push_back(groups_[g].remote);
+      }
+      std::stable_sort(sw_[si].up.begin(), sw_[si].up.end(), by_tuple);
+    }
+  }
+
+  // The leaf array: leaf-rank switches by tuple, trimmed to the first and last with hosts.
+  std::vector<std::uint32_t> all;
+  for (std::uint32_t si : sw_order_)
+    if (sw_[si].rank == leaf_rank_) all.push_back(si);
+  std::stable_sort(all.begin(), all.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return sw_[a].tuple < sw_[b].tuple; });
+  std::size_t lo = all.size(), hi = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!sw_[all[i]].is_leaf) continue;
+    lo = std::min(lo, i);
+    hi = i;
+  }
+  if (lo >= all.size() || lo >= hi) return unsupported("fewer than 2 leaves");
+  leaves_.assign(all.begin() + static_cast<std::ptrdiff_t>(lo),
+                 all.begin() + static_cast<std::ptrdiff_t>(hi) + 1);
+  for (std::uint32_t si : leaves_) {
+    std::uint32_t n = 0;
+    for (std::uint32_t g : sw_[si].down) n += !groups_[g].remote_is_sw;
+    max_cn_per_leaf_ = std::max(max_cn_per_leaf_, n);
+  }
+
+  // Validation: every switch of a rank like the first of that rank in GUID order.
+  std::vector<std::uint32_t> ref(static_cast<std::size_t>(leaf_rank_) + 1, kNone);
+  auto name = [&](std::uint32_t si) { return f.topology().switch_name[idx(sw_[si].node)]; };
+  for (std::uint32_t si : sw_order_) {
+    const auto& s = sw_[si];
+    if (s.rank == -1) continue;
+    auto& r = ref[static_cast<std::size_t>(s.rank)];
+    if (r == kNone) {
+      r = si;
+      continue;
+    }
+    const auto& rs = sw_[r];
+    if (rs.up.size() != s.up.size()) {
+      return unsupported(name(si) + " has " + std::to_string(s.up.size()) + " up neighbours, " +
+                         name(r) + " " + std::to_string(rs.up.size()));
+    }
+    if (s.rank != leaf_rank_ && rs.down.size() != s.down.size()) {
+      return unsupported(name(si) + " has " + std::to_string(s.down.size()) +
+                         " down neighbours, " + name(r) + " " + std::to_string(rs.down.size()));
+    }
+    if (!rs.up.empty()) {
+      const auto n = groups_[rs.up[0]].ports.size();
+      for (std::uint32_t g : s.up) {
+        if (groups_[g].ports.size() != n) {
+          return unsupported(name(si) + " has " + std::to_string(groups_[g].ports.size()) +
+                             " links to an upper switch where " + name(r) + " has " +
+                             std::to_string(n));
+        }
+      }
+    }
+    if (!rs.down.empty() && s.rank != leaf_rank_ && !s.down.empty() &&
+        groups_[s.down[0]].ports.size() != groups_[rs.down[0]].ports.size()) {
+      return unsupported(name(si) + " and " + name(r) +
+                         " have different numbers of links to their first lower switch");
+    }
+  }
+  hops_.assign(sw_.size() * std::size_t{stride_}, kNoHops);
+  lft_.assign(sw_.size() * std::size_t{stride_}, kNoPort);
+  return {};
+}
+
+// fabric_route_upgoing_by_going_down
+bool Ftree::up_by_down(std::uint32_t si, std::uint32_t prev, std::uint32_t d, std::uint8_t cur) {
+  if (sw_[si].down.empty()) return false;
+  if (sw_[si].counter_up_changed) {
+    bubble(sw_[si].down, [this](std::uint32_t a, std::uint32_t b) { return cmp_load_up(a, b); });
+    sw_[si].counter_up_changed = false;
+  }
+  if (!sw_[si].sib.empty()) {
+    bubble(sw_[si].sib, [this](std::uint32_t a, std::uint32_t b) { return cmp_load_up(a, b); });
+  }
+  bool created = false;
+  const std::size_t n = sw_[si].down.size() + (d != dummy_ ? sw_[si].sib.size() : 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t gid = k < sw_[si].down.size() ? sw_[si].down[k]
+                                                      : sw_[si].sib[k - sw_[si].down.size()];
+    FGroup& g = groups_[gid];
+    if (!g.remote_is_sw) {
+      created = true;
+      continue;
+    }
+    if (prev != kNone && g.remote == prev) continue;
+    if (g.ports.empty()) continue;
+    FPort* mp = min_port(g, true);
+    const std::uint32_t r = g.remote;
+    const std::uint8_t lh = hops(r, d);
+    if (lh != kNoHops && cur + 1 >= lh) continue;
+    lft_at(r, d) = mp->rnum;
+    hops(r, d) = static_cast<std::uint8_t>(cur + 1);
+    const bool routed = up_by_down(r, kNone, d, static_cast<std::uint8_t>(cur + 1));
+    created |= routed;
+    if (routed) {
+      ++mp->counter_up;
+      ++g.counter_up;
+      sw_[si].counter_up_changed = true;
+    }
+  }
+  return created;
+}
+
+// fabric_route_downgoing_by_going_up (no reverse hops)
+bool Ftree::down_by_up(std::uint32_t si, std::uint32_t prev, std::uint32_t d, bool main,
+                       std::uint8_t cur) {
+  bool created = up_by_down(si, prev, d, cur);
+  if (sw_[si].rank == 0) return created;
+  bubble(sw_[si].up, [this](std::uint32_t a, std::uint32_t b) { return cmp_load_down(a, b); });
+  const std::uint32_t min_gid = sw_[si].up[0];
+  FPort* min_p = min_port(groups_[min_gid], false);
+  if (main) {
+    FGroup& mg = groups_[min_gid];
+    const std::uint32_t r = mg.remote;
+    ++mg.counter_down;
+    ++min_p->counter_down;
+    if (mg.counter_down == sw_[r].min_counter_down + 1) {
+      std::uint32_t m = 1u << 30;
+      for (std::uint32_t g : sw_[r].down) m = std::min(m, groups_[g].counter_down);
+      sw_[r].min_counter_down = m;
+    }
+    if (lft_at(r, d) == kNoPort || cur + 1 < hops(r, d)) {
+      lft_at(r, d) = min_p->rnum;
+      hops(r, d) = static_cast<std::uint8_t>(cur + 1);
+    }
+    created |= down_by_up(r, si, d, main, static_cast<std::uint8_t>(cur + 1));
+  }
+  for (std::size_t i = main ? 1 : 0; i < sw_[si].up.size(); ++i) {
+    FGroup& g = groups_[sw_[si].up[i]];
+    const std::uint32_t r = g.remote;
+    if (lft_at(r, d) != kNoPort && cur + 1 >= hops(r, d)) continue;
+    if (g.ports.empty()) continue;
+    FPort* mp = min_port(g, false);
+    lft_at(r, d) = mp->rnum;
+    hops(r, d) = static_cast<std::uint8_t>(cur + 1);
+    created |= down_by_up(r, si, d, false, static_cast<std::uint8_t>(cur + 1));
+  }
+  if (!sw_[si].sib.empty()) {
+    bubble(sw_[si].sib, [this](std::uint32_t a, std::uint32_t b) { return cmp_load_down(a, b); });
+  }
+  for (std::size_t i = 0; i < sw_[si].sib.size(); ++i) {
+    FGroup& g = groups_[sw_[si].sib[i]];
+    const std::uint32_t r = g.remote;
+    if (lft_at(r, d) != kNoPort && cur + 1 >= hops(r, d)) continue;
+    FPort* mp = min_port(g, false);
+    lft_at(r, d) = mp->rnum;
+    hops(r, d) = static_cast<std::uint8_t>(cur + 1);
+    const bool routed = down_by_up(r, si, d, false, static_cast<std::uint8_t>(cur + 1));
+    created |= routed;
+    if (routed) {
+      ++groups_[min_gid].counter_down;
+      ++min_p->counter_down;
+    }
+  }
+  return created;
+}
+
+void Ftree::route() {
+  for (std::uint32_t si : leaves_) {
+    std::uint32_t routed = 0;
+    const std::vector<std::uint32_t> down = sw_[si].down;  // opensm walks a snapshot
+    for (std::uint32_t gid : down) {
+      const FGroup& g = groups_[gid];
+      if (g.remote_is_sw) continue;
+      const std::uint32_t d = g.remote;
+      lft_at(si, d) = g.ports[0].num;
+      hops(si, d) = 1;
+      down_by_up(si, kNone, d, true, 1);
+      ++routed;
+    }
+    for (std::uint32_t k = routed; k < max_cn_per_leaf_; ++k) {
+      hops(si, dummy_) = 1;
+      down_by_up(si, kNone, dummy_, true, 1);
+      for (std::uint32_t s = 0; s < sw_.size(); ++s) {
+        hops(s, dummy_) = kNoHops;
+        lft_at(s, dummy_) = kNoPort;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Result<Routes> ftree_routes(const Fabric& f) {
+  auto r = Routes::empty_for(f, "ftree model (opensm -R ftree)");
+  if (!r) return r;
+  Ftree ft(f);
+  if (auto b = ft.build(); !b) return std::unexpected(b.error());
+  ft.route();
+  for (NodeId s : f.switches()) {
+    const std::uint32_t si = ft.sw_of(s);
+    for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+      const PortId hp = r->host_port(HostId{h});
+      if (idx(hp) == kNone) continue;
+      const std::uint32_t d = ft.dest_of(hp);
+      if (d == kNone) continue;
+      const std::uint16_t p = ft.lft(si, d);
+      r->at(s, HostId{h}) = p == kNoPort ? 0 : static_cast<PortNum>(p);
+    }
+  }
+  return r;
+}
+
+}  // namespace fabricplace::fabric

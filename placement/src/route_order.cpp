@@ -1,0 +1,128 @@
+#include "fabricplace/placement/route_order.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace fabricplace::placement {
+namespace {
+
+using fabric::DirLink;
+using fabric::HostId;
+
+/// The flows a ring under construction adds: few links, so a flat list.
+class Overlay {
+ public:
+  [[nodiscard]] std::uint32_t get(DirLink d) const {
+    for (const auto& [k, v] : added_)
+      if (k == d) return v;
+    return 0;
+  }
+  void add(std::span<const DirLink> path) {
+    for (DirLink d : path) {
+      auto it = std::find_if(added_.begin(), added_.end(), [d](auto& e) { return e.first == d; });
+      if (it == added_.end()) {
+        added_.emplace_back(d, 1);
+      } else {
+        ++it->second;
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<DirLink, std::uint32_t>> added_;
+};
+
+struct Cost {
+  double worst = 0;
+  double total = 0;
+  bool operator<(const Cost& o) const {
+    return worst != o.worst ? worst < o.worst : total < o.total;
+  }
+};
+
+}  // namespace
+
+std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& routes,
+                                     std::vector<HostId> ring,
+                                     std::span<const std::uint32_t> flows) {
+  // Stretches: maximal runs of one block.
+  std::vector<std::vector<HostId>> seg;
+  for (std::size_t i = 0; i < ring.size(); ++i) {
+    if (i == 0 || b.of_host[fabric::idx(ring[i])] != b.of_host[fabric::idx(ring[i - 1])]) {
+      seg.emplace_back();
+    }
+    seg.back().push_back(ring[i]);
+  }
+  // A ring whose last stretch is the first one's block continues it (wrap-around).
+  if (seg.size() > 1 && b.of_host[fabric::idx(seg.front().front())] ==
+                            b.of_host[fabric::idx(seg.back().front())]) {
+    return ring;  // not leaf-contiguous: leave such a ring as it is
+  }
+  const std::size_t L = seg.size();
+  if (L < 2) return ring;
+
+  const fabric::Fabric& f = routes.fabric();
+  Overlay added;
+  std::vector<DirLink> path;
+  auto cost_of = [&](HostId x, HostId y, Cost& c) {
+    path.clear();
+    if (!routes.path(x, y, path)) return false;
+    c = {};
+    for (DirLink d : path) {
+      const double cap = std::max(f.link(fabric::LinkId{d / 2}).rate.gbps(), 1e-9);
+      const double load = (d < flows.size() ? flows[d] : 0) + added.get(d);
+      c.worst = std::max(c.worst, (load + 1) / cap);
+      c.total += load / cap;
+    }
+    return true;
+  };
+  constexpr std::size_t kUnset = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> entry(L, kUnset), exit(L, kUnset);  // indices into seg[k]
+  // Picks the best (exit of a, entry of b) pair; a fixed end has a single candidate.
+  auto choose = [&](std::size_t a, std::size_t bb) {
+    Cost best;
+    std::size_t bx = kUnset, by = kUnset;
+    std::vector<DirLink> best_path;
+    for (std::size_t x = 0; x < seg[a].size(); ++x) {
+      if (seg[a].size() > 1 && x == entry[a]) continue;
+      for (std::size_t y = 0; y < seg[bb].size(); ++y) {
+        if (entry[bb] != kUnset && y != entry[bb]) continue;
+        if (entry[bb] == kUnset && seg[bb].size() > 1 && y == exit[bb]) continue;
+        Cost c;
+        if (!cost_of(seg[a][x], seg[bb][y], c)) continue;
+        if (bx == kUnset || c < best) {
+          best = c;
+          bx = x;
+          by = y;
+          best_path = path;
+        }
+      }
+    }
+    if (bx == kUnset) return false;  // no route known: keep the input order
+    exit[a] = bx;
+    entry[bb] = by;
+    added.add(best_path);
+    return true;
+  };
+  for (std::size_t k = 0; k + 1 < L; ++k) {
+    if (!choose(k, k + 1)) return ring;
+  }
+  if (!choose(L - 1, 0)) return ring;
+
+  std::vector<HostId> out;
+  out.reserve(ring.size());
+  for (std::size_t k = 0; k < L; ++k) {
+    const auto& s = seg[k];
+    if (s.size() == 1) {
+      out.push_back(s[0]);
+      continue;
+    }
+    out.push_back(s[entry[k]]);
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (i != entry[k] && i != exit[k]) out.push_back(s[i]);
+    out.push_back(s[exit[k]]);
+  }
+  return out;
+}
+
+}  // namespace fabricplace::placement

@@ -1,0 +1,52 @@
+// What a simulation reports: per-policy summaries, the per-job table and a self-contained
+// HTML report with inline SVG plots (no scripts, no network).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabricplace/sim/simulator.hpp"
+
+namespace fabricplace::sim {
+
+/// One policy's figures (docs/simulator.md defines each).
+struct Summary {
+  std::string policy;
+  std::size_t jobs = 0;             ///< jobs run
+  std::size_t jobs_multi_node = 0;  ///< jobs on 2 or more nodes
+  std::size_t jobs_tp_multi = 0;    ///< jobs whose TP groups span nodes
+  std::size_t jobs_tp_split = 0;    ///< jobs with a TP group across leaves
+  double tp_in_leaf_pct = 100;      ///< of jobs_tp_multi, those with every group in one leaf
+  double mean_wait_s = 0, p95_wait_s = 0, max_wait_s = 0;
+  double mean_bounded_slowdown = 1;
+  double utilization = 0;           ///< busy node-seconds / (hosts x makespan)
+  double mean_leaves = 0;           ///< over multi-node jobs
+  double mean_excess_leaves = 0;    ///< leaves used minus the fewest possible, multi-node jobs
+  double mean_comm_slowdown = 1;    ///< over multi-node jobs (time-averaged per job)
+  double p95_comm_slowdown = 1;
+  std::uint32_t max_link_flows = 0;
+  double gpu_hours = 0;             ///< GPU-hours run (actual run times)
+  double gpu_hours_lost = 0;        ///< GPU-hours beyond the uncontended run times
+  double makespan_s = 0;
+};
+
+Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOptions& opt);
+
+/// summary.csv: a header and one row per policy, plain numbers.
+std::string summary_csv(const std::vector<Summary>& s);
+/// jobs.csv: one row per job and policy, in trace order within each policy.
+std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric::Fabric& f);
+
+/// What the HTML report says about the run besides the figures.
+struct ReportInfo {
+  std::string title;
+  std::string fabric;                ///< origin and size
+  std::string routes;                ///< Routes::source()
+  std::vector<std::string> traces;   ///< files
+  std::vector<std::string> settings; ///< "comm fraction 0.3", ...
+  std::vector<std::string> notes;    ///< trace notes, degraded links, dropped jobs
+};
+std::string html_report(const Trace& t, const std::vector<Run>& runs,
+                        const std::vector<Summary>& s, const ReportInfo& info);
+
+}  // namespace fabricplace::sim

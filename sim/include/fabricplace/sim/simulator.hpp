@@ -1,0 +1,108 @@
+// The trace-driven cluster simulator: replays a job trace on a fabric under one placement
+// policy and measures queueing and communication (docs/simulator.md).
+//
+// Model
+// - Scheduling: FCFS with EASY backfill, as Slurm's sched/backfill family does it. The
+//   queue head starts as soon as its policy places it; otherwise it gets a reservation at
+//   the earliest time enough nodes will be free (running jobs end at start + estimate,
+//   estimate = trace duration x estimate_factor), and later jobs (at most bf_max_job_test)
+//   start now if they end before it or fit in the nodes it leaves spare. Jobs are
+//   node-exclusive.
+// - Placement: policies::Planner decides which hosts and the ring (rank) order; the
+//   `fabric+routes` variant re-orders each leaf's boundary hosts on the known routes
+//   (placement::route_aware_ring).
+// - Communication: every multi-node job runs ring AllReduce over its hosts in rank order:
+//   one flow per ring edge (host i -> i + 1, wrapping), routed on the static routes. A
+//   directed link carrying F flows gives each capacity / F; a job's ring runs at its worst
+//   flow's share; slowdown s = max(1, host link rate / that share). A fraction
+//   comm_fraction of the job's uncontended run time is communication, so it progresses at
+//   1 / ((1 - f) + f s) of its nominal speed; rates change whenever a job starts or ends.
+// - Deterministic: the same trace, fabric, routes and options give the same result
+//   (no clocks, no unordered iteration, ties broken by job order).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fabricplace/common/error.hpp"
+#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/policies/policies.hpp"
+#include "fabricplace/sim/trace.hpp"
+
+namespace fabricplace::sim {
+
+/// A policy as the simulator runs it: a placement policy, and for ours optionally the
+/// route-aware ring order ("fabric+routes").
+struct SimPolicy {
+  policies::Policy placement = policies::Policy::kFabric;
+  bool route_aware = false;
+  [[nodiscard]] std::string name() const;
+};
+/// "fabric,fabric+routes,slurm-tree,first-fit" (kUsage for unknown or repeated names).
+Result<std::vector<SimPolicy>> parse_sim_policies(std::string_view list);
+
+struct SimOptions {
+  std::uint32_t gpus_per_node = 8;
+  double comm_fraction = 0.3;  ///< share of a job's uncontended run time spent in AllReduce
+  double estimate_factor = 1.0;  ///< run-time estimate = duration x this (EASY reservations)
+  std::uint32_t bf_max_job_test = 500;  ///< Slurm's bf_max_job_test default
+  double bounded_slowdown_tau = 10;     ///< seconds (the customary 10 s)
+};
+
+/// What happened to one job under one policy.
+struct JobOutcome {
+  bool ran = false;          ///< false: the policy could never place it (see Run::dropped)
+  double start = 0, end = 0;
+  std::vector<fabric::HostId> hosts;  ///< ring order
+  std::uint32_t leaves = 0;           ///< blocks used
+  std::uint32_t min_leaves = 0;       ///< fewest blocks the job could use on an empty fabric
+  std::uint32_t tp_groups_split = 0;
+  std::uint32_t ring_inter_leaf = 0;
+  std::uint32_t max_link_flows = 0;  ///< most flows on any switch-to-switch link it used
+  double comm_slowdown = 1;          ///< time-averaged s over its run
+  double worst_comm_slowdown = 1;
+};
+
+struct Run {
+  SimPolicy policy;
+  std::vector<JobOutcome> jobs;  ///< parallel to Trace::jobs
+  std::size_t dropped = 0;       ///< jobs no policy run could ever place (too large)
+  std::uint32_t max_link_flows = 0;  ///< most flows on any switch-to-switch link, any time
+  double first_submit = 0, last_end = 0;
+  double busy_node_seconds = 0;
+  std::size_t placements_tried = 0;  ///< Planner::place calls (cost accounting)
+  std::size_t scheduler_passes = 0;
+};
+
+/// Progress: jobs finished so far, of how many.
+using Progress = std::function<void(std::size_t done, std::size_t total)>;
+
+class Simulator {
+ public:
+  /// The fabric, routes and planner must outlive the simulator and agree (same fabric).
+  Simulator(const fabric::Fabric& f, const fabric::Routes& routes,
+            const policies::Planner& planner, SimOptions opt);
+  /// Jobs a policy could never place on the empty fabric (too many nodes, a TP group larger
+  /// than any leaf): true per job. The caller drops them from every run alike.
+  [[nodiscard]] std::vector<std::uint8_t> unplaceable(const Trace& t,
+                                                      const SimPolicy& p) const;
+  /// Replays `t` (jobs marked in `skip` are not submitted).
+  [[nodiscard]] Run run(const Trace& t, const SimPolicy& p, const std::vector<std::uint8_t>& skip,
+                        const Progress& progress = {}) const;
+  [[nodiscard]] const SimOptions& options() const { return opt_; }
+
+ private:
+  const fabric::Fabric& f_;
+  const fabric::Routes& routes_;
+  const policies::Planner& planner_;
+  SimOptions opt_;
+  std::vector<double> capacity_;   ///< per directed link, Gb/s
+  std::vector<std::uint8_t> interswitch_;  ///< per directed link: both ends are switches
+  double host_gbps_ = 0;           ///< nominal host link rate: a ring flow's full speed
+  std::uint32_t max_block_ = 0;    ///< hosts in the largest block (min_leaves)
+};
+
+}  // namespace fabricplace::sim

@@ -1,0 +1,77 @@
+#include "fabricplace/sim/degrade.hpp"
+
+#include <random>
+
+#include "fabricplace/fabric/builder.hpp"
+
+namespace fabricplace::sim {
+
+using namespace fabricplace::fabric;
+
+Result<Degraded> degrade_random_links(const Fabric& f, std::uint32_t count, std::uint64_t seed) {
+  std::vector<LinkId> candidates;
+  for (std::uint32_t l = 0; l < f.num_links(); ++l) {
+    const auto& link = f.link(LinkId{l});
+    if (f.node(link.node_a).type == NodeType::kSwitch &&
+        f.node(link.node_b).type == NodeType::kSwitch && link.rate.width != LinkWidth::k1x) {
+      candidates.push_back(LinkId{l});
+    }
+  }
+  if (count > candidates.size()) {
+    return fail(ErrorCode::kUsage, "cannot degrade " + std::to_string(count) +
+                                       " links: the fabric has " +
+                                       std::to_string(candidates.size()) +
+                                       " switch-to-switch links above 1x");
+  }
+  // A partial Fisher-Yates shuffle with plain modulo: mt19937_64's output is specified by
+  // the standard, std::uniform_int_distribution's is not.
+  std::mt19937_64 rng(seed);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const auto j = i + static_cast<std::size_t>(rng() % (candidates.size() - i));
+    std::swap(candidates[i], candidates[j]);
+  }
+  std::vector<std::uint8_t> hit(f.num_links(), 0);
+  std::vector<std::string> names;
+  auto end_name = [&](PortId p) {
+    const auto n = f.port(p).node;
+    const auto& sw = f.topology().switch_name[idx(n)];
+    return (sw.empty() ? f.node(n).description : sw) + "[" +
+           std::to_string(f.port(p).rec.number) + "]";
+  };
+  for (std::uint32_t i = 0; i < count; ++i) {
+    hit[idx(candidates[i])] = 1;
+    const auto& l = f.link(candidates[i]);
+    names.push_back(end_name(l.a) + " <-> " + end_name(l.b));
+  }
+
+  FabricBuilder b(f.origin() + ", " + std::to_string(count) + " random links at 1x (seed " +
+                  std::to_string(seed) + ")");
+  for (const auto& n : f.nodes())
+    if (auto r = b.add_node(n); !r) return std::unexpected(r.error());
+  for (const auto& p : f.ports()) {
+    if (auto r = b.add_port(f.node(p.node).guid, p.rec); !r) return std::unexpected(r.error());
+    if (!p.health.empty()) {
+      if (auto r = b.set_port_health(f.node(p.node).guid, p.rec.number, p.health); !r) {
+        return std::unexpected(r.error());
+      }
+    }
+  }
+  for (const auto& what : f.topology().incomplete) b.add_incomplete(what);
+  for (std::uint32_t i = 0; i < f.num_links(); ++i) {
+    const auto& l = f.link(LinkId{i});
+    LinkRate rate = l.rate;
+    if (hit[i]) rate.width = LinkWidth::k1x;
+    const auto& pa = f.port(l.a);
+    const auto& pb = f.port(l.b);
+    if (auto r = b.add_link(f.node(pa.node).guid, pa.rec.number, f.node(pb.node).guid,
+                            pb.rec.number, rate);
+        !r) {
+      return std::unexpected(r.error());
+    }
+  }
+  auto built = b.build();
+  if (!built) return std::unexpected(built.error());
+  return Degraded{std::move(*built), std::move(names)};
+}
+
+}  // namespace fabricplace::sim

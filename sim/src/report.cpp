@@ -1,0 +1,397 @@
+#include "fabricplace/sim/report.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "fabricplace/common/hostlist.hpp"
+
+namespace fabricplace::sim {
+namespace {
+
+std::string num(double v, int decimals) {
+  if (!std::isfinite(v)) return "0";
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.*f", decimals, v);
+  std::string s = buf.data();
+  if (s.starts_with("-") && s.find_first_not_of("-0.") == std::string::npos) {
+    s.erase(0, 1);
+  }
+  return s;
+}
+
+/// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double pct) {
+  if (sorted.empty()) return 0;
+  auto rank = static_cast<std::size_t>(std::ceil(pct / 100.0 * static_cast<double>(sorted.size())));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+double mean(const std::vector<double>& v, double empty) {
+  if (v.empty()) return empty;
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+std::string esc(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOptions& opt) {
+  Summary s;
+  s.policy = r.policy.name();
+  std::vector<double> waits, comm;
+  double bsld = 0, leaves = 0, excess = 0;
+  std::size_t tp_ok = 0;
+  for (std::size_t i = 0; i < t.jobs.size(); ++i) {
+    const auto& o = r.jobs[i];
+    if (!o.ran) continue;
+    const auto& j = t.jobs[i];
+    ++s.jobs;
+    const double wait = o.start - j.submit;
+    const double runtime = o.end - o.start;
+    waits.push_back(wait);
+    bsld += std::max(1.0, (wait + runtime) / std::max(runtime, opt.bounded_slowdown_tau));
+    s.gpu_hours += runtime * j.gpus / 3600.0;
+    s.gpu_hours_lost += std::max(0.0, runtime - j.duration) * j.gpus / 3600.0;
+    if (j.tp > opt.gpus_per_node) {
+      ++s.jobs_tp_multi;
+      if (o.tp_groups_split == 0) ++tp_ok;
+    }
+    if (o.tp_groups_split > 0) ++s.jobs_tp_split;
+    if (o.hosts.size() >= 2) {
+      ++s.jobs_multi_node;
+      comm.push_back(o.comm_slowdown);
+      leaves += o.leaves;
+      excess += static_cast<double>(o.leaves) - static_cast<double>(o.min_leaves);
+    }
+  }
+  std::sort(waits.begin(), waits.end());
+  std::sort(comm.begin(), comm.end());
+  s.mean_wait_s = mean(waits, 0);
+  s.p95_wait_s = percentile(waits, 95);
+  s.max_wait_s = waits.empty() ? 0 : waits.back();
+  s.mean_bounded_slowdown = s.jobs ? bsld / static_cast<double>(s.jobs) : 1;
+  s.tp_in_leaf_pct = s.jobs_tp_multi ? 100.0 * static_cast<double>(tp_ok) /
+                                           static_cast<double>(s.jobs_tp_multi)
+                                     : 100.0;
+  if (s.jobs_multi_node) {
+    s.mean_leaves = leaves / static_cast<double>(s.jobs_multi_node);
+    s.mean_excess_leaves = excess / static_cast<double>(s.jobs_multi_node);
+  }
+  s.mean_comm_slowdown = mean(comm, 1);
+  s.p95_comm_slowdown = comm.empty() ? 1 : percentile(comm, 95);
+  s.max_link_flows = r.max_link_flows;
+  s.makespan_s = r.last_end - r.first_submit;
+  s.utilization = s.makespan_s > 0 && hosts > 0
+                      ? r.busy_node_seconds / (static_cast<double>(hosts) * s.makespan_s)
+                      : 0;
+  return s;
+}
+
+std::string summary_csv(const std::vector<Summary>& all) {
+  std::string out =
+      "policy,jobs,jobs_multi_node,jobs_tp_multi_node,jobs_tp_split,tp_in_leaf_pct,mean_wait_s,"
+      "p95_wait_s,max_wait_s,mean_bounded_slowdown,utilization,mean_leaves,mean_excess_leaves,"
+      "mean_comm_slowdown,p95_comm_slowdown,max_link_flows,gpu_hours,gpu_hours_lost,"
+      "makespan_s\n";
+  for (const auto& s : all) {
+    out += s.policy + "," + std::to_string(s.jobs) + "," + std::to_string(s.jobs_multi_node) +
+           "," + std::to_string(s.jobs_tp_multi) + "," + std::to_string(s.jobs_tp_split) + "," +
+           num(s.tp_in_leaf_pct, 2) + "," + num(s.mean_wait_s, 1) + "," + num(s.p95_wait_s, 1) +
+           "," + num(s.max_wait_s, 1) + "," + num(s.mean_bounded_slowdown, 4) + "," +
+           num(s.utilization, 4) + "," + num(s.mean_leaves, 4) + "," +
+           num(s.mean_excess_leaves, 4) + "," + num(s.mean_comm_slowdown, 4) + "," +
+           num(s.p95_comm_slowdown, 4) + "," + std::to_string(s.max_link_flows) + "," +
+           num(s.gpu_hours, 1) + "," + num(s.gpu_hours_lost, 1) + "," + num(s.makespan_s, 1) +
+           "\n";
+  }
+  return out;
+}
+
+std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric::Fabric& f) {
+  std::string out =
+      "policy,job,submit_s,start_s,end_s,wait_s,duration_s,runtime_s,gpus,nodes,tp,leaves,"
+      "min_leaves,tp_groups_split,ring_inter_leaf,max_link_flows,comm_slowdown,"
+      "worst_comm_slowdown,hosts\n";
+  std::vector<std::string> names;
+  for (const auto& r : runs) {
+    const std::string policy = r.policy.name();
+    for (std::size_t i = 0; i < t.jobs.size(); ++i) {
+      const auto& o = r.jobs[i];
+      if (!o.ran) continue;
+      const auto& j = t.jobs[i];
+      names.clear();
+      for (auto h : o.hosts) names.push_back(f.host(h).name);
+      // Ring order matters: list the hosts as they are ranked, compressed only where
+      // consecutive ranks have consecutive names.
+      std::string hosts;
+      std::size_t a = 0;
+      while (a < names.size()) {
+        std::size_t b = a + 1;
+        while (b < names.size() && names[b - 1] < names[b] &&
+               hostlist::compress({names[b - 1], names[b]}).find(',') == std::string::npos) {
+          ++b;
+        }
+        if (!hosts.empty()) hosts += ',';
+        hosts += b == a + 1 ? names[a]
+                            : hostlist::compress({names.begin() + static_cast<std::ptrdiff_t>(a),
+                                                  names.begin() + static_cast<std::ptrdiff_t>(b)});
+        a = b;
+      }
+      out += policy + "," + csv_field(j.id) + "," + num(j.submit, 1) + "," + num(o.start, 1) +
+             "," + num(o.end, 1) + "," + num(o.start - j.submit, 1) + "," + num(j.duration, 1) +
+             "," + num(o.end - o.start, 1) + "," + std::to_string(j.gpus) + "," +
+             std::to_string(j.nodes) + "," + std::to_string(j.tp) + "," +
+             std::to_string(o.leaves) + "," + std::to_string(o.min_leaves) + "," +
+             std::to_string(o.tp_groups_split) + "," + std::to_string(o.ring_inter_leaf) + "," +
+             std::to_string(o.max_link_flows) + "," + num(o.comm_slowdown, 4) + "," +
+             num(o.worst_comm_slowdown, 4) + "," + csv_field(hosts) + "\n";
+    }
+  }
+  return out;
+}
+
+// ---- HTML ------------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::array<const char*, 6> kColours{"#1b6ac9", "#5aa02c", "#d1452f", "#8a5cc2",
+                                              "#c28a1d", "#333333"};
+
+struct Series {
+  std::string name;
+  std::vector<double> values;  // sorted
+};
+
+/// A CDF plot of several series; x on a log10(1 + x) scale when `log_x`.
+std::string cdf_svg(const std::string& title, const std::string& xlabel,
+                    const std::vector<Series>& series, bool log_x) {
+  const double W = 640, H = 320, L = 60, R = 20, T = 30, B = 50;
+  double xmax = 0, xmin = log_x ? 0 : std::numeric_limits<double>::infinity();
+  for (const auto& s : series) {
+    if (s.values.empty()) continue;
+    xmax = std::max(xmax, s.values.back());
+    if (!log_x) xmin = std::min(xmin, s.values.front());
+  }
+  if (!std::isfinite(xmin)) xmin = 0;
+  auto tx = [&](double v) { return log_x ? std::log10(1 + std::max(v, 0.0)) : v; };
+  double x0 = tx(xmin), x1 = tx(xmax);
+  if (x1 <= x0) x1 = x0 + 1;
+  auto px = [&](double v) { return L + (tx(v) - x0) / (x1 - x0) * (W - L - R); };
+  auto py = [&](double p) { return T + (1 - p) * (H - T - B); };
+  std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W, 0) +
+                  "\" height=\"" + num(H, 0) + "\" role=\"img\" aria-label=\"" + esc(title) +
+                  "\">\n<text x=\"" + num(W / 2, 0) + "\" y=\"18\" text-anchor=\"middle\" "
+                  "font-weight=\"bold\">" + esc(title) + "</text>\n";
+  // Axes and grid.
+  o += "<rect x=\"" + num(L, 0) + "\" y=\"" + num(T, 0) + "\" width=\"" + num(W - L - R, 0) +
+       "\" height=\"" + num(H - T - B, 0) + "\" fill=\"none\" stroke=\"#999\"/>\n";
+  for (int k = 0; k <= 4; ++k) {
+    double p = k / 4.0;
+    o += "<line x1=\"" + num(L, 0) + "\" x2=\"" + num(W - R, 0) + "\" y1=\"" + num(py(p), 1) +
+         "\" y2=\"" + num(py(p), 1) + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) +
+         "\" y=\"" + num(py(p) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" +
+         num(p, 2) + "</text>\n";
+  }
+  std::vector<double> ticks;
+  if (log_x) {
+    for (double v = 0; tx(v) <= x1 + 1e-9; v = v == 0 ? 1 : v * 10) ticks.push_back(v);
+  } else {
+    for (int k = 0; k <= 5; ++k) ticks.push_back(xmin + (xmax - xmin) * k / 5.0);
+  }
+  for (double v : ticks) {
+    std::string label = log_x ? (v >= 1e6   ? num(v / 1e6, 0) + "M"
+                                 : v >= 1e3 ? num(v / 1e3, 0) + "k"
+                                            : num(v, 0))
+                              : num(v, 2);
+    o += "<text x=\"" + num(px(v), 1) + "\" y=\"" + num(H - B + 16, 0) +
+         "\" text-anchor=\"middle\" font-size=\"11\">" + label + "</text>\n";
+  }
+  o += "<text x=\"" + num((L + W - R) / 2, 0) + "\" y=\"" + num(H - 12, 0) +
+       "\" text-anchor=\"middle\" font-size=\"12\">" + esc(xlabel) + "</text>\n";
+  o += "<text x=\"14\" y=\"" + num((T + H - B) / 2, 0) +
+       "\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 14 " +
+       num((T + H - B) / 2, 0) + ")\">fraction of jobs</text>\n";
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const auto& v = series[k].values;
+    const char* colour = kColours[k % kColours.size()];
+    if (!v.empty()) {
+      std::string pts;
+      const std::size_t n = v.size();
+      const std::size_t step = std::max<std::size_t>(n / 400, 1);
+      double prev_y = py(0);
+      pts += num(px(v.front()), 1) + "," + num(prev_y, 1);
+      for (std::size_t i = 0; i < n; i += step) {
+        std::size_t last = std::min(n - 1, i + step - 1);
+        double y = py(static_cast<double>(last + 1) / static_cast<double>(n));
+        pts += " " + num(px(v[last]), 1) + "," + num(prev_y, 1) + " " + num(px(v[last]), 1) +
+               "," + num(y, 1);
+        prev_y = y;
+      }
+      o += "<polyline fill=\"none\" stroke=\"" + std::string(colour) +
+           "\" stroke-width=\"2\" points=\"" + pts + "\"/>\n";
+    }
+    o += "<rect x=\"" + num(L + 10, 0) + "\" y=\"" + num(T + 8 + 16.0 * static_cast<double>(k), 0) +
+         "\" width=\"12\" height=\"10\" fill=\"" + colour + "\"/><text x=\"" + num(L + 28, 0) +
+         "\" y=\"" + num(T + 17 + 16.0 * static_cast<double>(k), 0) + "\" font-size=\"12\">" + esc(series[k].name) +
+         " (" + std::to_string(v.size()) + " jobs)</text>\n";
+  }
+  return o + "</svg>\n";
+}
+
+/// Grouped bars: for each category, one bar per series (values are fractions 0..1).
+std::string bars_svg(const std::string& title, const std::vector<std::string>& categories,
+                     const std::vector<std::string>& names,
+                     const std::vector<std::vector<double>>& frac, const std::string& xlabel) {
+  const double W = 640, H = 320, L = 60, R = 20, T = 30, B = 50;
+  const double group_w = (W - L - R) / static_cast<double>(std::max<std::size_t>(categories.size(), 1));
+  const double bar_w = group_w * 0.8 / static_cast<double>(std::max<std::size_t>(names.size(), 1));
+  auto py = [&](double p) { return T + (1 - p) * (H - T - B); };
+  std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W, 0) +
+                  "\" height=\"" + num(H, 0) + "\" role=\"img\" aria-label=\"" + esc(title) +
+                  "\">\n<text x=\"" + num(W / 2, 0) + "\" y=\"18\" text-anchor=\"middle\" "
+                  "font-weight=\"bold\">" + esc(title) + "</text>\n";
+  for (int k = 0; k <= 4; ++k) {
+    double p = k / 4.0;
+    o += "<line x1=\"" + num(L, 0) + "\" x2=\"" + num(W - R, 0) + "\" y1=\"" + num(py(p), 1) +
+         "\" y2=\"" + num(py(p), 1) + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) +
+         "\" y=\"" + num(py(p) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" +
+         num(p, 2) + "</text>\n";
+  }
+  for (std::size_t c = 0; c < categories.size(); ++c) {
+    const double gx = L + group_w * static_cast<double>(c) + group_w * 0.1;
+    for (std::size_t s = 0; s < names.size(); ++s) {
+      const double v = frac[s][c];
+      o += "<rect x=\"" + num(gx + bar_w * static_cast<double>(s), 1) + "\" y=\"" +
+           num(py(v), 1) + "\" width=\"" + num(bar_w * 0.95, 1) + "\" height=\"" +
+           num(py(0) - py(v), 1) + "\" fill=\"" + kColours[s % kColours.size()] +
+           "\"><title>" + esc(names[s]) + ": " + num(100 * v, 1) + "%</title></rect>\n";
+    }
+    o += "<text x=\"" + num(gx + group_w * 0.4, 1) + "\" y=\"" + num(H - B + 16, 0) +
+         "\" text-anchor=\"middle\" font-size=\"11\">" + esc(categories[c]) + "</text>\n";
+  }
+  o += "<text x=\"" + num((L + W - R) / 2, 0) + "\" y=\"" + num(H - 12, 0) +
+       "\" text-anchor=\"middle\" font-size=\"12\">" + esc(xlabel) + "</text>\n";
+  for (std::size_t s = 0; s < names.size(); ++s) {
+    o += "<rect x=\"" + num(W - R - 170, 0) + "\" y=\"" + num(T + 8 + 16.0 * static_cast<double>(s), 0) +
+         "\" width=\"12\" height=\"10\" fill=\"" + kColours[s % kColours.size()] +
+         "\"/><text x=\"" + num(W - R - 152, 0) + "\" y=\"" + num(T + 17 + 16.0 * static_cast<double>(s), 0) +
+         "\" font-size=\"12\">" + esc(names[s]) + "</text>\n";
+  }
+  return o + "</svg>\n";
+}
+
+}  // namespace
+
+std::string html_report(const Trace& t, const std::vector<Run>& runs,
+                        const std::vector<Summary>& sums, const ReportInfo& info) {
+  std::string o =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+      esc(info.title) +
+      "</title>\n<style>body{font-family:sans-serif;max-width:1400px;margin:1em auto;padding:0 "
+      "1em;color:#222}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid "
+      "#ccc;padding:3px 7px;text-align:right}th{background:#f3f3f3}td:first-child{text-align:"
+      "left}.plots svg{margin:0 12px 12px 0;border:1px solid #ddd}code{background:#f5f5f5}"
+      "</style>\n</head>\n<body>\n<h1>" +
+      esc(info.title) + "</h1>\n<ul>\n<li>Fabric: " + esc(info.fabric) + "</li>\n<li>Routes: " +
+      esc(info.routes) + "</li>\n";
+  for (const auto& tr : info.traces) o += "<li>Trace: <code>" + esc(tr) + "</code></li>\n";
+  o += "<li>Jobs: " + std::to_string(t.jobs.size()) + " read";
+  if (!runs.empty() && runs[0].dropped) {
+    o += ", " + std::to_string(runs[0].dropped) + " dropped (no policy run could place them)";
+  }
+  o += "</li>\n";
+  for (const auto& s : info.settings) o += "<li>" + esc(s) + "</li>\n";
+  o += "</ul>\n<h2>Summary</h2>\n<table>\n<tr><th>policy</th><th>jobs</th><th>multi-node "
+       "jobs</th><th>TP groups in one leaf</th><th>jobs with a TP group split</th><th>mean "
+       "wait (s)</th><th>p95 wait (s)</th><th>mean bounded slowdown</th><th>utilisation</th>"
+       "<th>mean leaves (excess)</th><th>mean comm slowdown</th><th>p95 comm "
+       "slowdown</th><th>max flows on a link</th><th>GPU-hours lost to contention</th></tr>\n";
+  for (const auto& s : sums) {
+    o += "<tr><td>" + esc(s.policy) + "</td><td>" + std::to_string(s.jobs) + "</td><td>" +
+         std::to_string(s.jobs_multi_node) + "</td><td>" + num(s.tp_in_leaf_pct, 1) + "% of " +
+         std::to_string(s.jobs_tp_multi) + "</td><td>" + std::to_string(s.jobs_tp_split) +
+         "</td><td>" + num(s.mean_wait_s, 0) + "</td><td>" + num(s.p95_wait_s, 0) +
+         "</td><td>" + num(s.mean_bounded_slowdown, 2) + "</td><td>" +
+         num(100 * s.utilization, 1) + "%</td><td>" + num(s.mean_leaves, 2) + " (+" +
+         num(s.mean_excess_leaves, 2) + ")</td><td>" + num(s.mean_comm_slowdown, 3) +
+         "</td><td>" + num(s.p95_comm_slowdown, 3) + "</td><td>" +
+         std::to_string(s.max_link_flows) + "</td><td>" + num(s.gpu_hours_lost, 1) + " of " +
+         num(s.gpu_hours, 0) + "</td></tr>\n";
+  }
+  o += "</table>\n";
+  if (!info.notes.empty()) {
+    o += "<h2>Notes</h2>\n<ul>\n";
+    for (const auto& n : info.notes) o += "<li>" + esc(n) + "</li>\n";
+    o += "</ul>\n";
+  }
+
+  std::vector<Series> waits, comm;
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> excess_frac;
+  const std::vector<std::string> cats{"0", "1", "2", "3", "4+"};
+  for (const auto& r : runs) {
+    Series w{r.policy.name(), {}}, c{r.policy.name(), {}};
+    std::vector<double> hist(cats.size(), 0);
+    double multi = 0;
+    for (std::size_t i = 0; i < t.jobs.size(); ++i) {
+      const auto& jo = r.jobs[i];
+      if (!jo.ran) continue;
+      w.values.push_back(jo.start - t.jobs[i].submit);
+      if (jo.hosts.size() >= 2) {
+        c.values.push_back(jo.comm_slowdown);
+        const auto ex = jo.leaves > jo.min_leaves ? jo.leaves - jo.min_leaves : 0u;
+        hist[std::min<std::size_t>(ex, cats.size() - 1)] += 1;
+        multi += 1;
+      }
+    }
+    std::sort(w.values.begin(), w.values.end());
+    std::sort(c.values.begin(), c.values.end());
+    for (auto& h : hist) h = multi > 0 ? h / multi : 0;
+    waits.push_back(std::move(w));
+    comm.push_back(std::move(c));
+    names.push_back(r.policy.name());
+    excess_frac.push_back(std::move(hist));
+  }
+  o += "<h2>Plots</h2>\n<div class=\"plots\">\n";
+  o += cdf_svg("Wait time, all jobs (CDF)", "wait (s, log scale)", waits, true);
+  o += cdf_svg("Communication slowdown, multi-node jobs (CDF)",
+               "time-averaged ring slowdown (1 = uncontended)", comm, false);
+  o += bars_svg("Leaves per multi-node job beyond the fewest possible", cats, names,
+                excess_frac, "extra leaves used");
+  o += "</div>\n<h2>Model</h2>\n<p>FCFS with EASY backfill, node-exclusive jobs. Every "
+       "multi-node job runs ring AllReduce over its hosts in the policy's rank order, one flow "
+       "per ring edge on the static routes; a link carrying F flows gives each 1/F of its "
+       "capacity, a job's ring runs at its worst flow's share, and the communication share of "
+       "its run time stretches by the slowdown. See docs/simulator.md.</p>\n</body>\n</html>\n";
+  return o;
+}
+
+}  // namespace fabricplace::sim

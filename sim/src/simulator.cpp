@@ -1,0 +1,370 @@
+#include "fabricplace/sim/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <queue>
+#include <set>
+
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/placement/route_order.hpp"
+
+namespace fabricplace::sim {
+
+using fabric::DirLink;
+using fabric::HostId;
+using fabric::idx;
+
+std::string SimPolicy::name() const {
+  std::string n(policies::to_string(placement));
+  if (route_aware) n += "+routes";
+  return n;
+}
+
+Result<std::vector<SimPolicy>> parse_sim_policies(std::string_view list) {
+  std::vector<SimPolicy> out;
+  for (auto part : str::split(list, ',')) {
+    auto name = str::trim(part);
+    SimPolicy p;
+    auto base = name;
+    if (name.ends_with("+routes")) {
+      base = name.substr(0, name.size() - 7);
+      p.route_aware = true;
+    }
+    auto pol = policies::parse_policy(base);
+    if (!pol || (p.route_aware && *pol != policies::Policy::kFabric)) {
+      return fail(ErrorCode::kUsage,
+                  "unknown policy '" + std::string(name) +
+                      "': expected fabric, fabric+routes, slurm-tree or first-fit");
+    }
+    p.placement = *pol;
+    for (const auto& q : out) {
+      if (q.name() == p.name()) {
+        return fail(ErrorCode::kUsage, "policy '" + p.name() + "' given twice");
+      }
+    }
+    out.push_back(p);
+  }
+  if (out.empty()) return fail(ErrorCode::kUsage, "no policy given");
+  return out;
+}
+
+Simulator::Simulator(const fabric::Fabric& f, const fabric::Routes& routes,
+                     const policies::Planner& planner, SimOptions opt)
+    : f_(f), routes_(routes), planner_(planner), opt_(opt) {
+  capacity_.resize(2 * f.num_links());
+  interswitch_.resize(2 * f.num_links());
+  for (std::uint32_t l = 0; l < f.num_links(); ++l) {
+    const auto& link = f.link(fabric::LinkId{l});
+    capacity_[2 * l] = capacity_[2 * l + 1] = link.rate.gbps();
+    const bool sw = f.node(link.node_a).type == fabric::NodeType::kSwitch &&
+                    f.node(link.node_b).type == fabric::NodeType::kSwitch;
+    interswitch_[2 * l] = interswitch_[2 * l + 1] = sw;
+  }
+  for (const auto& tier : f.topology().tiers) {
+    if (tier.lower == 0 && tier.upper == 1) host_gbps_ = tier.nominal.gbps();
+  }
+  if (host_gbps_ <= 0) {
+    for (double c : capacity_) host_gbps_ = std::max(host_gbps_, c);
+  }
+  // A link of unknown rate counts at the host rate (it is not known to be slower).
+  for (double& c : capacity_)
+    if (c <= 0) c = host_gbps_ > 0 ? host_gbps_ : 1;
+  for (const auto& hosts : planner.context().blocks.hosts) {
+    max_block_ = std::max<std::uint32_t>(max_block_, static_cast<std::uint32_t>(hosts.size()));
+  }
+}
+
+std::vector<std::uint8_t> Simulator::unplaceable(const Trace& t, const SimPolicy& p) const {
+  const auto empty = placement::all_free(f_);
+  std::vector<std::uint8_t> out(t.jobs.size(), 0);
+  // Shapes repeat: decide each (nodes, tp) once.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, bool> seen;
+  for (std::size_t i = 0; i < t.jobs.size(); ++i) {
+    const auto& j = t.jobs[i];
+    auto key = std::make_pair(j.nodes, j.tp);
+    auto it = seen.find(key);
+    if (it == seen.end()) {
+      placement::JobRequest req;
+      req.nodes = j.nodes;
+      req.gpus_per_node = opt_.gpus_per_node;
+      req.tp = j.tp;
+      bool ok = j.nodes <= f_.num_hosts() && placement::validate(req).has_value() &&
+                planner_.place(req, empty, p.placement).feasible;
+      it = seen.emplace(key, ok).first;
+    }
+    out[i] = it->second ? 0 : 1;
+  }
+  return out;
+}
+
+namespace {
+
+struct Active {
+  std::uint32_t job = 0;
+  double work_left = 0;  ///< nominal seconds still to run
+  double last = 0;       ///< when work_left was last brought up to date
+  double rate = 1;       ///< nominal seconds per second
+  double slowdown = 1;   ///< current communication slowdown s
+  double s_integral = 0; ///< integral of s over the run so far
+  double expected_end = 0;
+  std::uint64_t version = 0;
+  std::vector<std::pair<DirLink, std::uint32_t>> links;  ///< directed links and flows it adds
+};
+
+struct Event {
+  double time;
+  std::uint64_t seq;
+  std::uint32_t slot;  ///< index into the active table
+  std::uint64_t version;
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+}  // namespace
+
+Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::uint8_t>& skip,
+                   const Progress& progress) const {
+  Run run;
+  run.policy = p;
+  run.jobs.resize(t.jobs.size());
+  const std::size_t n_jobs = t.jobs.size();
+  const double f = opt_.comm_fraction;
+
+  auto states = placement::all_free(f_);
+  std::size_t free_count = f_.num_hosts();
+  std::vector<std::uint32_t> flows(2 * f_.num_links(), 0);
+
+  std::vector<Active> active;            // slots; reused
+  std::vector<std::uint32_t> free_slots;
+  std::vector<std::uint32_t> multi;      // slots of running multi-node jobs
+  std::set<std::pair<double, std::uint32_t>> ends;  // (expected end, slot) for reservations
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  std::uint64_t seq = 0;
+
+  std::vector<std::uint32_t> queue;  // waiting jobs, FCFS (submit order)
+  std::size_t qhead = 0;
+  std::vector<std::uint8_t> started(n_jobs, 0);
+
+  std::vector<DirLink> path;
+  std::vector<std::uint32_t> scratch(2 * f_.num_links(), 0);
+  std::vector<DirLink> touched;
+
+  std::size_t next = 0, done = 0, total = 0;
+  for (std::size_t i = 0; i < n_jobs; ++i) total += skip.empty() || !skip[i];
+  run.dropped = n_jobs - total;
+  bool first = true;
+  std::size_t progress_step = std::max<std::size_t>(total / 100, 1);
+
+  auto schedule_finish = [&](std::uint32_t slot) {
+    auto& a = active[slot];
+    ++a.version;
+    events.push({std::max(a.last, a.last + a.work_left / a.rate), seq++, slot, a.version});
+  };
+
+  // Brings every running multi-node job's rate up to date at time `now`.
+  auto update_rates = [&](double now) {
+    for (std::uint32_t slot : multi) {
+      auto& a = active[slot];
+      double share = std::numeric_limits<double>::infinity();
+      std::uint32_t worst_flows = 0;
+      for (const auto& [d, own] : a.links) {
+        share = std::min(share, capacity_[d] / flows[d]);
+        if (interswitch_[d]) worst_flows = std::max(worst_flows, flows[d]);
+      }
+      const double s = std::max(1.0, host_gbps_ / share);
+      auto& out = run.jobs[a.job];
+      out.max_link_flows = std::max(out.max_link_flows, worst_flows);
+      out.worst_comm_slowdown = std::max(out.worst_comm_slowdown, s);
+      if (s == a.slowdown && a.version != 0) continue;  // version 0: just started
+      a.work_left -= (now - a.last) * a.rate;
+      a.s_integral += (now - a.last) * a.slowdown;
+      a.work_left = std::max(a.work_left, 0.0);
+      a.last = now;
+      a.slowdown = s;
+      a.rate = 1.0 / ((1.0 - f) + f * s);
+      schedule_finish(slot);
+    }
+  };
+
+  auto try_start = [&](std::uint32_t j, double now) {
+    const auto& tj = t.jobs[j];
+    placement::JobRequest req;
+    req.nodes = tj.nodes;
+    req.gpus_per_node = opt_.gpus_per_node;
+    req.tp = tj.tp;
+    ++run.placements_tried;
+    auto pl = planner_.place(req, states, p.placement);
+    if (!pl.feasible) return false;
+    std::vector<HostId> ring = std::move(pl.hosts);
+    if (p.route_aware) {
+      ring = placement::route_aware_ring(planner_.context().blocks, routes_, std::move(ring),
+                                         flows);
+    }
+    for (HostId h : ring) states.state[idx(h)] = placement::HostState::kBusy;
+    free_count -= ring.size();
+    std::uint32_t slot;
+    if (free_slots.empty()) {
+      slot = static_cast<std::uint32_t>(active.size());
+      active.emplace_back();
+    } else {
+      slot = free_slots.back();
+      free_slots.pop_back();
+    }
+    auto& a = active[slot];
+    a = Active{};
+    a.job = j;
+    a.work_left = tj.duration;
+    a.last = now;
+    a.expected_end = now + tj.duration * opt_.estimate_factor;
+    // Ring flows: host i -> i + 1, wrapping (a 2-host ring has one flow each way).
+    if (ring.size() >= 2) {
+      touched.clear();
+      for (std::size_t i = 0; i < ring.size(); ++i) {
+        path.clear();
+        routes_.path(ring[i], ring[(i + 1) % ring.size()], path);
+        for (DirLink d : path) {
+          if (scratch[d]++ == 0) touched.push_back(d);
+        }
+      }
+      std::sort(touched.begin(), touched.end());
+      for (DirLink d : touched) {
+        a.links.emplace_back(d, scratch[d]);
+        flows[d] += scratch[d];
+        if (interswitch_[d]) run.max_link_flows = std::max(run.max_link_flows, flows[d]);
+        scratch[d] = 0;
+      }
+      multi.push_back(slot);
+    }
+    auto& out = run.jobs[j];
+    out.ran = true;
+    out.start = now;
+    out.leaves = pl.measures.leaves;
+    out.tp_groups_split = pl.measures.tp_groups_split;
+    out.ring_inter_leaf = pl.measures.ring_inter_leaf;
+    const std::uint32_t gn = req.group_nodes();
+    const std::uint32_t per_block = max_block_ / gn;  // whole groups a leaf holds
+    out.min_leaves = per_block ? (req.groups() + per_block - 1) / per_block : 0;
+    out.hosts = std::move(ring);
+    ends.emplace(a.expected_end, slot);
+    started[j] = 1;
+    if (a.links.empty()) schedule_finish(slot);  // rate 1, never changes
+    return true;
+  };
+
+  auto finish = [&](std::uint32_t slot, double now) {
+    auto& a = active[slot];
+    auto& out = run.jobs[a.job];
+    a.s_integral += (now - a.last) * a.slowdown;
+    out.end = now;
+    const double runtime = now - out.start;
+    out.comm_slowdown = runtime > 0 ? a.s_integral / runtime : a.slowdown;
+    if (!a.links.empty()) {
+      for (const auto& [d, n] : a.links) flows[d] -= n;
+      multi.erase(std::find(multi.begin(), multi.end(), slot));
+    }
+    for (HostId h : out.hosts) states.state[idx(h)] = placement::HostState::kFree;
+    free_count += out.hosts.size();
+    run.busy_node_seconds += runtime * static_cast<double>(out.hosts.size());
+    run.last_end = std::max(run.last_end, now);
+    ends.erase({a.expected_end, slot});
+    a.links.clear();
+    ++a.version;
+    free_slots.push_back(slot);
+    ++done;
+    if (progress && (done % progress_step == 0 || done == total)) progress(done, total);
+  };
+
+  // One pass of FCFS + EASY backfill at time `now`; returns whether a multi-node job started.
+  auto schedule = [&](double now) {
+    ++run.scheduler_passes;
+    bool multi_started = false;
+    while (qhead < queue.size()) {
+      std::uint32_t j = queue[qhead];
+      if (started[j]) {
+        ++qhead;
+        continue;
+      }
+      if (t.jobs[j].nodes > free_count || !try_start(j, now)) break;
+      multi_started |= t.jobs[j].nodes > 1;
+      ++qhead;
+    }
+    if (qhead >= queue.size()) {
+      queue.clear();
+      qhead = 0;
+      return multi_started;
+    }
+    // The head's reservation: when enough nodes will be free, and how many it leaves spare.
+    const auto& head = t.jobs[queue[qhead]];
+    double shadow = now;
+    std::size_t avail = free_count;
+    if (avail < head.nodes) {
+      for (const auto& [end, slot] : ends) {
+        avail += run.jobs[active[slot].job].hosts.size();
+        if (avail >= head.nodes) {
+          shadow = std::max(end, now);
+          break;
+        }
+      }
+    }
+    std::size_t extra = avail >= head.nodes ? avail - head.nodes : 0;
+    // Backfill.
+    std::set<std::pair<std::uint32_t, std::uint32_t>> failed;  // shapes that did not fit now
+    std::uint32_t tested = 0;
+    bool removed = false;
+    for (std::size_t q = qhead + 1; q < queue.size() && tested < opt_.bf_max_job_test; ++q) {
+      const std::uint32_t j = queue[q];
+      if (started[j]) continue;
+      ++tested;
+      const auto& tj = t.jobs[j];
+      if (tj.nodes > free_count) continue;
+      const bool ends_in_time = now + tj.duration * opt_.estimate_factor <= shadow;
+      if (!ends_in_time && tj.nodes > extra) continue;
+      auto shape = std::make_pair(tj.nodes, tj.tp);
+      if (failed.contains(shape)) continue;
+      if (!try_start(j, now)) {
+        failed.insert(shape);
+        continue;
+      }
+      removed = true;
+      multi_started |= tj.nodes > 1;
+      if (!ends_in_time) extra -= tj.nodes;
+    }
+    if (removed || qhead > 4096) {
+      std::erase_if(queue, [&](std::uint32_t j) { return started[j] != 0; });
+      qhead = 0;
+    }
+    return multi_started;
+  };
+
+  while (done < total) {
+    // Skip the jobs not to run.
+    while (next < n_jobs && !skip.empty() && skip[next]) ++next;
+    double now = std::numeric_limits<double>::infinity();
+    if (!events.empty()) now = events.top().time;
+    if (next < n_jobs) now = std::min(now, t.jobs[next].submit);
+    if (!std::isfinite(now)) break;  // nothing can happen any more (cannot occur: see unplaceable)
+    if (first) {
+      run.first_submit = now;
+      first = false;
+    }
+    bool multi_changed = false;
+    // Finishes first, then arrivals, then one scheduling pass.
+    while (!events.empty() && events.top().time <= now) {
+      Event e = events.top();
+      events.pop();
+      if (active[e.slot].version != e.version) continue;  // superseded by a rate change
+      multi_changed |= !active[e.slot].links.empty();
+      finish(e.slot, now);
+    }
+    while (next < n_jobs && t.jobs[next].submit <= now) {
+      if (skip.empty() || !skip[next]) queue.push_back(static_cast<std::uint32_t>(next));
+      ++next;
+    }
+    multi_changed |= schedule(now);
+    if (multi_changed) update_rates(now);
+  }
+  return run;
+}
+
+}  // namespace fabricplace::sim

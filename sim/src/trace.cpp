@@ -1,0 +1,348 @@
+#include "fabricplace/sim/trace.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::sim {
+namespace {
+
+std::optional<double> parse_double(std::string_view s) {
+  s = str::trim(s);
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view s) {
+  s = str::trim(s);
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::vector<std::string_view> split_ws(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    std::size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+/// A row as the format gives it, before the job shape is derived.
+struct Row {
+  std::string id;
+  double submit;
+  double duration;
+  std::int64_t gpus;
+  std::uint32_t line;
+};
+
+struct Skips {
+  std::size_t no_gpus = 0, bad_duration = 0;
+};
+
+Result<void> parse_philly(std::string_view text, const std::string& file, std::vector<Row>& rows) {
+  std::uint32_t n = 0;
+  for (auto line : str::lines(text)) {
+    ++n;
+    auto t = str::trim(line);
+    if (t.empty() || t.front() == '#') continue;
+    auto f = str::split(t, ',');
+    if (f.size() != 6) {
+      return fail(ErrorCode::kSyntax,
+                  "expected 6 comma-separated fields (job id, arrival time (sec), topology, "
+                  "shape, size, duration (sec)), found " +
+                      std::to_string(f.size()),
+                  file, static_cast<int>(n));
+    }
+    auto submit = parse_double(f[1]);
+    auto gpus = parse_int(f[4]);
+    auto dur = parse_double(f[5]);
+    if (!submit || *submit < 0) {
+      return fail(ErrorCode::kSyntax,
+                  "arrival time '" + std::string(f[1]) + "' is not a non-negative number", file,
+                  static_cast<int>(n));
+    }
+    if (!gpus) {
+      return fail(ErrorCode::kSyntax, "size '" + std::string(f[4]) + "' is not an integer",
+                  file, static_cast<int>(n));
+    }
+    if (!dur) {
+      return fail(ErrorCode::kSyntax, "duration '" + std::string(f[5]) + "' is not a number",
+                  file, static_cast<int>(n));
+    }
+    rows.push_back({std::string(str::trim(f[0])), *submit, *dur, *gpus, n});
+  }
+  return {};
+}
+
+Result<void> parse_itp(std::string_view text, const std::string& file, std::vector<Row>& rows) {
+  std::uint32_t n = 0;
+  for (auto line : str::lines(text)) {
+    ++n;
+    auto t = str::trim(line);
+    if (t.empty()) continue;
+    if (n == 1 && str::starts_with_icase(t, "job_id")) continue;
+    auto f = str::split(t, ',');
+    if (f.size() != 4) {
+      return fail(ErrorCode::kSyntax,
+                  "expected 4 comma-separated fields (job_id, submission_time, duration, "
+                  "num_gpu), found " +
+                      std::to_string(f.size()),
+                  file, static_cast<int>(n));
+    }
+    auto submit = parse_double(f[1]);
+    auto dur = parse_double(f[2]);
+    auto gpus = parse_int(f[3]);
+    if (!submit || *submit < 0) {
+      return fail(ErrorCode::kSyntax,
+                  "submission_time '" + std::string(f[1]) + "' is not a non-negative number",
+                  file, static_cast<int>(n));
+    }
+    if (!dur) {
+      return fail(ErrorCode::kSyntax, "duration '" + std::string(f[2]) + "' is not a number",
+                  file, static_cast<int>(n));
+    }
+    if (!gpus) {
+      return fail(ErrorCode::kSyntax, "num_gpu '" + std::string(f[3]) + "' is not an integer",
+                  file, static_cast<int>(n));
+    }
+    rows.push_back({std::string(str::trim(f[0])), *submit, *dur, *gpus, n});
+  }
+  return {};
+}
+
+Result<void> parse_swf(std::string_view text, const std::string& file, std::uint32_t per_gpu,
+                       std::vector<Row>& rows) {
+  std::uint32_t n = 0;
+  for (auto line : str::lines(text)) {
+    ++n;
+    auto t = str::trim(line);
+    if (t.empty() || t.front() == ';') continue;
+    auto f = split_ws(t);
+    if (f.size() != 18) {
+      return fail(ErrorCode::kSyntax,
+                  "expected the 18 whitespace-separated fields of the Standard Workload "
+                  "Format, found " +
+                      std::to_string(f.size()),
+                  file, static_cast<int>(n));
+    }
+    // 1 job, 2 submit, 4 run time, 5 allocated processors, 8 requested processors.
+    auto submit = parse_double(f[1]);
+    auto run = parse_double(f[3]);
+    auto alloc = parse_int(f[4]);
+    auto req = parse_int(f[7]);
+    if (!submit || !run || !alloc || !req) {
+      return fail(ErrorCode::kSyntax,
+                  "fields 2 (submit time), 4 (run time), 5 and 8 (processors) must be numbers "
+                  "(-1 when unknown)",
+                  file, static_cast<int>(n));
+    }
+    if (*submit < 0) {
+      return fail(ErrorCode::kSyntax, "submit time is negative", file, static_cast<int>(n));
+    }
+    std::int64_t procs = *alloc > 0 ? *alloc : *req;
+    std::int64_t gpus = procs > 0 ? (procs + per_gpu - 1) / per_gpu : 0;
+    rows.push_back({std::string(f[0]), *submit, *run, gpus, n});
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::string> read_text_file(const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    return fail(ErrorCode::kIo, "no such file", path);
+  }
+  std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
+  if (!gz) return fail(ErrorCode::kIo, "cannot open for reading", path);
+  std::string out;
+  std::array<char, 1 << 16> buf{};
+  for (;;) {
+    int got = gzread(gz.get(), buf.data(), static_cast<unsigned>(buf.size()));
+    if (got < 0) {
+      int err = 0;
+      const char* msg = gzerror(gz.get(), &err);
+      return fail(ErrorCode::kIo, std::string("read failed: ") + (msg ? msg : "zlib error"),
+                  path);
+    }
+    if (got == 0) break;
+    out.append(buf.data(), static_cast<std::size_t>(got));
+  }
+  return out;
+}
+
+namespace {
+
+std::string_view first_line(std::string_view text) {
+  auto nl = text.find('\n');
+  return str::trim(text.substr(0, nl));
+}
+
+}  // namespace
+
+std::string_view to_string(TraceFormat f) {
+  switch (f) {
+    case TraceFormat::kAuto: return "auto";
+    case TraceFormat::kPhilly: return "philly";
+    case TraceFormat::kItp: return "itp";
+    case TraceFormat::kSwf: return "swf";
+  }
+  return "?";
+}
+
+TraceFormat detect_format(std::string_view path, std::string_view line) {
+  if (path.find(".swf") != std::string_view::npos) return TraceFormat::kSwf;
+  if (!line.empty() && line.front() == ';') return TraceFormat::kSwf;
+  if (line.find("topology") != std::string_view::npos &&
+      line.find("shape") != std::string_view::npos) {
+    return TraceFormat::kPhilly;
+  }
+  if (str::starts_with_icase(line, "job_id,submission_time")) return TraceFormat::kItp;
+  return TraceFormat::kAuto;
+}
+
+JobShape job_shape(std::uint32_t gpus, std::uint32_t g, std::uint32_t cap) {
+  JobShape s;
+  s.nodes = (gpus + g - 1) / g;
+  const auto want = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{s.nodes} * g, cap));
+  if (want <= g) {
+    // The largest divisor of g not above want: groups never straddle a node.
+    std::uint32_t t = std::max<std::uint32_t>(want, 1);
+    while (g % t != 0) --t;
+    s.tp = t;
+  } else {
+    // g times the largest divisor of the node count not above want / g.
+    std::uint32_t k = want / g;
+    while (s.nodes % k != 0) --k;
+    s.tp = k * g;
+  }
+  return s;
+}
+
+Result<Trace> parse_trace(std::string_view text, const std::string& file,
+                          const TraceOptions& opt) {
+  if (opt.gpus_per_node == 0) return fail(ErrorCode::kUsage, "GPUs per node must be at least 1");
+  if (opt.tp_cap == 0) return fail(ErrorCode::kUsage, "the TP cap must be at least 1 GPU");
+  if (opt.swf_procs_per_gpu == 0) {
+    return fail(ErrorCode::kUsage, "SWF processors per GPU must be at least 1");
+  }
+  Trace t;
+  t.files.push_back(file);
+  t.format = opt.format;
+  if (t.format == TraceFormat::kAuto) {
+    t.format = detect_format(file, first_line(text));
+    if (t.format == TraceFormat::kAuto) {
+      return fail(ErrorCode::kSyntax,
+                  "cannot tell the trace format: expected a Philly CSV ('#job id,arrival "
+                  "time (sec),topology,shape,size,duration (sec)'), an ITP CSV "
+                  "('job_id,submission_time,duration,num_gpu') or an SWF log (.swf, ';' "
+                  "header); name it with --trace-format",
+                  file, 1);
+    }
+  }
+  std::vector<Row> rows;
+  Skips skips;
+  Result<void> r;
+  switch (t.format) {
+    case TraceFormat::kPhilly: r = parse_philly(text, file, rows); break;
+    case TraceFormat::kItp: r = parse_itp(text, file, rows); break;
+    case TraceFormat::kSwf: r = parse_swf(text, file, opt.swf_procs_per_gpu, rows); break;
+    case TraceFormat::kAuto: break;
+  }
+  if (!r) return std::unexpected(r.error());
+  t.jobs.reserve(rows.size());
+  for (auto& row : rows) {
+    if (row.gpus <= 0) {
+      ++skips.no_gpus;
+      continue;
+    }
+    if (row.duration < 0) {
+      ++skips.bad_duration;
+      continue;
+    }
+    if (row.gpus > 1'000'000) {
+      return fail(ErrorCode::kSyntax, "a job of " + std::to_string(row.gpus) +
+                  " GPUs is beyond any fabric", file, static_cast<int>(row.line));
+    }
+    auto shape = job_shape(static_cast<std::uint32_t>(row.gpus), opt.gpus_per_node, opt.tp_cap);
+    TraceJob j;
+    j.id = std::move(row.id);
+    j.submit = row.submit;
+    j.duration = row.duration;
+    j.gpus = static_cast<std::uint32_t>(row.gpus);
+    j.nodes = shape.nodes;
+    j.tp = shape.tp;
+    j.line = row.line;
+    j.file = 0;
+    t.jobs.push_back(std::move(j));
+  }
+  if (skips.no_gpus) {
+    t.notes.push_back(file + ": skipped " + std::to_string(skips.no_gpus) +
+                      " rows with no GPUs or processors");
+  }
+  if (skips.bad_duration) {
+    t.notes.push_back(file + ": skipped " + std::to_string(skips.bad_duration) +
+                      " rows with an unknown (negative) run time");
+  }
+  return t;
+}
+
+Result<Trace> read_traces(const std::vector<std::string>& paths, const TraceOptions& opt) {
+  if (paths.empty()) return fail(ErrorCode::kUsage, "no trace given");
+  if (!(opt.arrival_scale > 0) || !std::isfinite(opt.arrival_scale)) {
+    return fail(ErrorCode::kUsage, "the arrival scale must be a positive number");
+  }
+  Trace all;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    auto text = read_text_file(paths[i]);
+    if (!text) return std::unexpected(text.error());
+    auto one = parse_trace(*text, paths[i], opt);
+    if (!one) return std::unexpected(one.error());
+    if (i > 0 && one->format != all.format) {
+      return fail(ErrorCode::kUsage, "traces of different formats cannot be merged (" +
+                  std::string(to_string(all.format)) + " and " +
+                  std::string(to_string(one->format)) + ")", paths[i]);
+    }
+    all.format = one->format;
+    std::string prefix;
+    if (paths.size() > 1) prefix = std::filesystem::path(paths[i]).stem().string() + ":";
+    for (auto& j : one->jobs) {
+      j.file = static_cast<std::uint32_t>(i);
+      if (!prefix.empty()) j.id = prefix + j.id;
+      all.jobs.push_back(std::move(j));
+    }
+    all.files.push_back(paths[i]);
+    for (auto& n : one->notes) all.notes.push_back(std::move(n));
+  }
+  std::stable_sort(all.jobs.begin(), all.jobs.end(),
+                   [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });
+  if (opt.skip_jobs > 0) {
+    auto k = std::min(opt.skip_jobs, all.jobs.size());
+    all.jobs.erase(all.jobs.begin(), all.jobs.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  if (opt.max_jobs > 0 && all.jobs.size() > opt.max_jobs) all.jobs.resize(opt.max_jobs);
+  if (!all.jobs.empty()) {
+    double t0 = all.jobs.front().submit;
+    for (auto& j : all.jobs) j.submit = (j.submit - t0) * opt.arrival_scale;
+  }
+  return all;
+}
+
+}  // namespace fabricplace::sim

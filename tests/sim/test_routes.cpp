@@ -1,0 +1,189 @@
+// Static routes: the ftree model against opensm's own LFT dumps (every switch entry for a
+// host, every host pair), and the LFT loader's errors.
+#include <gtest/gtest.h>
+
+#include "fabricplace/fabric/builder.hpp"
+#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/fabric/sources.hpp"
+#include "fabricplace/fabric/spec.hpp"
+#include "fabricplace/sim/trace.hpp"
+
+namespace fp = fabricplace;
+using namespace fabricplace::fabric;
+
+namespace {
+
+const std::string kDir = std::string(FABRICPLACE_TEST_DATA) + "/routes/";
+
+Fabric load_dump(const std::string& name) {
+  auto text = fp::sim::read_text_file(kDir + name + "-ftree.ibnetdiscover.txt.gz");
+  EXPECT_TRUE(text) << text.error().to_string();
+  FabricBuilder b(name);
+  auto r = read_ibnetdiscover(*text, name, b);
+  EXPECT_TRUE(r) << r.error().to_string();
+  auto f = b.build();
+  EXPECT_TRUE(f) << f.error().to_string();
+  EXPECT_TRUE(f->check().empty());
+  return std::move(*f);
+}
+
+Routes load_lfts(const Fabric& f, const std::string& name) {
+  auto text = fp::sim::read_text_file(kDir + name + "-ftree.lfts.dump.gz");
+  EXPECT_TRUE(text) << text.error().to_string();
+  auto r = lft_routes(f, *text, name + ".lfts.dump");
+  EXPECT_TRUE(r) << r.error().to_string();
+  return std::move(*r);
+}
+
+struct Agreement {
+  std::size_t entries = 0, entry_mismatches = 0, pairs = 0, path_mismatches = 0;
+};
+
+Agreement compare(const Fabric& f, const Routes& model, const Routes& dump) {
+  Agreement a;
+  for (NodeId s : f.switches()) {
+    for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+      ++a.entries;
+      a.entry_mismatches += model.out_port(s, HostId{h}) != dump.out_port(s, HostId{h});
+    }
+  }
+  std::vector<DirLink> pm, pd;
+  for (std::uint32_t s = 0; s < f.num_hosts(); ++s) {
+    for (std::uint32_t d = 0; d < f.num_hosts(); ++d) {
+      if (s == d) continue;
+      ++a.pairs;
+      pm.clear();
+      pd.clear();
+      const bool ok_m = model.path(HostId{s}, HostId{d}, pm);
+      const bool ok_d = dump.path(HostId{s}, HostId{d}, pd);
+      a.path_mismatches += !ok_m || !ok_d || pm != pd;
+    }
+  }
+  return a;
+}
+
+class FtreeAgainstOpensm : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FtreeAgainstOpensm, EveryEntryAndEveryHostPair) {
+  const std::string name = GetParam();
+  const Fabric f = load_dump(name);
+  auto model = ftree_routes(f);
+  ASSERT_TRUE(model) << model.error().to_string();
+  const Routes dump = load_lfts(f, name);
+  const auto a = compare(f, *model, dump);
+  EXPECT_EQ(a.entries, f.switches().size() * f.num_hosts());
+  EXPECT_EQ(a.pairs, f.num_hosts() * (f.num_hosts() - 1));
+  EXPECT_EQ(a.entry_mismatches, 0u) << name;
+  EXPECT_EQ(a.path_mismatches, 0u) << name;
+}
+
+// fat2_L8 is the shared ftree fabric (data/fabrics/fat2_L8-ftree.*); the others were
+// routed by the same opensm on ibsim (tests/data/routes/README.md).
+INSTANTIATE_TEST_SUITE_P(Dumps, FtreeAgainstOpensm,
+                         ::testing::Values("fat2_L8", "fat3_small", "over_L20", "v1_fat2_miss",
+                                           "v2_fat2_guid", "v3_fat3_miss_guid", "v4_over_guid",
+                                           "v6_fat2_emptyleaf", "v7_fat2_uneven"));
+
+TEST(Ftree, Fat2L8LeafSendsHostIUpUplinkIMod20) {
+  // The fact the simulator's route model rests on: leaf01 forwards traffic for the host
+  // of ftree index i (node order here) up its uplink i mod 20 (ports 21..40).
+  const Fabric f = load_dump("fat2_L8");
+  auto r = ftree_routes(f);
+  ASSERT_TRUE(r);
+  const NodeId leaf01 = *f.find_switch("leaf01");
+  for (std::uint32_t i = 20; i < 160; ++i) {
+    const HostId h = *f.find_host("node" + std::string(i + 1 < 10 ? "00" : i + 1 < 100 ? "0" : "") +
+                                  std::to_string(i + 1));
+    EXPECT_EQ(r->out_port(leaf01, h), 21 + i % 20) << i;
+  }
+  // spine01's ports towards leaf01's 20 hosts (the "main path" hosts 0,4,8,.. use links
+  // 1..5 in turn; the others follow the least-loaded port rule).
+  const NodeId spine01 = *f.find_switch("spine01");
+  const std::vector<int> want{1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 1, 1, 1};
+  for (std::uint32_t j = 0; j < 20; ++j) {
+    const HostId h = *f.find_host("node0" + std::string(j + 1 < 10 ? "0" : "") +
+                                  std::to_string(j + 1));
+    EXPECT_EQ(r->out_port(spine01, h), want[j]) << j;
+  }
+}
+
+TEST(Ftree, MissingInterSwitchLinkIsRefusedAsOpensmDoes) {
+  // One leaf-spine link removed: opensm's ftree validation fails and it routes with minhop.
+  const Fabric f = load_dump("v5_fat2_droplink");
+  auto r = ftree_routes(f);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, fp::ErrorCode::kUnsupported);
+  EXPECT_NE(r.error().message.find("falls back to minhop"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(Ftree, SpecFabricsRoute) {
+  // Synthetic specs carry no LIDs: the model needs none.
+  for (const char* spec : {"fat2:leaves=4,down=4,up=4", "fat3:pods=2,leaves=2,down=4,up=4"}) {
+    auto f = generate(spec);
+    ASSERT_TRUE(f) << spec;
+    auto r = ftree_routes(*f);
+    ASSERT_TRUE(r) << spec << ": " << r.error().to_string();
+    std::vector<DirLink> p;
+    for (std::uint32_t s = 0; s < f->num_hosts(); ++s) {
+      for (std::uint32_t d = 0; d < f->num_hosts(); ++d) {
+        p.clear();
+        ASSERT_TRUE(r->path(HostId{s}, HostId{d}, p)) << spec << " " << s << "->" << d;
+      }
+    }
+  }
+}
+
+TEST(Ftree, RailOptimisedFabricsAreRefused) {
+  auto f = generate("rail:sus=2,hosts=4,rails=2");
+  ASSERT_TRUE(f);
+  auto r = ftree_routes(*f);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, fp::ErrorCode::kUnsupported);
+  EXPECT_NE(r.error().message.find("single-rail"), std::string::npos);
+}
+
+TEST(LftDump, ErrorsNameFileAndLine) {
+  const Fabric f = load_dump("fat2_L8");
+  auto r = lft_routes(f, "Unicast lids [0-3] of switch Lid 2 guid 0xdeadbeef ('x'):\n", "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(), "t.dump:1: switch 0x00000000deadbeef is not a switch of the fabric");
+  r = lft_routes(f, "0x0001 001 # x\n", "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(),
+            "t.dump:1: a LID entry before any 'Unicast lids ... of switch' header");
+  r = lft_routes(f,
+                 "Unicast lids [0-172] of switch Lid 9 guid 0xfc6a1c0300100004 ('leaf01'):\n"
+                 "0x0001 zz # x\n",
+                 "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(), "t.dump:2: expected '0xLID PORT # ...'");
+  r = lft_routes(f, "nothing here\n", "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(), "t.dump: no 'Unicast lids ... of switch' section: not an LFT dump");
+  // A fabric without LIDs (a spec) cannot take a dump.
+  auto spec = generate("fat2:leaves=2,down=2,up=2");
+  ASSERT_TRUE(spec);
+  r = lft_routes(*spec, "", "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("no LIDs"), std::string::npos);
+}
+
+TEST(LftDump, HoleIsReportedByPath) {
+  const Fabric f = load_dump("fat2_L8");
+  // Only leaf01's table: node002 (same leaf) reaches node001, node021 (leaf02, no table)
+  // does not.
+  auto r = lft_routes(f,
+                      "Unicast lids [0-172] of switch Lid 9 guid 0xfc6a1c0300100004 ('leaf01'):\n"
+                      "0x0001 001 # node001\n0x0003 021 # node021?\n",
+                      "t.dump");
+  ASSERT_TRUE(r);
+  std::vector<DirLink> p;
+  EXPECT_TRUE(r->path(*f.find_host("node002"), *f.find_host("node001"), p));
+  EXPECT_EQ(p.size(), 2u);
+  p.clear();
+  EXPECT_FALSE(r->path(*f.find_host("node021"), *f.find_host("node001"), p));
+  EXPECT_TRUE(p.empty());
+}
+
+}  // namespace
