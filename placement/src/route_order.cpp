@@ -83,7 +83,10 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& rout
     Cost best;
     std::size_t bx = kUnset, by = kUnset;
     std::vector<DirLink> best_path;
-    for (std::size_t x = 0; x < seg[a].size(); ++x) {
+    // Exits are tried from the stretch's last host back, entries from its first: on ties the
+    // input order stands.
+    for (std::size_t xr = seg[a].size(); xr-- > 0;) {
+      const std::size_t x = xr;
       if (seg[a].size() > 1 && x == entry[a]) continue;
       for (std::size_t y = 0; y < seg[bb].size(); ++y) {
         if (entry[bb] != kUnset && y != entry[bb]) continue;

@@ -109,7 +109,8 @@ struct Active {
   double slowdown = 1;   ///< current communication slowdown s
   double s_integral = 0; ///< integral of s over the run so far
   double expected_end = 0;
-  std::uint64_t version = 0;
+  std::uint64_t version = 0;  ///< of its finish event; never reset (slots are reused)
+  bool scheduled = false;     ///< has a finish event
   std::vector<std::pair<DirLink, std::uint32_t>> links;  ///< directed links and flows it adds
 };
 
@@ -134,6 +135,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   auto states = placement::all_free(f_);
   std::size_t free_count = f_.num_hosts();
   std::vector<std::uint32_t> flows(2 * f_.num_links(), 0);
+  run.link_peak.assign(flows.size(), 0);
 
   std::vector<Active> active;            // slots; reused
   std::vector<std::uint32_t> free_slots;
@@ -159,6 +161,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   auto schedule_finish = [&](std::uint32_t slot) {
     auto& a = active[slot];
     ++a.version;
+    a.scheduled = true;
     events.push({std::max(a.last, a.last + a.work_left / a.rate), seq++, slot, a.version});
   };
 
@@ -176,7 +179,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
       auto& out = run.jobs[a.job];
       out.max_link_flows = std::max(out.max_link_flows, worst_flows);
       out.worst_comm_slowdown = std::max(out.worst_comm_slowdown, s);
-      if (s == a.slowdown && a.version != 0) continue;  // version 0: just started
+      if (s == a.slowdown && a.scheduled) continue;
       a.work_left -= (now - a.last) * a.rate;
       a.s_integral += (now - a.last) * a.slowdown;
       a.work_left = std::max(a.work_left, 0.0);
@@ -212,7 +215,9 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
       free_slots.pop_back();
     }
     auto& a = active[slot];
+    const auto version = a.version;
     a = Active{};
+    a.version = version;
     a.job = j;
     a.work_left = tj.duration;
     a.last = now;
@@ -231,6 +236,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
       for (DirLink d : touched) {
         a.links.emplace_back(d, scratch[d]);
         flows[d] += scratch[d];
+        run.link_peak[d] = std::max(run.link_peak[d], flows[d]);
         if (interswitch_[d]) run.max_link_flows = std::max(run.max_link_flows, flows[d]);
         scratch[d] = 0;
       }
@@ -343,7 +349,11 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     double now = std::numeric_limits<double>::infinity();
     if (!events.empty()) now = events.top().time;
     if (next < n_jobs) now = std::min(now, t.jobs[next].submit);
-    if (!std::isfinite(now)) break;  // nothing can happen any more (cannot occur: see unplaceable)
+    if (!std::isfinite(now)) {
+      // Nothing will ever happen again: the queued jobs cannot be placed on this fabric.
+      run.never_started = total - done;
+      break;
+    }
     if (first) {
       run.first_submit = now;
       first = false;

@@ -71,6 +71,11 @@ struct Run {
   std::vector<JobOutcome> jobs;  ///< parallel to Trace::jobs
   std::size_t dropped = 0;       ///< jobs no policy run could ever place (too large)
   std::uint32_t max_link_flows = 0;  ///< most flows on any switch-to-switch link, any time
+  /// Per directed link (fabric::DirLink): the most flows it carried at any time.
+  std::vector<std::uint32_t> link_peak;
+  /// Jobs still queued when nothing else could happen (0 unless the fabric lost the hosts
+  /// a job needs, e.g. every host unhealthy for the fabric policy).
+  std::size_t never_started = 0;
   double first_submit = 0, last_end = 0;
   double busy_node_seconds = 0;
   std::size_t placements_tried = 0;  ///< Planner::place calls (cost accounting)

@@ -1,0 +1,299 @@
+// The simulator on traces small enough to follow by hand: exact start and end times, hosts,
+// per-directed-link flows and slowdowns.
+#include <gtest/gtest.h>
+
+#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/fabric/spec.hpp"
+#include "fabricplace/placement/route_order.hpp"
+#include "fabricplace/policies/policies.hpp"
+#include "fabricplace/sim/report.hpp"
+#include "fabricplace/sim/simulator.hpp"
+
+namespace fp = fabricplace;
+using namespace fabricplace;
+using fabric::HostId;
+
+namespace {
+
+struct World {
+  fabric::Fabric f;
+  fabric::Routes routes;
+  policies::Planner planner;
+  sim::Simulator sim;
+  World(fabric::Fabric fab, sim::SimOptions opt)
+      : f(std::move(fab)),
+        routes(*fabric::ftree_routes(f)),
+        planner(f),
+        sim(f, routes, planner, opt) {}
+};
+
+fabric::Fabric make(const char* spec) {
+  auto f = fabric::generate(spec);
+  EXPECT_TRUE(f) << f.error().to_string();
+  return std::move(*f);
+}
+
+sim::Trace itp(const std::string& text, std::uint32_t tp_cap = 8) {
+  sim::TraceOptions o;
+  o.tp_cap = tp_cap;
+  auto t = sim::parse_trace(text, "tiny.csv", o);
+  EXPECT_TRUE(t) << t.error().to_string();
+  return std::move(*t);
+}
+
+std::string names(const fabric::Fabric& f, const std::vector<HostId>& hosts) {
+  std::string out;
+  for (auto h : hosts) out += (out.empty() ? "" : " ") + f.host(h).name;
+  return out;
+}
+
+/// The directed link from switch or host `a` to `b` (names as in the fabric).
+fabric::DirLink dl(const fabric::Fabric& f, const std::string& a, const std::string& b) {
+  auto node_of = [&](const std::string& n) {
+    if (auto s = f.find_switch(n)) return *s;
+    return f.host(*f.find_host(n)).hcas[0];
+  };
+  const auto na = node_of(a), nb = node_of(b);
+  for (const auto& p : f.ports_of(na)) {
+    const fabric::PortId pid{static_cast<std::uint32_t>(&p - f.ports().data())};
+    if (p.link != fabric::kNoLink && f.peer_node(pid) == nb) return fabric::dir_link(f, pid);
+  }
+  ADD_FAILURE() << "no link " << a << " -> " << b;
+  return 0;
+}
+
+// Two leaves of 4 hosts under one spine, one uplink each (4:1): every ring edge between
+// the leaves crosses leaf01-spine01 or leaf02-spine01. first-fit takes hosts in index order,
+// so its rings are easy to follow. Communication fraction 0.5: a job whose ring runs at
+// 1/s of full speed progresses at 1 / (0.5 + 0.5 s).
+//
+//   job  submit  dur  GPUs  nodes  what happens
+//   a       0     50   16     2    node001-002, ends 50
+//   x       0    100   24     3    node003-005: ring 003>004>005>003 crosses both uplinks once
+//   y      60     60   32     4    node001,002,006,007: 002>006 and 007>001 cross too, so each
+//                                  uplink carries 2 flows: s = 2, both run at 2/3 speed.
+//                                  x has 40 s of work left: ends 60 + 40 / (2/3) = 120.
+//                                  y: 40 s done by 120, then alone (s = 1): ends 140.
+//   w      65    100   16     2    free: node008 only. Head of the queue; reservation at x's
+//                                  estimated end (100: 3 nodes, 4 free then, 2 spare).
+//   z      70     10    8     1    backfilled at 70 on node008 (ends 80 <= 100)
+//   v      75     50    8     1    at 80 node008 is free again: ends after 100, but fits in
+//                                  the 2 spare nodes: backfilled at 80, ends 130
+//   w                              starts at 120 when x ends: node003,004, ends 220
+constexpr const char* kTiny =
+    "job_id,submission_time,duration,num_gpu\n"
+    "a,0,50,16\n"
+    "x,0,100,24\n"
+    "y,60,60,32\n"
+    "w,65,100,16\n"
+    "z,70,10,8\n"
+    "v,75,50,8\n";
+
+TEST(Simulator, TinyTraceByHand) {
+  sim::SimOptions opt;
+  opt.comm_fraction = 0.5;
+  World w(make("fat2:leaves=2,down=4,up=1"), opt);
+  const auto t = itp(kTiny);
+  const sim::SimPolicy ff{policies::Policy::kFirstFit, false};
+  const auto run = w.sim.run(t, ff, w.sim.unplaceable(t, ff));
+  ASSERT_EQ(run.jobs.size(), 6u);
+  struct Want {
+    double start, end;
+    const char* hosts;
+    double cs, worst;
+    std::uint32_t flows;
+  };
+  const Want want[] = {
+      {0, 50, "node001 node002", 1, 1, 0},
+      {0, 120, "node003 node004 node005", 1.5, 2, 2},
+      {60, 140, "node001 node002 node006 node007", 1.75, 2, 2},
+      {120, 220, "node003 node004", 1, 1, 0},
+      {70, 80, "node008", 1, 1, 0},
+      {80, 130, "node008", 1, 1, 0},
+  };
+  for (std::size_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(t.jobs[i].id);
+    const auto& o = run.jobs[i];
+    ASSERT_TRUE(o.ran);
+    EXPECT_DOUBLE_EQ(o.start, want[i].start);
+    EXPECT_NEAR(o.end, want[i].end, 1e-9);
+    EXPECT_EQ(names(w.f, o.hosts), want[i].hosts);
+    EXPECT_NEAR(o.comm_slowdown, want[i].cs, 1e-9);
+    EXPECT_DOUBLE_EQ(o.worst_comm_slowdown, want[i].worst);
+    EXPECT_EQ(o.max_link_flows, want[i].flows);
+  }
+  // Per directed link: the two uplinks and the spine's two downlinks carried 2 flows at
+  // once (x and y), every host link 1.
+  EXPECT_EQ(run.link_peak[dl(w.f, "leaf01", "spine01")], 2u);
+  EXPECT_EQ(run.link_peak[dl(w.f, "spine01", "leaf02")], 2u);
+  EXPECT_EQ(run.link_peak[dl(w.f, "leaf02", "spine01")], 2u);
+  EXPECT_EQ(run.link_peak[dl(w.f, "spine01", "leaf01")], 2u);
+  EXPECT_EQ(run.link_peak[dl(w.f, "node002", "leaf01")], 1u);
+  EXPECT_EQ(run.link_peak[dl(w.f, "leaf01", "node002")], 1u);
+  EXPECT_EQ(run.link_peak[dl(w.f, "node008", "leaf02")], 0u);  // single-node jobs only
+  EXPECT_EQ(run.max_link_flows, 2u);
+  EXPECT_EQ(run.never_started, 0u);
+
+  const auto s = sim::summarize(t, run, w.f.num_hosts(), opt);
+  EXPECT_EQ(s.jobs, 6u);
+  EXPECT_DOUBLE_EQ(s.mean_wait_s, (0 + 0 + 0 + 55 + 0 + 5) / 6.0);
+  EXPECT_DOUBLE_EQ(s.p95_wait_s, 55);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 220);
+  // busy node-seconds: a 2x50, x 3x120, y 4x80, w 2x100, z 10, v 50 = 1040 of 8 x 220.
+  EXPECT_DOUBLE_EQ(s.utilization, 1040.0 / (8 * 220));
+  // GPU-hours lost: x 20 s x 24 GPUs, y 20 s x 32 GPUs.
+  EXPECT_NEAR(s.gpu_hours_lost, (20.0 * 24 + 20.0 * 32) / 3600, 1e-12);
+  EXPECT_DOUBLE_EQ(s.mean_comm_slowdown, (1 + 1.5 + 1.75 + 1) / 4);  // a, x, y, w
+}
+
+TEST(Simulator, DegradedUplinkSlowsTheRingThatCrossesIt) {
+  // leaf01's only uplink trained at 1x: 50 of 200 Gb/s, so a ring crossing it runs at 1/4
+  // speed (s = 4) and, with half its time in communication, at 1 / (0.5 + 2) = 0.4.
+  sim::SimOptions opt;
+  opt.comm_fraction = 0.5;
+  World w(make("fat2:leaves=2,down=4,up=1,degrade=leaf01:5:w=1"), opt);
+  const auto t = itp("job_id,submission_time,duration,num_gpu\nfill,0,100,24\nx,0,100,16\n");
+  const sim::SimPolicy ff{policies::Policy::kFirstFit, false};
+  const auto run = w.sim.run(t, ff, {});
+  EXPECT_EQ(names(w.f, run.jobs[1].hosts), "node004 node005");
+  EXPECT_DOUBLE_EQ(run.jobs[1].comm_slowdown, 4);
+  EXPECT_NEAR(run.jobs[1].end, 250, 1e-9);
+  EXPECT_DOUBLE_EQ(run.jobs[0].end, 100);  // inside leaf01: no uplink
+}
+
+TEST(Simulator, FabricPolicyKeepsTpGroupsInLeavesWhereSlurmTreeSplitsThem) {
+  // 3 hosts free in each leaf (node001 and node005 busy until 1000): a job of 4 nodes in TP
+  // groups of 2 nodes. Slurm's tree takes 3 + 1 and splits a group; ours takes 2 + 2.
+  sim::SimOptions opt;
+  World w(make("fat2:leaves=2,down=4,up=2"), opt);
+  const auto t = itp(
+      "job_id,submission_time,duration,num_gpu\n"
+      "b1,0,1000,8\nfill,0,10,24\nb2,0,1000,8\nj,20,100,32\n",
+      16);
+  // b1 -> node001; fill -> node002-004 (ends 10); b2 -> node005; j at 20 has 6 free.
+  for (auto pol : {policies::Policy::kFabric, policies::Policy::kSlurmTree}) {
+    const sim::SimPolicy p{pol, false};
+    const auto run = w.sim.run(t, p, {});
+    const auto& j = run.jobs[3];
+    SCOPED_TRACE(p.name());
+    EXPECT_EQ(j.start, 20);
+    EXPECT_EQ(j.hosts.size(), 4u);
+    EXPECT_EQ(j.leaves, 2u);
+    if (pol == policies::Policy::kFabric) {
+      EXPECT_EQ(j.tp_groups_split, 0u);
+    } else {
+      EXPECT_EQ(j.tp_groups_split, 1u);
+    }
+  }
+}
+
+TEST(Simulator, SameInputsSameOutputs) {
+  sim::SimOptions opt;
+  World w(make("fat3:pods=2,leaves=2,down=4,up=4"), opt);
+  std::string text = "job_id,submission_time,duration,num_gpu\n";
+  // A deterministic mix of sizes and overlaps.
+  for (int i = 0; i < 200; ++i) {
+    const int gpus[] = {8, 16, 32, 8, 64, 24, 8, 48};
+    text += "j" + std::to_string(i) + "," + std::to_string(i * 7 % 50 + i * 3) + "," +
+            std::to_string(50 + (i * 37) % 400) + "," + std::to_string(gpus[i % 8]) + "\n";
+  }
+  const auto t = itp(text, 16);
+  std::vector<sim::Run> a, b;
+  for (const char* list : {"fabric,fabric+routes,slurm-tree,first-fit"}) {
+    auto pols = sim::parse_sim_policies(list);
+    ASSERT_TRUE(pols);
+    for (const auto& p : *pols) {
+      a.push_back(w.sim.run(t, p, {}));
+      b.push_back(w.sim.run(t, p, {}));
+    }
+  }
+  EXPECT_EQ(sim::jobs_csv(t, a, w.f), sim::jobs_csv(t, b, w.f));
+  std::vector<sim::Summary> sa, sb;
+  for (const auto& r : a) sa.push_back(sim::summarize(t, r, w.f.num_hosts(), opt));
+  for (const auto& r : b) sb.push_back(sim::summarize(t, r, w.f.num_hosts(), opt));
+  EXPECT_EQ(sim::summary_csv(sa), sim::summary_csv(sb));
+  // Every job ran under every policy.
+  for (const auto& s : sa) EXPECT_EQ(s.jobs, 200u) << s.policy;
+}
+
+TEST(SimPolicies, Parse) {
+  auto p = sim::parse_sim_policies("fabric, fabric+routes,slurm-tree,first-fit");
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->size(), 4u);
+  EXPECT_EQ((*p)[1].name(), "fabric+routes");
+  EXPECT_EQ(sim::parse_sim_policies("fabric,fabric").error().message,
+            "policy 'fabric' given twice");
+  EXPECT_EQ(sim::parse_sim_policies("slurm-tree+routes").error().message,
+            "unknown policy 'slurm-tree+routes': expected fabric, fabric+routes, slurm-tree or "
+            "first-fit");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(RouteAwareRing, AvoidsAnUplinkAnotherJobLoads) {
+  // Two leaves of 4 hosts, 2 uplinks each (spine01, spine02). ftree sends traffic for the
+  // host of index D (node001 = 0 ...) up uplink D mod 2: node005 via spine01, node006 via
+  // spine02. The plain ring node001 node002 | node005 node006 enters leaf02 at node005, up
+  // leaf01's spine01 uplink, which another job already loads: the route-aware ring enters at
+  // node006 instead (spine02) and leaves leaf02 from node005.
+  auto f = make("fat2:leaves=2,down=4,up=2,spines=2");
+  auto routes = fabric::ftree_routes(f);
+  ASSERT_TRUE(routes);
+  auto ctx = placement::prepare(f);
+  auto h = [&](const char* n) { return *f.find_host(n); };
+  std::vector<fabric::DirLink> p;
+  ASSERT_TRUE(routes->path(h("node002"), h("node005"), p));
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[1], dl(f, "leaf01", "spine01"));
+  p.clear();
+  ASSERT_TRUE(routes->path(h("node002"), h("node006"), p));
+  EXPECT_EQ(p[1], dl(f, "leaf01", "spine02"));
+
+  const std::vector<HostId> plain{h("node001"), h("node002"), h("node005"), h("node006")};
+  std::vector<std::uint32_t> flows(2 * f.num_links(), 0);
+  // Idle fabric: the plain order is already best (ties keep it).
+  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, *routes, plain, flows)),
+            "node001 node002 node005 node006");
+  flows[dl(f, "leaf01", "spine01")] = 1;
+  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, *routes, plain, flows)),
+            "node001 node002 node006 node005");
+  // A single leaf, or a ring that is not leaf-contiguous, is returned as it is.
+  const std::vector<HostId> one{h("node003"), h("node001")};
+  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, *routes, one, flows)),
+            "node003 node001");
+  const std::vector<HostId> mixed{h("node001"), h("node005"), h("node002")};
+  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, *routes, mixed, flows)),
+            "node001 node005 node002");
+}
+
+TEST(RouteAwareRing, SpreadsTheJobsOwnEdgesOverUplinks) {
+  // One job on 4 leaves of a 2-level tree, 2 hosts per leaf, on an idle fabric: its 4
+  // inter-leaf edges each go up a distinct uplink and come down a distinct downlink, so no
+  // link carries 2 of its flows.
+  auto f = make("fat2:leaves=4,down=4,up=4");
+  auto routes = fabric::ftree_routes(f);
+  ASSERT_TRUE(routes);
+  auto ctx = placement::prepare(f);
+  std::vector<HostId> ring;
+  for (const char* n : {"node001", "node002", "node005", "node006", "node009", "node010",
+                        "node013", "node014"})
+    ring.push_back(*f.find_host(n));
+  std::vector<std::uint32_t> none;
+  auto peak = [&](const std::vector<HostId>& r) {
+    std::vector<std::uint32_t> load(2 * f.num_links(), 0);
+    std::vector<fabric::DirLink> p;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      p.clear();
+      routes->path(r[i], r[(i + 1) % r.size()], p);
+      for (auto d : p) ++load[d];
+    }
+    return *std::max_element(load.begin(), load.end());
+  };
+  const auto better = placement::route_aware_ring(ctx.blocks, *routes, ring, none);
+  EXPECT_EQ(peak(better), 1u);
+  EXPECT_LE(peak(better), peak(ring));
+}
+
+}  // namespace
