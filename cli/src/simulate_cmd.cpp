@@ -37,6 +37,10 @@ struct SimulateOpts {
   bool quiet = false;
 };
 
+int usage(const std::string& message) {
+  return report(Error{ErrorCode::kUsage, message, {}, 0});
+}
+
 std::string fmt(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -51,16 +55,15 @@ int run_simulate(const SimulateOpts& o) {
     if (sim::to_string(f) == o.trace_format) fmt_opt = f;
   }
   if (!fmt_opt) {
-    return report(Error{ErrorCode::kUsage, "--trace-format '" + o.trace_format +
-                                               "': expected auto, philly, itp or swf"});
+    return usage("--trace-format '" + o.trace_format + "': expected auto, philly, itp or swf");
   }
   auto pols = sim::parse_sim_policies(o.policies);
   if (!pols) return report(pols.error());
   if (!(o.sopt.comm_fraction >= 0 && o.sopt.comm_fraction <= 1)) {
-    return report(Error{ErrorCode::kUsage, "--comm-fraction must be between 0 and 1"});
+    return usage("--comm-fraction must be between 0 and 1");
   }
   if (!(o.sopt.estimate_factor > 0)) {
-    return report(Error{ErrorCode::kUsage, "--estimate-factor must be positive"});
+    return usage("--estimate-factor must be positive");
   }
   auto loaded = o.in.load();
   if (!loaded) return report(loaded.error());
@@ -69,9 +72,9 @@ int run_simulate(const SimulateOpts& o) {
   const fabric::Fabric* f = &*loaded;
   if (o.degrade > 0) {
     if (!o.lfts.empty()) {
-      return report(Error{ErrorCode::kUsage,
-                          "--degrade-links rebuilds the fabric; give it with the ftree route "
-                          "model, not --lfts"});
+      return usage(
+          "--degrade-links rebuilds the fabric; give it with the ftree route "
+          "model, not --lfts");
     }
     auto d = sim::degrade_random_links(*loaded, o.degrade, o.seed);
     if (!d) return report(d.error());
@@ -105,7 +108,7 @@ int run_simulate(const SimulateOpts& o) {
   if (!trace) return report(trace.error());
   for (const auto& n : trace->notes) notes.push_back(n);
   if (trace->jobs.empty()) {
-    return report(Error{ErrorCode::kUsage, "the trace has no jobs to run"});
+    return usage("the trace has no jobs to run");
   }
 
   const policies::Planner planner(*f, weights);
@@ -124,12 +127,11 @@ int run_simulate(const SimulateOpts& o) {
                     " jobs dropped: larger than the fabric, or with a TP group no leaf holds");
   }
   if (dropped == trace->jobs.size()) {
-    return report(Error{ErrorCode::kUsage, "no job of the trace fits this fabric"});
+    return usage("no job of the trace fits this fabric");
   }
   if (!o.quiet) {
     std::cerr << "simulate: " << trace->jobs.size() - dropped << " jobs on " << f->num_hosts()
-              << " hosts, " << pols->size() << " policies, routes: " << routes->source()
-              << "\n";
+              << " hosts, " << pols->size() << " policies, routes: " << routes->source() << "\n";
   }
 
   std::vector<sim::Run> runs(pols->size());
@@ -159,8 +161,9 @@ int run_simulate(const SimulateOpts& o) {
     }
   };
   const unsigned threads =
-      o.threads ? o.threads : std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                                              static_cast<unsigned>(pols->size())));
+      o.threads ? o.threads
+                : std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                                  static_cast<unsigned>(pols->size())));
   std::atomic<std::size_t> next{0};
   std::vector<std::thread> pool;
   for (unsigned i = 0; i < threads; ++i) {
@@ -170,6 +173,12 @@ int run_simulate(const SimulateOpts& o) {
   }
   for (auto& th : pool) th.join();
 
+  for (const auto& r : runs) {
+    if (r.never_started > 0) {
+      notes.push_back(r.policy.name() + ": " + std::to_string(r.never_started) +
+                      " jobs could never start (the hosts they need are not usable)");
+    }
+  }
   std::vector<sim::Summary> sums;
   for (const auto& r : runs) sums.push_back(sim::summarize(*trace, r, f->num_hosts(), o.sopt));
 
@@ -183,21 +192,23 @@ int run_simulate(const SimulateOpts& o) {
   info.settings = {
       "GPUs per node " + std::to_string(o.sopt.gpus_per_node) + "; TP cap " +
           std::to_string(topt.tp_cap) + " GPUs; arrival scale " + fmt(topt.arrival_scale, 3),
-      "communication fraction " + fmt(o.sopt.comm_fraction, 3) + "; run-time estimate = " +
-          fmt(o.sopt.estimate_factor, 2) + " x duration; bf_max_job_test " +
-          std::to_string(o.sopt.bf_max_job_test),
+      "communication fraction " + fmt(o.sopt.comm_fraction, 3) +
+          "; run-time estimate = " + fmt(o.sopt.estimate_factor, 2) +
+          " x duration; bf_max_job_test " + std::to_string(o.sopt.bf_max_job_test),
   };
   info.notes = notes;
 
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
-  if (ec) return report(Error{ErrorCode::kIo, "cannot create directory: " + ec.message(), o.out});
+  if (ec)
+    return report(Error{ErrorCode::kIo, "cannot create directory: " + ec.message(), o.out, 0});
   const std::string dir = o.out + "/";
   if (auto r = write_file_atomic(dir + "jobs.csv", sim::jobs_csv(*trace, runs, *f)); !r)
     return report(r.error());
   if (auto r = write_file_atomic(dir + "summary.csv", sim::summary_csv(sums)); !r)
     return report(r.error());
-  if (auto r = write_file_atomic(dir + "report.html", sim::html_report(*trace, runs, sums, info));
+  if (auto r =
+          write_file_atomic(dir + "report.html", sim::html_report(*trace, runs, sums, info, *f));
       !r)
     return report(r.error());
 
@@ -212,8 +223,8 @@ int run_simulate(const SimulateOpts& o) {
   }
   if (!o.quiet) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::cerr << "simulate: wrote " << dir << "{jobs.csv,summary.csv,report.html} in "
-              << fmt(s, 2) << " s\n";
+    std::cerr << "simulate: wrote " << dir << "{jobs.csv,summary.csv,report.html} in " << fmt(s, 2)
+              << " s\n";
   }
   return kExitOk;
 }
@@ -222,8 +233,8 @@ int run_simulate(const SimulateOpts& o) {
 
 void add_simulate_command(CLI::App& app, RunFn& run) {
   auto o = std::make_shared<SimulateOpts>();
-  auto* cmd = app.add_subcommand(
-      "simulate", "replay job traces on a fabric and compare placement policies");
+  auto* cmd = app.add_subcommand("simulate",
+                                 "replay job traces on a fabric and compare placement policies");
   o->in.add(cmd, "the fabric (file or spec)", "--fabric");
   cmd->add_option("--trace", o->traces,
                   "job trace: Philly CSV, ITP CSV or SWF (.gz read as is); repeat to merge")
@@ -233,8 +244,7 @@ void add_simulate_command(CLI::App& app, RunFn& run) {
   cmd->add_option("--policies", o->policies,
                   "comma-separated: fabric, fabric+routes, slurm-tree, first-fit")
       ->capture_default_str();
-  cmd->add_option("--out", o->out, "directory for jobs.csv, summary.csv, report.html")
-      ->required();
+  cmd->add_option("--out", o->out, "directory for jobs.csv, summary.csv, report.html")->required();
   cmd->add_option("--lfts", o->lfts,
                   "exact routes from an opensm LFT dump (the fabric must then be the "
                   "ibnetdiscover dump taken after the SM ran); default: the ftree model");

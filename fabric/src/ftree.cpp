@@ -53,7 +53,9 @@ struct FSw {
   bool counter_up_changed = false;
 };
 
-std::uint64_t guid_order_key(Guid g) { return __builtin_bswap64(g); }
+std::uint64_t guid_order_key(Guid g) {
+  return __builtin_bswap64(g);
+}
 
 class Ftree {
  public:
@@ -70,9 +72,9 @@ class Ftree {
 
  private:
   Result<void> unsupported(const std::string& why) const {
-    return fail(ErrorCode::kUnsupported,
-                "opensm's ftree engine would not route this fabric (it falls back to minhop): " +
-                    why);
+    return fail(
+        ErrorCode::kUnsupported,
+        "opensm's ftree engine would not route this fabric (it falls back to minhop): " + why);
   }
   [[nodiscard]] const Tuple& tuple_of(const FGroup& g) const {
     return g.remote_is_sw ? sw_[g.remote].tuple : kNoTuple;
@@ -126,7 +128,9 @@ class Ftree {
     }
     return m;
   }
-  std::uint8_t& hops(std::uint32_t s, std::uint32_t d) { return hops_[std::size_t{s} * stride_ + d]; }
+  std::uint8_t& hops(std::uint32_t s, std::uint32_t d) {
+    return hops_[std::size_t{s} * stride_ + d];
+  }
   std::uint16_t& lft_at(std::uint32_t s, std::uint32_t d) {
     return lft_[std::size_t{s} * stride_ + d];
   }
@@ -295,7 +299,8 @@ Result<void> Ftree::build() {
         by_remote.emplace_back(remote_key, g);
       }
       auto& ports = groups_[g].ports;
-      if (std::none_of(ports.begin(), ports.end(), [&](const FPort& x) { return x.num == p.rec.number; }))
+      if (std::none_of(ports.begin(), ports.end(),
+                       [&](const FPort& x) { return x.num == p.rec.number; }))
         ports.push_back({p.rec.number, rnum, 0, 0});
     }
   }
@@ -400,8 +405,8 @@ Result<void> Ftree::build() {
                          name(r) + " " + std::to_string(rs.up.size()));
     }
     if (s.rank != leaf_rank_ && rs.down.size() != s.down.size()) {
-      return unsupported(name(si) + " has " + std::to_string(s.down.size()) +
-                         " down neighbours, " + name(r) + " " + std::to_string(rs.down.size()));
+      return unsupported(name(si) + " has " + std::to_string(s.down.size()) + " down neighbours, " +
+                         name(r) + " " + std::to_string(rs.down.size()));
     }
     if (!rs.up.empty()) {
       const auto n = groups_[rs.up[0]].ports.size();
@@ -437,8 +442,8 @@ bool Ftree::up_by_down(std::uint32_t si, std::uint32_t prev, std::uint32_t d, st
   bool created = false;
   const std::size_t n = sw_[si].down.size() + (d != dummy_ ? sw_[si].sib.size() : 0);
   for (std::size_t k = 0; k < n; ++k) {
-    const std::uint32_t gid = k < sw_[si].down.size() ? sw_[si].down[k]
-                                                      : sw_[si].sib[k - sw_[si].down.size()];
+    const std::uint32_t gid =
+        k < sw_[si].down.size() ? sw_[si].down[k] : sw_[si].sib[k - sw_[si].down.size()];
     FGroup& g = groups_[gid];
     if (!g.remote_is_sw) {
       created = true;

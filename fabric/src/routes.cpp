@@ -153,4 +153,3 @@ Result<Routes> lft_routes(const Fabric& f, std::string_view text, const std::str
 }
 
 }  // namespace fabricplace::fabric
-

@@ -54,8 +54,8 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& rout
     seg.back().push_back(ring[i]);
   }
   // A ring whose last stretch is the first one's block continues it (wrap-around).
-  if (seg.size() > 1 && b.of_host[fabric::idx(seg.front().front())] ==
-                            b.of_host[fabric::idx(seg.back().front())]) {
+  if (seg.size() > 1 &&
+      b.of_host[fabric::idx(seg.front().front())] == b.of_host[fabric::idx(seg.back().front())]) {
     return ring;  // not leaf-contiguous: leave such a ring as it is
   }
   const std::size_t L = seg.size();

@@ -18,10 +18,9 @@ Result<Degraded> degrade_random_links(const Fabric& f, std::uint32_t count, std:
     }
   }
   if (count > candidates.size()) {
-    return fail(ErrorCode::kUsage, "cannot degrade " + std::to_string(count) +
-                                       " links: the fabric has " +
-                                       std::to_string(candidates.size()) +
-                                       " switch-to-switch links above 1x");
+    return fail(ErrorCode::kUsage,
+                "cannot degrade " + std::to_string(count) + " links: the fabric has " +
+                    std::to_string(candidates.size()) + " switch-to-switch links above 1x");
   }
   // A partial Fisher-Yates shuffle with plain modulo: mt19937_64's output is specified by
   // the standard, std::uniform_int_distribution's is not.
@@ -35,8 +34,8 @@ Result<Degraded> degrade_random_links(const Fabric& f, std::uint32_t count, std:
   auto end_name = [&](PortId p) {
     const auto n = f.port(p).node;
     const auto& sw = f.topology().switch_name[idx(n)];
-    return (sw.empty() ? f.node(n).description : sw) + "[" +
-           std::to_string(f.port(p).rec.number) + "]";
+    return (sw.empty() ? f.node(n).description : sw) + "[" + std::to_string(f.port(p).rec.number) +
+           "]";
   };
   for (std::uint32_t i = 0; i < count; ++i) {
     hit[idx(candidates[i])] = 1;

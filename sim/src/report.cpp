@@ -41,14 +41,32 @@ std::string esc(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
+}
+
+/// Appends " x,y" (appending, not operator+: GCC 12's -Wrestrict misfires on
+/// `" " + std::string&&` at -O2).
+void add_point(std::string& pts, double x, double y) {
+  pts += ' ';
+  pts += num(x, 1);
+  pts += ',';
+  pts += num(y, 1);
 }
 
 std::string csv_field(const std::string& s) {
@@ -98,9 +116,9 @@ Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOpti
   s.p95_wait_s = percentile(waits, 95);
   s.max_wait_s = waits.empty() ? 0 : waits.back();
   s.mean_bounded_slowdown = s.jobs ? bsld / static_cast<double>(s.jobs) : 1;
-  s.tp_in_leaf_pct = s.jobs_tp_multi ? 100.0 * static_cast<double>(tp_ok) /
-                                           static_cast<double>(s.jobs_tp_multi)
-                                     : 100.0;
+  s.tp_in_leaf_pct = s.jobs_tp_multi
+                         ? 100.0 * static_cast<double>(tp_ok) / static_cast<double>(s.jobs_tp_multi)
+                         : 100.0;
   if (s.jobs_multi_node) {
     s.mean_leaves = leaves / static_cast<double>(s.jobs_multi_node);
     s.mean_excess_leaves = excess / static_cast<double>(s.jobs_multi_node);
@@ -122,15 +140,14 @@ std::string summary_csv(const std::vector<Summary>& all) {
       "mean_comm_slowdown,p95_comm_slowdown,max_link_flows,gpu_hours,gpu_hours_lost,"
       "makespan_s\n";
   for (const auto& s : all) {
-    out += s.policy + "," + std::to_string(s.jobs) + "," + std::to_string(s.jobs_multi_node) +
-           "," + std::to_string(s.jobs_tp_multi) + "," + std::to_string(s.jobs_tp_split) + "," +
+    out += s.policy + "," + std::to_string(s.jobs) + "," + std::to_string(s.jobs_multi_node) + "," +
+           std::to_string(s.jobs_tp_multi) + "," + std::to_string(s.jobs_tp_split) + "," +
            num(s.tp_in_leaf_pct, 2) + "," + num(s.mean_wait_s, 1) + "," + num(s.p95_wait_s, 1) +
            "," + num(s.max_wait_s, 1) + "," + num(s.mean_bounded_slowdown, 4) + "," +
            num(s.utilization, 4) + "," + num(s.mean_leaves, 4) + "," +
            num(s.mean_excess_leaves, 4) + "," + num(s.mean_comm_slowdown, 4) + "," +
            num(s.p95_comm_slowdown, 4) + "," + std::to_string(s.max_link_flows) + "," +
-           num(s.gpu_hours, 1) + "," + num(s.gpu_hours_lost, 1) + "," + num(s.makespan_s, 1) +
-           "\n";
+           num(s.gpu_hours, 1) + "," + num(s.gpu_hours_lost, 1) + "," + num(s.makespan_s, 1) + "\n";
   }
   return out;
 }
@@ -165,14 +182,14 @@ std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric:
                                                   names.begin() + static_cast<std::ptrdiff_t>(b)});
         a = b;
       }
-      out += policy + "," + csv_field(j.id) + "," + num(j.submit, 1) + "," + num(o.start, 1) +
-             "," + num(o.end, 1) + "," + num(o.start - j.submit, 1) + "," + num(j.duration, 1) +
-             "," + num(o.end - o.start, 1) + "," + std::to_string(j.gpus) + "," +
-             std::to_string(j.nodes) + "," + std::to_string(j.tp) + "," +
-             std::to_string(o.leaves) + "," + std::to_string(o.min_leaves) + "," +
-             std::to_string(o.tp_groups_split) + "," + std::to_string(o.ring_inter_leaf) + "," +
-             std::to_string(o.max_link_flows) + "," + num(o.comm_slowdown, 4) + "," +
-             num(o.worst_comm_slowdown, 4) + "," + csv_field(hosts) + "\n";
+      out += policy + "," + csv_field(j.id) + "," + num(j.submit, 1) + "," + num(o.start, 1) + "," +
+             num(o.end, 1) + "," + num(o.start - j.submit, 1) + "," + num(j.duration, 1) + "," +
+             num(o.end - o.start, 1) + "," + std::to_string(j.gpus) + "," +
+             std::to_string(j.nodes) + "," + std::to_string(j.tp) + "," + std::to_string(o.leaves) +
+             "," + std::to_string(o.min_leaves) + "," + std::to_string(o.tp_groups_split) + "," +
+             std::to_string(o.ring_inter_leaf) + "," + std::to_string(o.max_link_flows) + "," +
+             num(o.comm_slowdown, 4) + "," + num(o.worst_comm_slowdown, 4) + "," +
+             csv_field(hosts) + "\n";
     }
   }
   return out;
@@ -182,8 +199,8 @@ std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric:
 
 namespace {
 
-constexpr std::array<const char*, 6> kColours{"#1b6ac9", "#5aa02c", "#d1452f", "#8a5cc2",
-                                              "#c28a1d", "#333333"};
+constexpr std::array<const char*, 6> kColours{"#1b6ac9", "#5aa02c", "#d1452f",
+                                              "#8a5cc2", "#c28a1d", "#333333"};
 
 struct Series {
   std::string name;
@@ -208,17 +225,18 @@ std::string cdf_svg(const std::string& title, const std::string& xlabel,
   auto py = [&](double p) { return T + (1 - p) * (H - T - B); };
   std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W, 0) +
                   "\" height=\"" + num(H, 0) + "\" role=\"img\" aria-label=\"" + esc(title) +
-                  "\">\n<text x=\"" + num(W / 2, 0) + "\" y=\"18\" text-anchor=\"middle\" "
-                  "font-weight=\"bold\">" + esc(title) + "</text>\n";
+                  "\">\n<text x=\"" + num(W / 2, 0) +
+                  "\" y=\"18\" text-anchor=\"middle\" "
+                  "font-weight=\"bold\">" +
+                  esc(title) + "</text>\n";
   // Axes and grid.
   o += "<rect x=\"" + num(L, 0) + "\" y=\"" + num(T, 0) + "\" width=\"" + num(W - L - R, 0) +
        "\" height=\"" + num(H - T - B, 0) + "\" fill=\"none\" stroke=\"#999\"/>\n";
   for (int k = 0; k <= 4; ++k) {
     double p = k / 4.0;
     o += "<line x1=\"" + num(L, 0) + "\" x2=\"" + num(W - R, 0) + "\" y1=\"" + num(py(p), 1) +
-         "\" y2=\"" + num(py(p), 1) + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) +
-         "\" y=\"" + num(py(p) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" +
-         num(p, 2) + "</text>\n";
+         "\" y2=\"" + num(py(p), 1) + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) + "\" y=\"" +
+         num(py(p) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" + num(p, 2) + "</text>\n";
   }
   std::vector<double> ticks;
   if (log_x) {
@@ -251,8 +269,8 @@ std::string cdf_svg(const std::string& title, const std::string& xlabel,
       for (std::size_t i = 0; i < n; i += step) {
         std::size_t last = std::min(n - 1, i + step - 1);
         double y = py(static_cast<double>(last + 1) / static_cast<double>(n));
-        pts += " " + num(px(v[last]), 1) + "," + num(prev_y, 1) + " " + num(px(v[last]), 1) +
-               "," + num(y, 1);
+        add_point(pts, px(v[last]), prev_y);
+        add_point(pts, px(v[last]), y);
         prev_y = y;
       }
       o += "<polyline fill=\"none\" stroke=\"" + std::string(colour) +
@@ -260,8 +278,8 @@ std::string cdf_svg(const std::string& title, const std::string& xlabel,
     }
     o += "<rect x=\"" + num(L + 10, 0) + "\" y=\"" + num(T + 8 + 16.0 * static_cast<double>(k), 0) +
          "\" width=\"12\" height=\"10\" fill=\"" + colour + "\"/><text x=\"" + num(L + 28, 0) +
-         "\" y=\"" + num(T + 17 + 16.0 * static_cast<double>(k), 0) + "\" font-size=\"12\">" + esc(series[k].name) +
-         " (" + std::to_string(v.size()) + " jobs)</text>\n";
+         "\" y=\"" + num(T + 17 + 16.0 * static_cast<double>(k), 0) + "\" font-size=\"12\">" +
+         esc(series[k].name) + " (" + std::to_string(v.size()) + " jobs)</text>\n";
   }
   return o + "</svg>\n";
 }
@@ -271,28 +289,30 @@ std::string bars_svg(const std::string& title, const std::vector<std::string>& c
                      const std::vector<std::string>& names,
                      const std::vector<std::vector<double>>& frac, const std::string& xlabel) {
   const double W = 640, H = 320, L = 60, R = 20, T = 30, B = 50;
-  const double group_w = (W - L - R) / static_cast<double>(std::max<std::size_t>(categories.size(), 1));
+  const double group_w =
+      (W - L - R) / static_cast<double>(std::max<std::size_t>(categories.size(), 1));
   const double bar_w = group_w * 0.8 / static_cast<double>(std::max<std::size_t>(names.size(), 1));
   auto py = [&](double p) { return T + (1 - p) * (H - T - B); };
   std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W, 0) +
                   "\" height=\"" + num(H, 0) + "\" role=\"img\" aria-label=\"" + esc(title) +
-                  "\">\n<text x=\"" + num(W / 2, 0) + "\" y=\"18\" text-anchor=\"middle\" "
-                  "font-weight=\"bold\">" + esc(title) + "</text>\n";
+                  "\">\n<text x=\"" + num(W / 2, 0) +
+                  "\" y=\"18\" text-anchor=\"middle\" "
+                  "font-weight=\"bold\">" +
+                  esc(title) + "</text>\n";
   for (int k = 0; k <= 4; ++k) {
     double p = k / 4.0;
     o += "<line x1=\"" + num(L, 0) + "\" x2=\"" + num(W - R, 0) + "\" y1=\"" + num(py(p), 1) +
-         "\" y2=\"" + num(py(p), 1) + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) +
-         "\" y=\"" + num(py(p) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" +
-         num(p, 2) + "</text>\n";
+         "\" y2=\"" + num(py(p), 1) + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) + "\" y=\"" +
+         num(py(p) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" + num(p, 2) + "</text>\n";
   }
   for (std::size_t c = 0; c < categories.size(); ++c) {
     const double gx = L + group_w * static_cast<double>(c) + group_w * 0.1;
     for (std::size_t s = 0; s < names.size(); ++s) {
       const double v = frac[s][c];
-      o += "<rect x=\"" + num(gx + bar_w * static_cast<double>(s), 1) + "\" y=\"" +
-           num(py(v), 1) + "\" width=\"" + num(bar_w * 0.95, 1) + "\" height=\"" +
-           num(py(0) - py(v), 1) + "\" fill=\"" + kColours[s % kColours.size()] +
-           "\"><title>" + esc(names[s]) + ": " + num(100 * v, 1) + "%</title></rect>\n";
+      o += "<rect x=\"" + num(gx + bar_w * static_cast<double>(s), 1) + "\" y=\"" + num(py(v), 1) +
+           "\" width=\"" + num(bar_w * 0.95, 1) + "\" height=\"" + num(py(0) - py(v), 1) +
+           "\" fill=\"" + kColours[s % kColours.size()] + "\"><title>" + esc(names[s]) + ": " +
+           num(100 * v, 1) + "%</title></rect>\n";
     }
     o += "<text x=\"" + num(gx + group_w * 0.4, 1) + "\" y=\"" + num(H - B + 16, 0) +
          "\" text-anchor=\"middle\" font-size=\"11\">" + esc(categories[c]) + "</text>\n";
@@ -300,18 +320,98 @@ std::string bars_svg(const std::string& title, const std::vector<std::string>& c
   o += "<text x=\"" + num((L + W - R) / 2, 0) + "\" y=\"" + num(H - 12, 0) +
        "\" text-anchor=\"middle\" font-size=\"12\">" + esc(xlabel) + "</text>\n";
   for (std::size_t s = 0; s < names.size(); ++s) {
-    o += "<rect x=\"" + num(W - R - 170, 0) + "\" y=\"" + num(T + 8 + 16.0 * static_cast<double>(s), 0) +
-         "\" width=\"12\" height=\"10\" fill=\"" + kColours[s % kColours.size()] +
-         "\"/><text x=\"" + num(W - R - 152, 0) + "\" y=\"" + num(T + 17 + 16.0 * static_cast<double>(s), 0) +
-         "\" font-size=\"12\">" + esc(names[s]) + "</text>\n";
+    o += "<rect x=\"" + num(W - R - 170, 0) + "\" y=\"" +
+         num(T + 8 + 16.0 * static_cast<double>(s), 0) + "\" width=\"12\" height=\"10\" fill=\"" +
+         kColours[s % kColours.size()] + "\"/><text x=\"" + num(W - R - 152, 0) + "\" y=\"" +
+         num(T + 17 + 16.0 * static_cast<double>(s), 0) + "\" font-size=\"12\">" + esc(names[s]) +
+         "</text>\n";
+  }
+  return o + "</svg>\n";
+}
+
+/// Step lines of (time, value) series: the most flows on any link over time.
+std::string steps_svg(
+    const std::string& title, const std::vector<std::string>& names,
+    const std::vector<const std::vector<std::pair<double, std::uint32_t>>*>& series, double t_end) {
+  const double W = 640, H = 320, L = 60, R = 20, T = 30, B = 50;
+  std::uint32_t ymax = 1;
+  for (const auto* s : series)
+    for (const auto& [t, v] : *s) ymax = std::max(ymax, v);
+  const double t1 = t_end > 0 ? t_end : 1;
+  auto px = [&](double t) { return L + t / t1 * (W - L - R); };
+  auto py = [&](double v) { return T + (1 - v / ymax) * (H - T - B); };
+  std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W, 0) +
+                  "\" height=\"" + num(H, 0) + "\" role=\"img\" aria-label=\"" + esc(title) +
+                  "\">\n<text x=\"" + num(W / 2, 0) +
+                  "\" y=\"18\" text-anchor=\"middle\" "
+                  "font-weight=\"bold\">" +
+                  esc(title) + "</text>\n";
+  o += "<rect x=\"" + num(L, 0) + "\" y=\"" + num(T, 0) + "\" width=\"" + num(W - L - R, 0) +
+       "\" height=\"" + num(H - T - B, 0) + "\" fill=\"none\" stroke=\"#999\"/>\n";
+  for (std::uint32_t v = 0; v <= ymax; v += std::max<std::uint32_t>(1, ymax / 5)) {
+    o += "<line x1=\"" + num(L, 0) + "\" x2=\"" + num(W - R, 0) + "\" y1=\"" + num(py(v), 1) +
+         "\" y2=\"" + num(py(v), 1) + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) + "\" y=\"" +
+         num(py(v) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" + std::to_string(v) +
+         "</text>\n";
+  }
+  for (int k = 0; k <= 5; ++k) {
+    const double t = t1 * k / 5.0;
+    o += "<text x=\"" + num(px(t), 1) + "\" y=\"" + num(H - B + 16, 0) +
+         "\" text-anchor=\"middle\" font-size=\"11\">" + num(t / 86400, 1) + "</text>\n";
+  }
+  o += "<text x=\"" + num((L + W - R) / 2, 0) + "\" y=\"" + num(H - 12, 0) +
+       "\" text-anchor=\"middle\" font-size=\"12\">time (days)</text>\n";
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const char* colour = kColours[k % kColours.size()];
+    const auto& s = *series[k];
+    std::string pts = num(px(0), 1) + "," + num(py(0), 1);
+    double prev = 0;
+    // At most ~2000 points: keep each step's value, drop steps narrower than a pixel/4.
+    double last_x = -1;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const auto [t, v] = s[i];
+      const double x = px(t);
+      if (x - last_x < 0.25 && i + 1 < s.size()) {
+        prev = v;
+        continue;
+      }
+      add_point(pts, x, py(prev));
+      add_point(pts, x, py(v));
+      prev = v;
+      last_x = x;
+    }
+    add_point(pts, px(t1), py(prev));
+    o += "<polyline fill=\"none\" stroke=\"" + std::string(colour) +
+         "\" stroke-width=\"1.5\" stroke-opacity=\"0.8\" points=\"" + pts + "\"/>\n";
+    o += "<rect x=\"" + num(L + 10, 0) + "\" y=\"" + num(T + 8 + 16.0 * static_cast<double>(k), 0) +
+         "\" width=\"12\" height=\"10\" fill=\"" + colour + "\"/><text x=\"" + num(L + 28, 0) +
+         "\" y=\"" + num(T + 17 + 16.0 * static_cast<double>(k), 0) + "\" font-size=\"12\">" +
+         esc(names[k]) + "</text>\n";
   }
   return o + "</svg>\n";
 }
 
 }  // namespace
 
+std::string dir_link_name(const fabric::Fabric& f, fabric::DirLink d) {
+  const auto& l = f.link(fabric::LinkId{d / 2});
+  const auto from = d % 2 == 0 ? l.a : l.b;
+  const auto to = d % 2 == 0 ? l.b : l.a;
+  auto end = [&](fabric::PortId p) {
+    const auto n = f.port(p).node;
+    const auto& sw = f.topology().switch_name[fabric::idx(n)];
+    const auto h = f.host_of(n);
+    std::string name = !sw.empty()                       ? sw
+                       : fabric::idx(h) != fabric::kNone ? f.host(h).name
+                                                         : f.node(n).description;
+    return name + "[" + std::to_string(f.port(p).rec.number) + "]";
+  };
+  return end(from) + " -> " + end(to);
+}
+
 std::string html_report(const Trace& t, const std::vector<Run>& runs,
-                        const std::vector<Summary>& sums, const ReportInfo& info) {
+                        const std::vector<Summary>& sums, const ReportInfo& info,
+                        const fabric::Fabric& f) {
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
       esc(info.title) +
@@ -320,8 +420,8 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
       "#ccc;padding:3px 7px;text-align:right}th{background:#f3f3f3}td:first-child{text-align:"
       "left}.plots svg{margin:0 12px 12px 0;border:1px solid #ddd}code{background:#f5f5f5}"
       "</style>\n</head>\n<body>\n<h1>" +
-      esc(info.title) + "</h1>\n<ul>\n<li>Fabric: " + esc(info.fabric) + "</li>\n<li>Routes: " +
-      esc(info.routes) + "</li>\n";
+      esc(info.title) + "</h1>\n<ul>\n<li>Fabric: " + esc(info.fabric) +
+      "</li>\n<li>Routes: " + esc(info.routes) + "</li>\n";
   for (const auto& tr : info.traces) o += "<li>Trace: <code>" + esc(tr) + "</code></li>\n";
   o += "<li>Jobs: " + std::to_string(t.jobs.size()) + " read";
   if (!runs.empty() && runs[0].dropped) {
@@ -338,13 +438,12 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
     o += "<tr><td>" + esc(s.policy) + "</td><td>" + std::to_string(s.jobs) + "</td><td>" +
          std::to_string(s.jobs_multi_node) + "</td><td>" + num(s.tp_in_leaf_pct, 1) + "% of " +
          std::to_string(s.jobs_tp_multi) + "</td><td>" + std::to_string(s.jobs_tp_split) +
-         "</td><td>" + num(s.mean_wait_s, 0) + "</td><td>" + num(s.p95_wait_s, 0) +
-         "</td><td>" + num(s.mean_bounded_slowdown, 2) + "</td><td>" +
-         num(100 * s.utilization, 1) + "%</td><td>" + num(s.mean_leaves, 2) + " (+" +
-         num(s.mean_excess_leaves, 2) + ")</td><td>" + num(s.mean_comm_slowdown, 3) +
-         "</td><td>" + num(s.p95_comm_slowdown, 3) + "</td><td>" +
-         std::to_string(s.max_link_flows) + "</td><td>" + num(s.gpu_hours_lost, 1) + " of " +
-         num(s.gpu_hours, 0) + "</td></tr>\n";
+         "</td><td>" + num(s.mean_wait_s, 0) + "</td><td>" + num(s.p95_wait_s, 0) + "</td><td>" +
+         num(s.mean_bounded_slowdown, 2) + "</td><td>" + num(100 * s.utilization, 1) +
+         "%</td><td>" + num(s.mean_leaves, 2) + " (+" + num(s.mean_excess_leaves, 2) +
+         ")</td><td>" + num(s.mean_comm_slowdown, 3) + "</td><td>" + num(s.p95_comm_slowdown, 3) +
+         "</td><td>" + std::to_string(s.max_link_flows) + "</td><td>" + num(s.gpu_hours_lost, 1) +
+         " of " + num(s.gpu_hours, 0) + "</td></tr>\n";
   }
   o += "</table>\n";
   if (!info.notes.empty()) {
@@ -384,9 +483,39 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
   o += cdf_svg("Wait time, all jobs (CDF)", "wait (s, log scale)", waits, true);
   o += cdf_svg("Communication slowdown, multi-node jobs (CDF)",
                "time-averaged ring slowdown (1 = uncontended)", comm, false);
-  o += bars_svg("Leaves per multi-node job beyond the fewest possible", cats, names,
-                excess_frac, "extra leaves used");
-  o += "</div>\n<h2>Model</h2>\n<p>FCFS with EASY backfill, node-exclusive jobs. Every "
+  o += bars_svg("Leaves per multi-node job beyond the fewest possible", cats, names, excess_frac,
+                "extra leaves used");
+  {
+    std::vector<const std::vector<std::pair<double, std::uint32_t>>*> series;
+    double t_end = 0;
+    for (const auto& r : runs) {
+      series.push_back(&r.max_flows_over_time);
+      t_end = std::max(t_end, r.last_end - r.first_submit);
+    }
+    o += steps_svg("Most ring flows on any switch-to-switch link", names, series, t_end);
+  }
+  o += "</div>\n<h2>Hottest links</h2>\n<p>Directed switch-to-switch links by the most ring "
+       "flows they carried at once (top 5 per policy).</p>\n<table>\n<tr><th>policy</th>"
+       "<th>link</th><th>rate</th><th>most flows</th></tr>\n";
+  for (const auto& r : runs) {
+    std::vector<fabric::DirLink> order;
+    for (fabric::DirLink d = 0; d < r.link_peak.size(); ++d) {
+      const auto& l = f.link(fabric::LinkId{d / 2});
+      if (r.link_peak[d] > 0 && f.node(l.node_a).type == fabric::NodeType::kSwitch &&
+          f.node(l.node_b).type == fabric::NodeType::kSwitch)
+        order.push_back(d);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](auto a, auto b) { return r.link_peak[a] > r.link_peak[b]; });
+    if (order.size() > 5) order.resize(5);
+    for (auto d : order) {
+      o += "<tr><td>" + esc(r.policy.name()) + "</td><td>" + esc(dir_link_name(f, d)) +
+           "</td><td>" + esc(f.link(fabric::LinkId{d / 2}).rate.to_string()) + "</td><td>" +
+           std::to_string(r.link_peak[d]) + "</td></tr>\n";
+    }
+  }
+  o += "</table>\n";
+  o += "<h2>Model</h2>\n<p>FCFS with EASY backfill, node-exclusive jobs. Every "
        "multi-node job runs ring AllReduce over its hosts in the policy's rank order, one flow "
        "per ring edge on the static routes; a link carrying F flows gives each 1/F of its "
        "capacity, a job's ring runs at its worst flow's share, and the communication share of "

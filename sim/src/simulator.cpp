@@ -61,6 +61,10 @@ Simulator::Simulator(const fabric::Fabric& f, const fabric::Routes& routes,
     const bool sw = f.node(link.node_a).type == fabric::NodeType::kSwitch &&
                     f.node(link.node_b).type == fabric::NodeType::kSwitch;
     interswitch_[2 * l] = interswitch_[2 * l + 1] = sw;
+    if (sw) {
+      interswitch_list_.push_back(2 * l);
+      interswitch_list_.push_back(2 * l + 1);
+    }
   }
   for (const auto& tier : f.topology().tiers) {
     if (tier.lower == 0 && tier.upper == 1) host_gbps_ = tier.nominal.gbps();
@@ -103,11 +107,11 @@ namespace {
 
 struct Active {
   std::uint32_t job = 0;
-  double work_left = 0;  ///< nominal seconds still to run
-  double last = 0;       ///< when work_left was last brought up to date
-  double rate = 1;       ///< nominal seconds per second
-  double slowdown = 1;   ///< current communication slowdown s
-  double s_integral = 0; ///< integral of s over the run so far
+  double work_left = 0;   ///< nominal seconds still to run
+  double last = 0;        ///< when work_left was last brought up to date
+  double rate = 1;        ///< nominal seconds per second
+  double slowdown = 1;    ///< current communication slowdown s
+  double s_integral = 0;  ///< integral of s over the run so far
   double expected_end = 0;
   std::uint64_t version = 0;  ///< of its finish event; never reset (slots are reused)
   bool scheduled = false;     ///< has a finish event
@@ -137,9 +141,9 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   std::vector<std::uint32_t> flows(2 * f_.num_links(), 0);
   run.link_peak.assign(flows.size(), 0);
 
-  std::vector<Active> active;            // slots; reused
+  std::vector<Active> active;  // slots; reused
   std::vector<std::uint32_t> free_slots;
-  std::vector<std::uint32_t> multi;      // slots of running multi-node jobs
+  std::vector<std::uint32_t> multi;                 // slots of running multi-node jobs
   std::set<std::pair<double, std::uint32_t>> ends;  // (expected end, slot) for reservations
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   std::uint64_t seq = 0;
@@ -201,8 +205,8 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     if (!pl.feasible) return false;
     std::vector<HostId> ring = std::move(pl.hosts);
     if (p.route_aware) {
-      ring = placement::route_aware_ring(planner_.context().blocks, routes_, std::move(ring),
-                                         flows);
+      ring =
+          placement::route_aware_ring(planner_.context().blocks, routes_, std::move(ring), flows);
     }
     for (HostId h : ring) states.state[idx(h)] = placement::HostState::kBusy;
     free_count -= ring.size();
@@ -372,7 +376,14 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
       ++next;
     }
     multi_changed |= schedule(now);
-    if (multi_changed) update_rates(now);
+    if (multi_changed) {
+      update_rates(now);
+      std::uint32_t peak = 0;
+      for (DirLink d : interswitch_list_) peak = std::max(peak, flows[d]);
+      if (run.max_flows_over_time.empty() || run.max_flows_over_time.back().second != peak) {
+        run.max_flows_over_time.emplace_back(now, peak);
+      }
+    }
   }
   return run;
 }

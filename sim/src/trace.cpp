@@ -80,12 +80,12 @@ Result<void> parse_philly(std::string_view text, const std::string& file, std::v
                   static_cast<int>(n));
     }
     if (!gpus) {
-      return fail(ErrorCode::kSyntax, "size '" + std::string(f[4]) + "' is not an integer",
-                  file, static_cast<int>(n));
+      return fail(ErrorCode::kSyntax, "size '" + std::string(f[4]) + "' is not an integer", file,
+                  static_cast<int>(n));
     }
     if (!dur) {
-      return fail(ErrorCode::kSyntax, "duration '" + std::string(f[5]) + "' is not a number",
-                  file, static_cast<int>(n));
+      return fail(ErrorCode::kSyntax, "duration '" + std::string(f[5]) + "' is not a number", file,
+                  static_cast<int>(n));
     }
     rows.push_back({std::string(str::trim(f[0])), *submit, *dur, *gpus, n});
   }
@@ -112,16 +112,16 @@ Result<void> parse_itp(std::string_view text, const std::string& file, std::vect
     auto gpus = parse_int(f[3]);
     if (!submit || *submit < 0) {
       return fail(ErrorCode::kSyntax,
-                  "submission_time '" + std::string(f[1]) + "' is not a non-negative number",
-                  file, static_cast<int>(n));
+                  "submission_time '" + std::string(f[1]) + "' is not a non-negative number", file,
+                  static_cast<int>(n));
     }
     if (!dur) {
-      return fail(ErrorCode::kSyntax, "duration '" + std::string(f[2]) + "' is not a number",
-                  file, static_cast<int>(n));
+      return fail(ErrorCode::kSyntax, "duration '" + std::string(f[2]) + "' is not a number", file,
+                  static_cast<int>(n));
     }
     if (!gpus) {
-      return fail(ErrorCode::kSyntax, "num_gpu '" + std::string(f[3]) + "' is not an integer",
-                  file, static_cast<int>(n));
+      return fail(ErrorCode::kSyntax, "num_gpu '" + std::string(f[3]) + "' is not an integer", file,
+                  static_cast<int>(n));
     }
     rows.push_back({std::string(str::trim(f[0])), *submit, *dur, *gpus, n});
   }
@@ -179,8 +179,7 @@ Result<std::string> read_text_file(const std::string& path) {
     if (got < 0) {
       int err = 0;
       const char* msg = gzerror(gz.get(), &err);
-      return fail(ErrorCode::kIo, std::string("read failed: ") + (msg ? msg : "zlib error"),
-                  path);
+      return fail(ErrorCode::kIo, std::string("read failed: ") + (msg ? msg : "zlib error"), path);
     }
     if (got == 0) break;
     out.append(buf.data(), static_cast<std::size_t>(got));
@@ -199,10 +198,14 @@ std::string_view first_line(std::string_view text) {
 
 std::string_view to_string(TraceFormat f) {
   switch (f) {
-    case TraceFormat::kAuto: return "auto";
-    case TraceFormat::kPhilly: return "philly";
-    case TraceFormat::kItp: return "itp";
-    case TraceFormat::kSwf: return "swf";
+    case TraceFormat::kAuto:
+      return "auto";
+    case TraceFormat::kPhilly:
+      return "philly";
+    case TraceFormat::kItp:
+      return "itp";
+    case TraceFormat::kSwf:
+      return "swf";
   }
   return "?";
 }
@@ -221,7 +224,8 @@ TraceFormat detect_format(std::string_view path, std::string_view line) {
 JobShape job_shape(std::uint32_t gpus, std::uint32_t g, std::uint32_t cap) {
   JobShape s;
   s.nodes = (gpus + g - 1) / g;
-  const auto want = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{s.nodes} * g, cap));
+  const auto want =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{s.nodes} * g, cap));
   if (want <= g) {
     // The largest divisor of g not above want: groups never straddle a node.
     std::uint32_t t = std::max<std::uint32_t>(want, 1);
@@ -236,8 +240,7 @@ JobShape job_shape(std::uint32_t gpus, std::uint32_t g, std::uint32_t cap) {
   return s;
 }
 
-Result<Trace> parse_trace(std::string_view text, const std::string& file,
-                          const TraceOptions& opt) {
+Result<Trace> parse_trace(std::string_view text, const std::string& file, const TraceOptions& opt) {
   if (opt.gpus_per_node == 0) return fail(ErrorCode::kUsage, "GPUs per node must be at least 1");
   if (opt.tp_cap == 0) return fail(ErrorCode::kUsage, "the TP cap must be at least 1 GPU");
   if (opt.swf_procs_per_gpu == 0) {
@@ -261,10 +264,17 @@ Result<Trace> parse_trace(std::string_view text, const std::string& file,
   Skips skips;
   Result<void> r;
   switch (t.format) {
-    case TraceFormat::kPhilly: r = parse_philly(text, file, rows); break;
-    case TraceFormat::kItp: r = parse_itp(text, file, rows); break;
-    case TraceFormat::kSwf: r = parse_swf(text, file, opt.swf_procs_per_gpu, rows); break;
-    case TraceFormat::kAuto: break;
+    case TraceFormat::kPhilly:
+      r = parse_philly(text, file, rows);
+      break;
+    case TraceFormat::kItp:
+      r = parse_itp(text, file, rows);
+      break;
+    case TraceFormat::kSwf:
+      r = parse_swf(text, file, opt.swf_procs_per_gpu, rows);
+      break;
+    case TraceFormat::kAuto:
+      break;
   }
   if (!r) return std::unexpected(r.error());
   t.jobs.reserve(rows.size());
@@ -278,8 +288,9 @@ Result<Trace> parse_trace(std::string_view text, const std::string& file,
       continue;
     }
     if (row.gpus > 1'000'000) {
-      return fail(ErrorCode::kSyntax, "a job of " + std::to_string(row.gpus) +
-                  " GPUs is beyond any fabric", file, static_cast<int>(row.line));
+      return fail(ErrorCode::kSyntax,
+                  "a job of " + std::to_string(row.gpus) + " GPUs is beyond any fabric", file,
+                  static_cast<int>(row.line));
     }
     auto shape = job_shape(static_cast<std::uint32_t>(row.gpus), opt.gpus_per_node, opt.tp_cap);
     TraceJob j;
@@ -316,9 +327,11 @@ Result<Trace> read_traces(const std::vector<std::string>& paths, const TraceOpti
     auto one = parse_trace(*text, paths[i], opt);
     if (!one) return std::unexpected(one.error());
     if (i > 0 && one->format != all.format) {
-      return fail(ErrorCode::kUsage, "traces of different formats cannot be merged (" +
-                  std::string(to_string(all.format)) + " and " +
-                  std::string(to_string(one->format)) + ")", paths[i]);
+      return fail(ErrorCode::kUsage,
+                  "traces of different formats cannot be merged (" +
+                      std::string(to_string(all.format)) + " and " +
+                      std::string(to_string(one->format)) + ")",
+                  paths[i]);
     }
     all.format = one->format;
     std::string prefix;

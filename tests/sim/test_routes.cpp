@@ -92,7 +92,10 @@ TEST(Ftree, Fat2L8LeafSendsHostIUpUplinkIMod20) {
   ASSERT_TRUE(r);
   const NodeId leaf01 = *f.find_switch("leaf01");
   for (std::uint32_t i = 20; i < 160; ++i) {
-    const HostId h = *f.find_host("node" + std::string(i + 1 < 10 ? "00" : i + 1 < 100 ? "0" : "") +
+    const HostId h = *f.find_host("node" +
+                                  std::string(i + 1 < 10    ? "00"
+                                              : i + 1 < 100 ? "0"
+                                                            : "") +
                                   std::to_string(i + 1));
     EXPECT_EQ(r->out_port(leaf01, h), 21 + i % 20) << i;
   }
@@ -101,8 +104,8 @@ TEST(Ftree, Fat2L8LeafSendsHostIUpUplinkIMod20) {
   const NodeId spine01 = *f.find_switch("spine01");
   const std::vector<int> want{1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 1, 1, 1};
   for (std::uint32_t j = 0; j < 20; ++j) {
-    const HostId h = *f.find_host("node0" + std::string(j + 1 < 10 ? "0" : "") +
-                                  std::to_string(j + 1));
+    const HostId h =
+        *f.find_host("node0" + std::string(j + 1 < 10 ? "0" : "") + std::to_string(j + 1));
     EXPECT_EQ(r->out_port(spine01, h), want[j]) << j;
   }
 }
@@ -113,8 +116,7 @@ TEST(Ftree, MissingInterSwitchLinkIsRefusedAsOpensmDoes) {
   auto r = ftree_routes(f);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, fp::ErrorCode::kUnsupported);
-  EXPECT_NE(r.error().message.find("falls back to minhop"), std::string::npos)
-      << r.error().message;
+  EXPECT_NE(r.error().message.find("falls back to minhop"), std::string::npos) << r.error().message;
 }
 
 TEST(Ftree, SpecFabricsRoute) {
@@ -147,7 +149,8 @@ TEST(LftDump, ErrorsNameFileAndLine) {
   const Fabric f = load_dump("fat2_L8");
   auto r = lft_routes(f, "Unicast lids [0-3] of switch Lid 2 guid 0xdeadbeef ('x'):\n", "t.dump");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().to_string(), "t.dump:1: switch 0x00000000deadbeef is not a switch of the fabric");
+  EXPECT_EQ(r.error().to_string(),
+            "t.dump:1: switch 0x00000000deadbeef is not a switch of the fabric");
   r = lft_routes(f, "0x0001 001 # x\n", "t.dump");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().to_string(),
@@ -160,7 +163,8 @@ TEST(LftDump, ErrorsNameFileAndLine) {
   EXPECT_EQ(r.error().to_string(), "t.dump:2: expected '0xLID PORT # ...'");
   r = lft_routes(f, "nothing here\n", "t.dump");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().to_string(), "t.dump: no 'Unicast lids ... of switch' section: not an LFT dump");
+  EXPECT_EQ(r.error().to_string(),
+            "t.dump: no 'Unicast lids ... of switch' section: not an LFT dump");
   // A fabric without LIDs (a spec) cannot take a dump.
   auto spec = generate("fat2:leaves=2,down=2,up=2");
   ASSERT_TRUE(spec);

@@ -166,10 +166,10 @@ TEST(Simulator, FabricPolicyKeepsTpGroupsInLeavesWhereSlurmTreeSplitsThem) {
   // groups of 2 nodes. Slurm's tree takes 3 + 1 and splits a group; ours takes 2 + 2.
   sim::SimOptions opt;
   World w(make("fat2:leaves=2,down=4,up=2"), opt);
-  const auto t = itp(
-      "job_id,submission_time,duration,num_gpu\n"
-      "b1,0,1000,8\nfill,0,10,24\nb2,0,1000,8\nj,20,100,32\n",
-      16);
+  const auto t =
+      itp("job_id,submission_time,duration,num_gpu\n"
+          "b1,0,1000,8\nfill,0,10,24\nb2,0,1000,8\nj,20,100,32\n",
+          16);
   // b1 -> node001; fill -> node002-004 (ends 10); b2 -> node005; j at 20 has 6 free.
   for (auto pol : {policies::Policy::kFabric, policies::Policy::kSlurmTree}) {
     const sim::SimPolicy p{pol, false};
@@ -277,8 +277,8 @@ TEST(RouteAwareRing, SpreadsTheJobsOwnEdgesOverUplinks) {
   ASSERT_TRUE(routes);
   auto ctx = placement::prepare(f);
   std::vector<HostId> ring;
-  for (const char* n : {"node001", "node002", "node005", "node006", "node009", "node010",
-                        "node013", "node014"})
+  for (const char* n :
+       {"node001", "node002", "node005", "node006", "node009", "node010", "node013", "node014"})
     ring.push_back(*f.find_host(n));
   std::vector<std::uint32_t> none;
   auto peak = [&](const std::vector<HostId>& r) {

@@ -16,10 +16,10 @@ TEST(JobShape, NodesAndTpTileTheJob) {
   struct Case {
     std::uint32_t gpus, cap, nodes, tp;
   } cases[] = {
-      {1, 16, 1, 8},    {4, 16, 1, 8},   {8, 16, 1, 8},   {12, 16, 2, 16},  {16, 16, 2, 16},
-      {24, 16, 3, 8},   // 3 nodes: 16-GPU groups do not tile, so one node per group
-      {32, 16, 4, 16},  {128, 16, 16, 16}, {64, 32, 8, 32}, {48, 32, 6, 24}, {40, 32, 5, 8},
-      {8, 4, 1, 4},     {8, 3, 1, 2},    // a TP below the node: a divisor of 8
+      {1, 16, 1, 8},   {4, 16, 1, 8},     {8, 16, 1, 8},   {12, 16, 2, 16},
+      {16, 16, 2, 16}, {24, 16, 3, 8},  // 3 nodes: 16-GPU groups do not tile, so one node per group
+      {32, 16, 4, 16}, {128, 16, 16, 16}, {64, 32, 8, 32}, {48, 32, 6, 24},
+      {40, 32, 5, 8},  {8, 4, 1, 4},      {8, 3, 1, 2},  // a TP below the node: a divisor of 8
       {1, 1, 1, 1},
   };
   for (const auto& c : cases) {
@@ -83,8 +83,8 @@ TEST(Trace, MergedFilesInSubmitOrderWithPrefixedIds) {
     std::fclose(f);
     return dir + name;
   };
-  const auto a = write("clusterA.csv",
-                       "job_id,submission_time,duration,num_gpu\nj1,100,10,8\nj2,400,10,8\n");
+  const auto a =
+      write("clusterA.csv", "job_id,submission_time,duration,num_gpu\nj1,100,10,8\nj2,400,10,8\n");
   const auto b = write("clusterB.csv", "job_id,submission_time,duration,num_gpu\nk1,250,5,16\n");
   TraceOptions o;
   o.arrival_scale = 0.5;

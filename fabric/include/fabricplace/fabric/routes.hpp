@@ -53,8 +53,7 @@ class Routes {
 
  private:
   friend Result<Routes> ftree_routes(const Fabric& f);
-  friend Result<Routes> lft_routes(const Fabric& f, std::string_view text,
-                                   const std::string& file);
+  friend Result<Routes> lft_routes(const Fabric& f, std::string_view text, const std::string& file);
   static Result<Routes> empty_for(const Fabric& f, std::string source);
   PortNum& at(NodeId sw, HostId dst) {
     return table_[std::size_t{sw_index_[idx(sw)]} * num_hosts_ + idx(dst)];
@@ -63,9 +62,9 @@ class Routes {
   const Fabric* fabric_ = nullptr;
   std::string source_;
   std::size_t num_hosts_ = 0;
-  std::vector<std::uint32_t> sw_index_;  ///< per node: dense switch index (kNone for CAs)
-  std::vector<PortNum> table_;           ///< switches x hosts
-  std::vector<PortId> host_port_;        ///< per host: its HCA port
+  std::vector<std::uint32_t> sw_index_;    ///< per node: dense switch index (kNone for CAs)
+  std::vector<PortNum> table_;             ///< switches x hosts
+  std::vector<PortId> host_port_;          ///< per host: its HCA port
   std::vector<std::uint32_t> port_begin_;  ///< per switch index: its slice of port_by_num_
   std::vector<PortId> port_by_num_;        ///< switch ports by number (kNone: no such port)
 };

@@ -19,14 +19,14 @@ struct Summary {
   double tp_in_leaf_pct = 100;      ///< of jobs_tp_multi, those with every group in one leaf
   double mean_wait_s = 0, p95_wait_s = 0, max_wait_s = 0;
   double mean_bounded_slowdown = 1;
-  double utilization = 0;           ///< busy node-seconds / (hosts x makespan)
-  double mean_leaves = 0;           ///< over multi-node jobs
-  double mean_excess_leaves = 0;    ///< leaves used minus the fewest possible, multi-node jobs
-  double mean_comm_slowdown = 1;    ///< over multi-node jobs (time-averaged per job)
+  double utilization = 0;         ///< busy node-seconds / (hosts x makespan)
+  double mean_leaves = 0;         ///< over multi-node jobs
+  double mean_excess_leaves = 0;  ///< leaves used minus the fewest possible, multi-node jobs
+  double mean_comm_slowdown = 1;  ///< over multi-node jobs (time-averaged per job)
   double p95_comm_slowdown = 1;
   std::uint32_t max_link_flows = 0;
-  double gpu_hours = 0;             ///< GPU-hours run (actual run times)
-  double gpu_hours_lost = 0;        ///< GPU-hours beyond the uncontended run times
+  double gpu_hours = 0;       ///< GPU-hours run (actual run times)
+  double gpu_hours_lost = 0;  ///< GPU-hours beyond the uncontended run times
   double makespan_s = 0;
 };
 
@@ -40,13 +40,15 @@ std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric:
 /// What the HTML report says about the run besides the figures.
 struct ReportInfo {
   std::string title;
-  std::string fabric;                ///< origin and size
-  std::string routes;                ///< Routes::source()
-  std::vector<std::string> traces;   ///< files
-  std::vector<std::string> settings; ///< "comm fraction 0.3", ...
-  std::vector<std::string> notes;    ///< trace notes, degraded links, dropped jobs
+  std::string fabric;                 ///< origin and size
+  std::string routes;                 ///< Routes::source()
+  std::vector<std::string> traces;    ///< files
+  std::vector<std::string> settings;  ///< "comm fraction 0.3", ...
+  std::vector<std::string> notes;     ///< trace notes, degraded links, dropped jobs
 };
-std::string html_report(const Trace& t, const std::vector<Run>& runs,
-                        const std::vector<Summary>& s, const ReportInfo& info);
+std::string html_report(const Trace& t, const std::vector<Run>& runs, const std::vector<Summary>& s,
+                        const ReportInfo& info, const fabric::Fabric& f);
+/// "leaf01[21] -> spine01[1]": a directed link by its ends' names and port numbers.
+std::string dir_link_name(const fabric::Fabric& f, fabric::DirLink d);
 
 }  // namespace fabricplace::sim

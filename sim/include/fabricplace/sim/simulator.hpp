@@ -46,7 +46,7 @@ Result<std::vector<SimPolicy>> parse_sim_policies(std::string_view list);
 
 struct SimOptions {
   std::uint32_t gpus_per_node = 8;
-  double comm_fraction = 0.3;  ///< share of a job's uncontended run time spent in AllReduce
+  double comm_fraction = 0.3;    ///< share of a job's uncontended run time spent in AllReduce
   double estimate_factor = 1.0;  ///< run-time estimate = duration x this (EASY reservations)
   std::uint32_t bf_max_job_test = 500;  ///< Slurm's bf_max_job_test default
   double bounded_slowdown_tau = 10;     ///< seconds (the customary 10 s)
@@ -54,7 +54,7 @@ struct SimOptions {
 
 /// What happened to one job under one policy.
 struct JobOutcome {
-  bool ran = false;          ///< false: the policy could never place it (see Run::dropped)
+  bool ran = false;  ///< false: the policy could never place it (see Run::dropped)
   double start = 0, end = 0;
   std::vector<fabric::HostId> hosts;  ///< ring order
   std::uint32_t leaves = 0;           ///< blocks used
@@ -68,9 +68,11 @@ struct JobOutcome {
 
 struct Run {
   SimPolicy policy;
-  std::vector<JobOutcome> jobs;  ///< parallel to Trace::jobs
-  std::size_t dropped = 0;       ///< jobs no policy run could ever place (too large)
+  std::vector<JobOutcome> jobs;      ///< parallel to Trace::jobs
+  std::size_t dropped = 0;           ///< jobs no policy run could ever place (too large)
   std::uint32_t max_link_flows = 0;  ///< most flows on any switch-to-switch link, any time
+  /// The most flows on any switch-to-switch link, as it changed: (time, flows) steps.
+  std::vector<std::pair<double, std::uint32_t>> max_flows_over_time;
   /// Per directed link (fabric::DirLink): the most flows it carried at any time.
   std::vector<std::uint32_t> link_peak;
   /// Jobs still queued when nothing else could happen (0 unless the fabric lost the hosts
@@ -88,12 +90,11 @@ using Progress = std::function<void(std::size_t done, std::size_t total)>;
 class Simulator {
  public:
   /// The fabric, routes and planner must outlive the simulator and agree (same fabric).
-  Simulator(const fabric::Fabric& f, const fabric::Routes& routes,
-            const policies::Planner& planner, SimOptions opt);
+  Simulator(const fabric::Fabric& f, const fabric::Routes& routes, const policies::Planner& planner,
+            SimOptions opt);
   /// Jobs a policy could never place on the empty fabric (too many nodes, a TP group larger
   /// than any leaf): true per job. The caller drops them from every run alike.
-  [[nodiscard]] std::vector<std::uint8_t> unplaceable(const Trace& t,
-                                                      const SimPolicy& p) const;
+  [[nodiscard]] std::vector<std::uint8_t> unplaceable(const Trace& t, const SimPolicy& p) const;
   /// Replays `t` (jobs marked in `skip` are not submitted).
   [[nodiscard]] Run run(const Trace& t, const SimPolicy& p, const std::vector<std::uint8_t>& skip,
                         const Progress& progress = {}) const;
@@ -104,10 +105,11 @@ class Simulator {
   const fabric::Routes& routes_;
   const policies::Planner& planner_;
   SimOptions opt_;
-  std::vector<double> capacity_;   ///< per directed link, Gb/s
+  std::vector<double> capacity_;           ///< per directed link, Gb/s
   std::vector<std::uint8_t> interswitch_;  ///< per directed link: both ends are switches
-  double host_gbps_ = 0;           ///< nominal host link rate: a ring flow's full speed
-  std::uint32_t max_block_ = 0;    ///< hosts in the largest block (min_leaves)
+  std::vector<fabric::DirLink> interswitch_list_;
+  double host_gbps_ = 0;         ///< nominal host link rate: a ring flow's full speed
+  std::uint32_t max_block_ = 0;  ///< hosts in the largest block (min_leaves)
 };
 
 }  // namespace fabricplace::sim

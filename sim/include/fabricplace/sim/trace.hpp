@@ -41,14 +41,14 @@ struct TraceOptions {
 };
 
 struct TraceJob {
-  std::string id;             ///< as the trace names it (prefixed "file:" when merged)
-  double submit = 0;          ///< seconds since the first job's submission
-  double duration = 0;        ///< run time on an uncontended fabric, seconds
-  std::uint32_t gpus = 0;     ///< as the trace gives them
-  std::uint32_t nodes = 0;    ///< whole nodes asked for
-  std::uint32_t tp = 0;       ///< GPUs per TP group
-  std::uint32_t line = 0;     ///< 1-based line in its file
-  std::uint32_t file = 0;     ///< index into Trace::files
+  std::string id;           ///< as the trace names it (prefixed "file:" when merged)
+  double submit = 0;        ///< seconds since the first job's submission
+  double duration = 0;      ///< run time on an uncontended fabric, seconds
+  std::uint32_t gpus = 0;   ///< as the trace gives them
+  std::uint32_t nodes = 0;  ///< whole nodes asked for
+  std::uint32_t tp = 0;     ///< GPUs per TP group
+  std::uint32_t line = 0;   ///< 1-based line in its file
+  std::uint32_t file = 0;   ///< index into Trace::files
 };
 
 struct Trace {
@@ -66,8 +66,7 @@ Result<std::string> read_text_file(const std::string& path);
 TraceFormat detect_format(std::string_view path, std::string_view first_line);
 
 /// Parses one trace's text (already decompressed). `file` names it in errors.
-Result<Trace> parse_trace(std::string_view text, const std::string& file,
-                          const TraceOptions& opt);
+Result<Trace> parse_trace(std::string_view text, const std::string& file, const TraceOptions& opt);
 /// Reads one or more files (several ITP clusters, say) and merges them by submit time; ids
 /// become "file-stem:id" when more than one file is given.
 Result<Trace> read_traces(const std::vector<std::string>& paths, const TraceOptions& opt);
