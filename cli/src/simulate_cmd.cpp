@@ -65,6 +65,10 @@ int run_simulate(const SimulateOpts& o) {
   if (!(o.sopt.estimate_factor > 0)) {
     return usage("--estimate-factor must be positive");
   }
+  std::error_code ec;
+  std::filesystem::create_directories(o.out, ec);
+  if (ec)
+    return report(Error{ErrorCode::kIo, "cannot create directory: " + ec.message(), o.out, 0});
   auto loaded = o.in.load();
   if (!loaded) return report(loaded.error());
   std::optional<fabric::Fabric> degraded;
@@ -198,10 +202,6 @@ int run_simulate(const SimulateOpts& o) {
   };
   info.notes = notes;
 
-  std::error_code ec;
-  std::filesystem::create_directories(o.out, ec);
-  if (ec)
-    return report(Error{ErrorCode::kIo, "cannot create directory: " + ec.message(), o.out, 0});
   const std::string dir = o.out + "/";
   if (auto r = write_file_atomic(dir + "jobs.csv", sim::jobs_csv(*trace, runs, *f)); !r)
     return report(r.error());

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# simulate.sh FABRICPLACE DATA_DIR: `fabricplace simulate` end to end on the head of the ITP
+# trace: the three outputs, their columns, a self-contained report, progress on stderr, and
+# byte-identical outputs for the same seed (different ones for another seed).
+set -euo pipefail
+bin=$1 data=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+args=(simulate --fabric 'fat3:pods=2,leaves=2,down=4,up=4' --trace "$data/traces/itp-cluster04-head300.csv"
+      --policies fabric,fabric+routes,slurm-tree,first-fit --tp-cap 16 --degrade-links 2 --threads 2)
+"$bin" "${args[@]}" --seed 7 --out "$tmp/a" >"$tmp/a.stdout" 2>"$tmp/a.stderr"
+"$bin" "${args[@]}" --seed 7 --out "$tmp/b" -q >"$tmp/b.stdout" 2>"$tmp/b.stderr"
+"$bin" "${args[@]}" --seed 8 --out "$tmp/c" -q >/dev/null 2>&1
+
+for f in jobs.csv summary.csv report.html; do
+  [[ -s "$tmp/a/$f" ]] || fail "$f missing or empty"
+  cmp -s "$tmp/a/$f" "$tmp/b/$f" || fail "$f differs between two runs with seed 7"
+done
+cmp -s "$tmp/a/report.html" "$tmp/c/report.html" && fail "seed 8 gave the same report as seed 7"
+grep -q 'degraded to 1x (seed 7): ' "$tmp/a/report.html" || fail "report does not name the degraded links"
+
+# summary.csv: the columns the issue asks for, one row per policy, plain numbers.
+header=$(head -n 1 "$tmp/a/summary.csv")
+for col in policy jobs jobs_tp_split mean_wait_s p95_wait_s utilization mean_comm_slowdown max_link_flows; do
+  tr ',' '\n' <<<"$header" | grep -qx "$col" || fail "summary.csv lacks column $col"
+done
+[[ $(tail -n +2 "$tmp/a/summary.csv" | cut -d, -f1 | paste -sd,) == fabric,fabric+routes,slurm-tree,first-fit ]] ||
+  fail "summary.csv rows: $(cut -d, -f1 "$tmp/a/summary.csv" | paste -sd' ')"
+tail -n +2 "$tmp/a/summary.csv" | cut -d, -f2- | tr ',' '\n' | grep -vqE '^[0-9]+(\.[0-9]+)?$' &&
+  fail "summary.csv has a value that is not a plain number"
+# jobs.csv: one row per job and policy (300 jobs x 4 policies) plus the header.
+[[ $(wc -l <"$tmp/a/jobs.csv") == 1201 ]] || fail "jobs.csv has $(wc -l <"$tmp/a/jobs.csv") lines"
+
+# The report opens without network: inline SVG, no scripts, no external references.
+[[ $(grep -c '<svg ' "$tmp/a/report.html") == 4 ]] || fail "report.html should hold 4 plots"
+grep -qi '<script' "$tmp/a/report.html" && fail "report.html has a script"
+grep -o 'https\?://[^"]*' "$tmp/a/report.html" | grep -qv '^http://www.w3.org/2000/svg$' &&
+  fail "report.html references the network"
+
+# Progress on stderr (not with -q), the table on stdout.
+grep -q '^simulate: fabric 100% (300/300 jobs)$' "$tmp/a.stderr" || fail "no progress on stderr"
+[[ -s "$tmp/b.stderr" ]] && fail "-q still printed: $(cat "$tmp/b.stderr")"
+grep -q '^fabric+routes ' "$tmp/a.stdout" || fail "no summary table on stdout"
+echo "simulate: outputs, columns, self-contained report, progress and determinism OK"
