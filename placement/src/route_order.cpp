@@ -1,6 +1,8 @@
 #include "fabricplace/placement/route_order.hpp"
 
 #include <algorithm>
+#include <numeric>
+#include <optional>
 #include <utility>
 
 namespace fabricplace::placement {
@@ -28,6 +30,10 @@ class Overlay {
     }
   }
 
+  [[nodiscard]] const std::vector<std::pair<DirLink, std::uint32_t>>& entries() const {
+    return added_;
+  }
+
  private:
   std::vector<std::pair<DirLink, std::uint32_t>> added_;
 };
@@ -40,27 +46,11 @@ struct Cost {
   }
 };
 
-}  // namespace
-
-std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& routes,
-                                     std::vector<HostId> ring,
-                                     std::span<const std::uint32_t> flows) {
-  // Stretches: maximal runs of one block.
-  std::vector<std::vector<HostId>> seg;
-  for (std::size_t i = 0; i < ring.size(); ++i) {
-    if (i == 0 || b.of_host[fabric::idx(ring[i])] != b.of_host[fabric::idx(ring[i - 1])]) {
-      seg.emplace_back();
-    }
-    seg.back().push_back(ring[i]);
-  }
-  // A ring whose last stretch is the first one's block continues it (wrap-around).
-  if (seg.size() > 1 &&
-      b.of_host[fabric::idx(seg.front().front())] == b.of_host[fabric::idx(seg.back().front())]) {
-    return ring;  // not leaf-contiguous: leave such a ring as it is
-  }
+/// The greedy boundary choice over stretches in this order; nothing when a pair has no route.
+std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
+    const std::vector<std::vector<HostId>>& seg, const fabric::Routes& routes,
+    std::span<const std::uint32_t> flows) {
   const std::size_t L = seg.size();
-  if (L < 2) return ring;
-
   const fabric::Fabric& f = routes.fabric();
   Overlay added;
   std::vector<DirLink> path;
@@ -108,12 +98,13 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& rout
     return true;
   };
   for (std::size_t k = 0; k + 1 < L; ++k) {
-    if (!choose(k, k + 1)) return ring;
+    if (!choose(k, k + 1)) return std::nullopt;
   }
-  if (!choose(L - 1, 0)) return ring;
+  if (!choose(L - 1, 0)) return std::nullopt;
 
   std::vector<HostId> out;
-  out.reserve(ring.size());
+  out.reserve(std::accumulate(seg.begin(), seg.end(), std::size_t{0},
+                              [](std::size_t n, const auto& s) { return n + s.size(); }));
   for (std::size_t k = 0; k < L; ++k) {
     const auto& s = seg[k];
     if (s.size() == 1) {
@@ -125,7 +116,63 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& rout
       if (i != entry[k] && i != exit[k]) out.push_back(s[i]);
     out.push_back(s[exit[k]]);
   }
-  return out;
+  // The ring's own cost: its most loaded link after adding it, then the load over its links.
+  Cost total;
+  for (const auto& [d, n] : added.entries()) {
+    const double cap = std::max(f.link(fabric::LinkId{d / 2}).rate.gbps(), 1e-9);
+    const double load = (d < flows.size() ? flows[d] : 0) + n;
+    total.worst = std::max(total.worst, load / cap);
+    total.total += load / cap;
+  }
+  return std::make_pair(std::move(out), total);
+}
+
+/// TP groups (consecutive `gn` hosts) whose hosts span blocks.
+std::uint32_t splits(const Blocks& b, const std::vector<HostId>& ring, std::uint32_t gn) {
+  std::uint32_t n = 0;
+  for (std::size_t g = 0; g + gn <= ring.size(); g += gn) {
+    for (std::size_t i = g + 1; i < g + gn; ++i) {
+      if (b.of_host[fabric::idx(ring[i])] != b.of_host[fabric::idx(ring[g])]) {
+        ++n;
+        break;
+      }
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& routes,
+                                     std::vector<HostId> ring, std::span<const std::uint32_t> flows,
+                                     std::uint32_t group_nodes) {
+  // Stretches: maximal runs of one block.
+  std::vector<std::vector<HostId>> seg;
+  for (std::size_t i = 0; i < ring.size(); ++i) {
+    if (i == 0 || b.of_host[fabric::idx(ring[i])] != b.of_host[fabric::idx(ring[i - 1])]) {
+      seg.emplace_back();
+    }
+    seg.back().push_back(ring[i]);
+  }
+  // A ring whose last stretch is the first one's block continues it (wrap-around).
+  if (seg.size() > 1 &&
+      b.of_host[fabric::idx(seg.front().front())] == b.of_host[fabric::idx(seg.back().front())]) {
+    return ring;  // not leaf-contiguous: leave such a ring as it is
+  }
+  const std::size_t L = seg.size();
+  if (L < 2) return ring;
+
+  auto best = order_stretches(seg, routes, flows);
+  if (!best) return ring;
+  // The same leaves in the opposite direction: every inter-leaf edge then runs the other
+  // way, over other links. Taken only when strictly better and splitting no more TP groups.
+  std::vector<std::vector<HostId>> rev(seg.rbegin(), seg.rend());
+  if (auto other = order_stretches(rev, routes, flows);
+      other && other->second < best->second &&
+      splits(b, other->first, group_nodes) <= splits(b, best->first, group_nodes)) {
+    best = std::move(other);
+  }
+  return std::move(best->first);
 }
 
 }  // namespace fabricplace::placement

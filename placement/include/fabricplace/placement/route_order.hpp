@@ -3,9 +3,11 @@
 // and enter leaves over distinct uplinks and avoid links other jobs already load.
 //
 // Contract
-// - The ring keeps its blocks (leaves) in the same order, and each block's stretch keeps
-//   the same hosts: only the order inside a stretch changes. So the leaves used, the
-//   inter-leaf edges and which TP groups straddle leaves are exactly those of the input.
+// - The ring keeps its blocks (leaves) in the same cyclic order, or takes them in the
+//   opposite direction when that is strictly better and splits no more TP groups (of
+//   `group_nodes` consecutive hosts); each block's stretch keeps the same hosts, only their
+//   order inside it changes. So the leaves used and the inter-leaf edge count are those of
+//   the input.
 // - Inter-leaf edges are chosen one boundary at a time, in ring order, each minimising (the
 //   most loaded link of its path after adding it, relative to capacity; then the load summed
 //   over the path), counting the edges already chosen; ties keep the input order. The
@@ -24,6 +26,7 @@ namespace fabricplace::placement {
 
 std::vector<fabric::HostId> route_aware_ring(const Blocks& b, const fabric::Routes& routes,
                                              std::vector<fabric::HostId> ring,
-                                             std::span<const std::uint32_t> flows);
+                                             std::span<const std::uint32_t> flows,
+                                             std::uint32_t group_nodes = 1);
 
 }  // namespace fabricplace::placement
