@@ -140,16 +140,19 @@ int run_simulate(const SimulateOpts& o) {
 
   std::vector<sim::Run> runs(pols->size());
   std::mutex mu;
-  std::vector<int> last_pct(pols->size(), -1);
+  // Progress at most every 2 s per policy (long runs only); each policy's end is reported.
+  std::vector<std::chrono::steady_clock::time_point> last_print(pols->size(),
+                                                                std::chrono::steady_clock::now());
   auto worker = [&](std::size_t k) {
     auto start = std::chrono::steady_clock::now();
     sim::Progress progress;
     if (!o.quiet) {
       progress = [&, k](std::size_t done, std::size_t total) {
-        const int pct = static_cast<int>(100 * done / total);
-        if (pct / 10 == last_pct[k] / 10 && done != total) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (done == total || now - last_print[k] < std::chrono::seconds(2)) return;
         std::lock_guard lock(mu);
-        last_pct[k] = pct;
+        last_print[k] = now;
+        const int pct = static_cast<int>(100 * done / total);
         std::cerr << "simulate: " << (*pols)[k].name() << " " << pct << "% (" << done << "/"
                   << total << " jobs)\n";
       };
