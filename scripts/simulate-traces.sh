@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Replays the real traces of docs/simulator.md ("Results") on realistic 3-level fat-trees and
+# writes one report per scenario. Not part of the test suite (minutes, and the traces live
+# outside the repository).
+#
+#   scripts/simulate-traces.sh [TRACES_DIR] [OUT_DIR]
+#
+# TRACES_DIR holds philly-rfold/philly_trace.csv and msft-itp-elasticflow/raw-traces.tar.gz
+# (default ../shared/data/traces; docs/simulator.md says where to download them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+traces=${1:-../shared/data/traces}
+out=${2:-build/simulations}
+fp=${FABRICPLACE:-build/release/cli/fabricplace}
+if [[ ! -x $fp ]]; then
+  cmake --preset release >/dev/null
+  cmake --build --preset release --target fabricplace
+fi
+philly=$traces/philly-rfold/philly_trace.csv
+itp_tar=$traces/msft-itp-elasticflow/raw-traces.tar.gz
+for f in "$philly" "$itp_tar"; do
+  [[ -r $f ]] || { echo "simulate-traces: $f not found (see docs/simulator.md)" >&2; exit 1; }
+done
+mkdir -p "$out"
+itp=$(mktemp -d)
+trap 'rm -rf "$itp"' EXIT
+tar xzf "$itp_tar" -C "$itp" cluster04.csv
+
+# 40-port HDR switches (20 down, 20 up): 4 pods x 10 leaves x 20 hosts = 800 hosts.
+fat3_800='fat3:pods=4,leaves=10,down=20,up=20'
+fat3_800_2to1='fat3:pods=4,leaves=10,down=20,up=10'
+# 32-port switches: 2 pods x 4 leaves x 16 hosts = 128 hosts (ITP cluster04's ~83 busy nodes).
+fat3_128='fat3:pods=2,leaves=4,down=16,up=16'
+fat3_128_2to1='fat3:pods=2,leaves=4,down=16,up=8'
+
+run() {
+  local name=$1; shift
+  echo "== $name: fabricplace simulate $*"
+  "$fp" simulate -q "$@" --out "$out/$name"
+}
+run philly-800 --fabric "$fat3_800" --trace "$philly"
+run philly-800-2to1 --fabric "$fat3_800_2to1" --trace "$philly"
+run philly-800-degraded --fabric "$fat3_800" --trace "$philly" --degrade-links 16 --seed 1
+run itp04-128 --fabric "$fat3_128" --trace "$itp/cluster04.csv"
+run itp04-128-2to1 --fabric "$fat3_128_2to1" --trace "$itp/cluster04.csv"
+echo "reports: $out/*/report.html"
