@@ -5,7 +5,7 @@ packages=(
   # toolchain
   g++ make cmake pkg-config binutils
   # libraries
-  libcli11-dev nlohmann-json3-dev
+  libcli11-dev nlohmann-json3-dev zlib1g-dev     # zlib: gzip-compressed traces and dumps (sim)
   libhwloc-dev                                   # FABRICPLACE_WITH_HWLOC
   libibnetdisc-dev libibmad-dev libibumad-dev     # FABRICPLACE_WITH_IBNETDISC
   libslurm-dev                                   # FABRICPLACE_WITH_SLURM (spank.h)
