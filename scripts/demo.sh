@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the bundled example fabric: install, build, then import a real
 # ibnetdiscover dump, show its classification, export Slurm topology.conf and DOT, and place
-# a TP-16 job on it with every policy side by side; rank files for Slurm's choice.
+# a TP-16 job on it with every policy side by side; rank files for Slurm's choice; a short
+# trace replayed on it under every policy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -31,6 +32,11 @@ run head -3 $out/rankfile.txt
 run $fp rankfile --fabric $out/fabric.json --hosts "$slurm_hosts" --tasks-per-node 8 --tp 16 \
   --format torchrun -o $out/torchrun.env
 run sed -n '6,13p' $out/torchrun.env
+# Replay the first 300 jobs of Microsoft's ITP trace (cluster04, arrivals 20x denser) on this
+# fabric under each policy; full traces: scripts/simulate-traces.sh and docs/simulator.md.
+run $fp simulate -q --fabric $out/fabric.json --trace tests/data/traces/itp-cluster04-head300.csv \
+  --arrival-scale 0.05 --out $out/sim
 echo
 echo "Wrote $out/fabric.json (canonical JSON), $out/topology.conf (Slurm topology/tree), $out/fabric.dot (Graphviz),"
-echo "$out/rankfile.txt (Open MPI rankfile) and $out/torchrun.env (torchrun static rendezvous)."
+echo "$out/rankfile.txt (Open MPI rankfile), $out/torchrun.env (torchrun static rendezvous) and"
+echo "$out/sim/{jobs.csv,summary.csv,report.html} (the simulation; open report.html in a browser)."
