@@ -7,6 +7,7 @@
 
 #include "fabricplace/common/error.hpp"
 #include "fabricplace/fabric/fabric.hpp"
+#include "fabricplace/placement/placement.hpp"
 
 namespace fabricplace::cli {
 
@@ -41,6 +42,8 @@ void add_simulate_command(CLI::App& app, RunFn& run);
 /// `fabric discover` (live, through libibnetdisc); a stub that explains itself in builds
 /// without FABRICPLACE_WITH_IBNETDISC.
 void add_discover_command(CLI::App& fabric, RunFn& run);
+/// The score and uplink weights of --policy-config (empty: the built-in ones).
+Result<placement::Weights> load_weights(const std::string& path);
 /// Writes `content` to `path` atomically ("-" = stdout); returns the exit status.
 int write_output(const std::string& path, const std::string& content);
 

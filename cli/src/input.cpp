@@ -44,6 +44,13 @@ void print_warnings(const fabric::Fabric& f) {
   for (const auto& w : f.topology().warnings) std::cerr << "fabricplace: warning: " << w << "\n";
 }
 
+Result<placement::Weights> load_weights(const std::string& path) {
+  if (path.empty()) return placement::Weights{};
+  auto text = read_file(path);
+  if (!text) return std::unexpected(text.error());
+  return placement::parse_weights(*text, path);
+}
+
 int write_output(const std::string& path, const std::string& content) {
   if (auto r = write_file_atomic(path, content); !r) return report(r.error());
   return kExitOk;

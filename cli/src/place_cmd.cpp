@@ -92,14 +92,9 @@ int run_place(const PlaceOpts& o) {
                         "--policy " + o.policy + ": expected fabric, slurm-tree or first-fit",
                         {},
                         0});
-  placement::Weights weights;
-  if (!o.policy_config.empty()) {
-    auto text = read_file(o.policy_config);
-    if (!text) return report(text.error());
-    auto w = placement::parse_weights(*text, o.policy_config);
-    if (!w) return report(w.error());
-    weights = *w;
-  }
+  auto weights_or = load_weights(o.policy_config);
+  if (!weights_or) return report(weights_or.error());
+  const placement::Weights weights = *weights_or;
   auto f = o.in.load();
   if (!f) return report(f.error());
   print_warnings(*f);

@@ -89,14 +89,9 @@ int run_simulate(const SimulateOpts& o) {
     notes.push_back("degraded to 1x (seed " + std::to_string(o.seed) + "): " + list);
   }
 
-  placement::Weights weights;
-  if (!o.policy_config.empty()) {
-    auto text = read_file(o.policy_config);
-    if (!text) return report(text.error());
-    auto w = placement::parse_weights(*text, o.policy_config);
-    if (!w) return report(w.error());
-    weights = *w;
-  }
+  auto weights_or = load_weights(o.policy_config);
+  if (!weights_or) return report(weights_or.error());
+  const placement::Weights weights = *weights_or;
   auto routes = [&]() -> Result<fabric::Routes> {
     if (o.lfts.empty()) return fabric::ftree_routes(*f);
     auto text = sim::read_text_file(o.lfts);

@@ -207,10 +207,65 @@ struct Series {
   std::vector<double> values;  // sorted
 };
 
+const char* colour(std::size_t k) {
+  return kColours[k % kColours.size()];
+}
+
+/// The frame every plot shares: a 640 x 320 canvas, the plot area inside its margins.
+struct Frame {
+  static constexpr double W = 640, H = 320, L = 60, R = 20, T = 30, B = 50;
+  static double y_of(double frac) { return T + (1 - frac) * (H - T - B); }  // 0..1 upwards
+  static double x_of(double frac) { return L + frac * (W - L - R); }        // 0..1 rightwards
+
+  static std::string open(const std::string& title) {
+    return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W, 0) + "\" height=\"" +
+           num(H, 0) + "\" role=\"img\" aria-label=\"" + esc(title) + "\">\n<text x=\"" +
+           num(W / 2, 0) + "\" y=\"18\" text-anchor=\"middle\" font-weight=\"bold\">" + esc(title) +
+           "</text>\n<rect x=\"" + num(L, 0) + "\" y=\"" + num(T, 0) + "\" width=\"" +
+           num(W - L - R, 0) + "\" height=\"" + num(H - T - B, 0) +
+           "\" fill=\"none\" stroke=\"#999\"/>\n";
+  }
+  /// A horizontal grid line at `frac` of the height, labelled on the left.
+  static std::string hgrid(double frac, const std::string& label) {
+    const std::string y = num(y_of(frac), 1);
+    return "<line x1=\"" + num(L, 0) + "\" x2=\"" + num(W - R, 0) + "\" y1=\"" + y + "\" y2=\"" +
+           y + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) + "\" y=\"" +
+           num(y_of(frac) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" + esc(label) +
+           "</text>\n";
+  }
+  static std::string xtick(double x, const std::string& label) {
+    return "<text x=\"" + num(x, 1) + "\" y=\"" + num(H - B + 16, 0) +
+           "\" text-anchor=\"middle\" font-size=\"11\">" + esc(label) + "</text>\n";
+  }
+  static std::string xlabel(const std::string& text) {
+    return "<text x=\"" + num((L + W - R) / 2, 0) + "\" y=\"" + num(H - 12, 0) +
+           "\" text-anchor=\"middle\" font-size=\"12\">" + esc(text) + "</text>\n";
+  }
+  static std::string ylabel(const std::string& text) {
+    const std::string mid = num((T + H - B) / 2, 0);
+    return "<text x=\"14\" y=\"" + mid +
+           "\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 14 " + mid + ")\">" +
+           esc(text) + "</text>\n";
+  }
+  /// Legend entry k (a colour swatch and its text) starting at (x, top).
+  static std::string legend(std::size_t k, double x, const std::string& text, double top = T + 8) {
+    const double y = top + 16.0 * static_cast<double>(k);
+    // A light backing keeps the text readable over the lines.
+    return "<rect x=\"" + num(x - 3, 0) + "\" y=\"" + num(y - 3, 0) +
+           "\" width=\"200\" height=\"16\" fill=\"#fff\" fill-opacity=\"0.8\"/>" + "<rect x=\"" +
+           num(x, 0) + "\" y=\"" + num(y, 0) + "\" width=\"12\" height=\"10\" fill=\"" + colour(k) +
+           "\"/><text x=\"" + num(x + 18, 0) + "\" y=\"" + num(y + 9, 0) + "\" font-size=\"12\">" +
+           esc(text) + "</text>\n";
+  }
+  static std::string polyline(std::size_t k, const std::string& points, double width) {
+    return "<polyline fill=\"none\" stroke=\"" + std::string(colour(k)) + "\" stroke-width=\"" +
+           num(width, 1) + "\" points=\"" + points + "\"/>\n";
+  }
+};
+
 /// A CDF plot of several series; x on a log10(1 + x) scale when `log_x`.
 std::string cdf_svg(const std::string& title, const std::string& xlabel,
                     const std::vector<Series>& series, bool log_x) {
-  const double W = 640, H = 320, L = 60, R = 20, T = 30, B = 50;
   double xmax = 0, xmin = log_x ? 0 : std::numeric_limits<double>::infinity();
   for (const auto& s : series) {
     if (s.values.empty()) continue;
@@ -219,25 +274,12 @@ std::string cdf_svg(const std::string& title, const std::string& xlabel,
   }
   if (!std::isfinite(xmin)) xmin = 0;
   auto tx = [&](double v) { return log_x ? std::log10(1 + std::max(v, 0.0)) : v; };
-  double x0 = tx(xmin), x1 = tx(xmax);
+  const double x0 = tx(xmin);
+  double x1 = tx(xmax);
   if (x1 <= x0) x1 = x0 + 1;
-  auto px = [&](double v) { return L + (tx(v) - x0) / (x1 - x0) * (W - L - R); };
-  auto py = [&](double p) { return T + (1 - p) * (H - T - B); };
-  std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W, 0) +
-                  "\" height=\"" + num(H, 0) + "\" role=\"img\" aria-label=\"" + esc(title) +
-                  "\">\n<text x=\"" + num(W / 2, 0) +
-                  "\" y=\"18\" text-anchor=\"middle\" "
-                  "font-weight=\"bold\">" +
-                  esc(title) + "</text>\n";
-  // Axes and grid.
-  o += "<rect x=\"" + num(L, 0) + "\" y=\"" + num(T, 0) + "\" width=\"" + num(W - L - R, 0) +
-       "\" height=\"" + num(H - T - B, 0) + "\" fill=\"none\" stroke=\"#999\"/>\n";
-  for (int k = 0; k <= 4; ++k) {
-    double p = k / 4.0;
-    o += "<line x1=\"" + num(L, 0) + "\" x2=\"" + num(W - R, 0) + "\" y1=\"" + num(py(p), 1) +
-         "\" y2=\"" + num(py(p), 1) + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) + "\" y=\"" +
-         num(py(p) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" + num(p, 2) + "</text>\n";
-  }
+  auto px = [&](double v) { return Frame::x_of((tx(v) - x0) / (x1 - x0)); };
+  std::string o = Frame::open(title);
+  for (int k = 0; k <= 4; ++k) o += Frame::hgrid(k / 4.0, num(k / 4.0, 2));
   std::vector<double> ticks;
   if (log_x) {
     for (double v = 0; tx(v) <= x1 + 1e-9; v = v == 0 ? 1 : v * 10) ticks.push_back(v);
@@ -245,86 +287,61 @@ std::string cdf_svg(const std::string& title, const std::string& xlabel,
     for (int k = 0; k <= 5; ++k) ticks.push_back(xmin + (xmax - xmin) * k / 5.0);
   }
   for (double v : ticks) {
-    std::string label = log_x ? (v >= 1e6   ? num(v / 1e6, 0) + "M"
-                                 : v >= 1e3 ? num(v / 1e3, 0) + "k"
-                                            : num(v, 0))
-                              : num(v, 2);
-    o += "<text x=\"" + num(px(v), 1) + "\" y=\"" + num(H - B + 16, 0) +
-         "\" text-anchor=\"middle\" font-size=\"11\">" + label + "</text>\n";
+    o += Frame::xtick(px(v), log_x ? (v >= 1e6   ? num(v / 1e6, 0) + "M"
+                                      : v >= 1e3 ? num(v / 1e3, 0) + "k"
+                                                 : num(v, 0))
+                                   : num(v, 2));
   }
-  o += "<text x=\"" + num((L + W - R) / 2, 0) + "\" y=\"" + num(H - 12, 0) +
-       "\" text-anchor=\"middle\" font-size=\"12\">" + esc(xlabel) + "</text>\n";
-  o += "<text x=\"14\" y=\"" + num((T + H - B) / 2, 0) +
-       "\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 14 " +
-       num((T + H - B) / 2, 0) + ")\">fraction of jobs</text>\n";
+  o += Frame::xlabel(xlabel) + Frame::ylabel("fraction of jobs");
+  std::string legends;
   for (std::size_t k = 0; k < series.size(); ++k) {
     const auto& v = series[k].values;
-    const char* colour = kColours[k % kColours.size()];
     if (!v.empty()) {
       std::string pts;
       const std::size_t n = v.size();
       const std::size_t step = std::max<std::size_t>(n / 400, 1);
-      double prev_y = py(0);
+      double prev_y = Frame::y_of(0);
       pts += num(px(v.front()), 1) + "," + num(prev_y, 1);
       for (std::size_t i = 0; i < n; i += step) {
-        std::size_t last = std::min(n - 1, i + step - 1);
-        double y = py(static_cast<double>(last + 1) / static_cast<double>(n));
+        const std::size_t last = std::min(n - 1, i + step - 1);
+        const double y = Frame::y_of(static_cast<double>(last + 1) / static_cast<double>(n));
         add_point(pts, px(v[last]), prev_y);
         add_point(pts, px(v[last]), y);
         prev_y = y;
       }
-      o += "<polyline fill=\"none\" stroke=\"" + std::string(colour) +
-           "\" stroke-width=\"2\" points=\"" + pts + "\"/>\n";
+      o += Frame::polyline(k, pts, 2);
     }
-    o += "<rect x=\"" + num(L + 10, 0) + "\" y=\"" + num(T + 8 + 16.0 * static_cast<double>(k), 0) +
-         "\" width=\"12\" height=\"10\" fill=\"" + colour + "\"/><text x=\"" + num(L + 28, 0) +
-         "\" y=\"" + num(T + 17 + 16.0 * static_cast<double>(k), 0) + "\" font-size=\"12\">" +
-         esc(series[k].name) + " (" + std::to_string(v.size()) + " jobs)</text>\n";
+    // CDFs rise to the top right: the legend goes bottom right, after the lines.
+    legends += Frame::legend(k, Frame::W - Frame::R - 210,
+                             series[k].name + " (" + std::to_string(v.size()) + " jobs)",
+                             Frame::y_of(0) - 8 - 16.0 * static_cast<double>(series.size()));
   }
-  return o + "</svg>\n";
+  return o + legends + "</svg>\n";
 }
 
 /// Grouped bars: for each category, one bar per series (values are fractions 0..1).
 std::string bars_svg(const std::string& title, const std::vector<std::string>& categories,
                      const std::vector<std::string>& names,
                      const std::vector<std::vector<double>>& frac, const std::string& xlabel) {
-  const double W = 640, H = 320, L = 60, R = 20, T = 30, B = 50;
-  const double group_w =
-      (W - L - R) / static_cast<double>(std::max<std::size_t>(categories.size(), 1));
+  const double plot_w = Frame::W - Frame::L - Frame::R;
+  const double group_w = plot_w / static_cast<double>(std::max<std::size_t>(categories.size(), 1));
   const double bar_w = group_w * 0.8 / static_cast<double>(std::max<std::size_t>(names.size(), 1));
-  auto py = [&](double p) { return T + (1 - p) * (H - T - B); };
-  std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W, 0) +
-                  "\" height=\"" + num(H, 0) + "\" role=\"img\" aria-label=\"" + esc(title) +
-                  "\">\n<text x=\"" + num(W / 2, 0) +
-                  "\" y=\"18\" text-anchor=\"middle\" "
-                  "font-weight=\"bold\">" +
-                  esc(title) + "</text>\n";
-  for (int k = 0; k <= 4; ++k) {
-    double p = k / 4.0;
-    o += "<line x1=\"" + num(L, 0) + "\" x2=\"" + num(W - R, 0) + "\" y1=\"" + num(py(p), 1) +
-         "\" y2=\"" + num(py(p), 1) + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) + "\" y=\"" +
-         num(py(p) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" + num(p, 2) + "</text>\n";
-  }
+  std::string o = Frame::open(title);
+  for (int k = 0; k <= 4; ++k) o += Frame::hgrid(k / 4.0, num(k / 4.0, 2));
   for (std::size_t c = 0; c < categories.size(); ++c) {
-    const double gx = L + group_w * static_cast<double>(c) + group_w * 0.1;
+    const double gx = Frame::L + group_w * static_cast<double>(c) + group_w * 0.1;
     for (std::size_t s = 0; s < names.size(); ++s) {
       const double v = frac[s][c];
-      o += "<rect x=\"" + num(gx + bar_w * static_cast<double>(s), 1) + "\" y=\"" + num(py(v), 1) +
-           "\" width=\"" + num(bar_w * 0.95, 1) + "\" height=\"" + num(py(0) - py(v), 1) +
-           "\" fill=\"" + kColours[s % kColours.size()] + "\"><title>" + esc(names[s]) + ": " +
-           num(100 * v, 1) + "%</title></rect>\n";
+      o += "<rect x=\"" + num(gx + bar_w * static_cast<double>(s), 1) + "\" y=\"" +
+           num(Frame::y_of(v), 1) + "\" width=\"" + num(bar_w * 0.95, 1) + "\" height=\"" +
+           num(Frame::y_of(0) - Frame::y_of(v), 1) + "\" fill=\"" + colour(s) + "\"><title>" +
+           esc(names[s]) + ": " + num(100 * v, 1) + "%</title></rect>\n";
     }
-    o += "<text x=\"" + num(gx + group_w * 0.4, 1) + "\" y=\"" + num(H - B + 16, 0) +
-         "\" text-anchor=\"middle\" font-size=\"11\">" + esc(categories[c]) + "</text>\n";
+    o += Frame::xtick(gx + group_w * 0.4, categories[c]);
   }
-  o += "<text x=\"" + num((L + W - R) / 2, 0) + "\" y=\"" + num(H - 12, 0) +
-       "\" text-anchor=\"middle\" font-size=\"12\">" + esc(xlabel) + "</text>\n";
+  o += Frame::xlabel(xlabel) + Frame::ylabel("fraction of multi-node jobs");
   for (std::size_t s = 0; s < names.size(); ++s) {
-    o += "<rect x=\"" + num(W - R - 170, 0) + "\" y=\"" +
-         num(T + 8 + 16.0 * static_cast<double>(s), 0) + "\" width=\"12\" height=\"10\" fill=\"" +
-         kColours[s % kColours.size()] + "\"/><text x=\"" + num(W - R - 152, 0) + "\" y=\"" +
-         num(T + 17 + 16.0 * static_cast<double>(s), 0) + "\" font-size=\"12\">" + esc(names[s]) +
-         "</text>\n";
+    o += Frame::legend(s, Frame::W - Frame::R - 170, names[s]);
   }
   return o + "</svg>\n";
 }
@@ -333,61 +350,32 @@ std::string bars_svg(const std::string& title, const std::vector<std::string>& c
 std::string steps_svg(
     const std::string& title, const std::vector<std::string>& names,
     const std::vector<const std::vector<std::pair<double, std::uint32_t>>*>& series, double t_end) {
-  const double W = 640, H = 320, L = 60, R = 20, T = 30, B = 50;
   std::uint32_t ymax = 1;
   for (const auto* s : series)
     for (const auto& [t, v] : *s) ymax = std::max(ymax, v);
   const double t1 = t_end > 0 ? t_end : 1;
-  auto px = [&](double t) { return L + t / t1 * (W - L - R); };
-  auto py = [&](double v) { return T + (1 - v / ymax) * (H - T - B); };
-  std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W, 0) +
-                  "\" height=\"" + num(H, 0) + "\" role=\"img\" aria-label=\"" + esc(title) +
-                  "\">\n<text x=\"" + num(W / 2, 0) +
-                  "\" y=\"18\" text-anchor=\"middle\" "
-                  "font-weight=\"bold\">" +
-                  esc(title) + "</text>\n";
-  o += "<rect x=\"" + num(L, 0) + "\" y=\"" + num(T, 0) + "\" width=\"" + num(W - L - R, 0) +
-       "\" height=\"" + num(H - T - B, 0) + "\" fill=\"none\" stroke=\"#999\"/>\n";
+  auto px = [&](double t) { return Frame::x_of(t / t1); };
+  auto py = [&](double v) { return Frame::y_of(v / ymax); };
+  std::string o = Frame::open(title);
   for (std::uint32_t v = 0; v <= ymax; v += std::max<std::uint32_t>(1, ymax / 5)) {
-    o += "<line x1=\"" + num(L, 0) + "\" x2=\"" + num(W - R, 0) + "\" y1=\"" + num(py(v), 1) +
-         "\" y2=\"" + num(py(v), 1) + "\" stroke=\"#eee\"/><text x=\"" + num(L - 6, 0) + "\" y=\"" +
-         num(py(v) + 4, 1) + "\" text-anchor=\"end\" font-size=\"11\">" + std::to_string(v) +
-         "</text>\n";
+    o += Frame::hgrid(static_cast<double>(v) / ymax, std::to_string(v));
   }
-  for (int k = 0; k <= 5; ++k) {
-    const double t = t1 * k / 5.0;
-    o += "<text x=\"" + num(px(t), 1) + "\" y=\"" + num(H - B + 16, 0) +
-         "\" text-anchor=\"middle\" font-size=\"11\">" + num(t / 86400, 1) + "</text>\n";
-  }
-  o += "<text x=\"" + num((L + W - R) / 2, 0) + "\" y=\"" + num(H - 12, 0) +
-       "\" text-anchor=\"middle\" font-size=\"12\">time (days)</text>\n";
+  for (int k = 0; k <= 5; ++k) o += Frame::xtick(px(t1 * k / 5.0), num(t1 * k / 5.0 / 86400, 1));
+  o += Frame::xlabel("time (days)") + Frame::ylabel("flows");
   for (std::size_t k = 0; k < series.size(); ++k) {
-    const char* colour = kColours[k % kColours.size()];
     const auto& s = *series[k];
     std::string pts = num(px(0), 1) + "," + num(py(0), 1);
     double prev = 0;
-    // At most ~2000 points: keep each step's value, drop steps narrower than a pixel/4.
-    double last_x = -1;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      const auto [t, v] = s[i];
-      const double x = px(t);
-      if (x - last_x < 0.25 && i + 1 < s.size()) {
-        prev = v;
-        continue;
-      }
-      add_point(pts, x, py(prev));
-      add_point(pts, x, py(v));
+    for (const auto& [t, v] : s) {
+      add_point(pts, px(t), py(prev));
+      add_point(pts, px(t), py(v));
       prev = v;
-      last_x = x;
     }
     add_point(pts, px(t1), py(prev));
-    o += "<polyline fill=\"none\" stroke=\"" + std::string(colour) +
-         "\" stroke-width=\"1.5\" stroke-opacity=\"0.8\" points=\"" + pts + "\"/>\n";
-    o += "<rect x=\"" + num(L + 10, 0) + "\" y=\"" + num(T + 8 + 16.0 * static_cast<double>(k), 0) +
-         "\" width=\"12\" height=\"10\" fill=\"" + colour + "\"/><text x=\"" + num(L + 28, 0) +
-         "\" y=\"" + num(T + 17 + 16.0 * static_cast<double>(k), 0) + "\" font-size=\"12\">" +
-         esc(names[k]) + "</text>\n";
+    o += Frame::polyline(k, pts, 1.5);
   }
+  // Legends last, over the lines.
+  for (std::size_t k = 0; k < series.size(); ++k) o += Frame::legend(k, Frame::L + 10, names[k]);
   return o + "</svg>\n";
 }
 
