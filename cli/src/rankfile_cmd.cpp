@@ -69,7 +69,8 @@ std::uint32_t local_cores() {
 // Per local rank GPU, HCA and cores from hwloc: --hwloc-xml, else this machine (nodes are
 // assumed alike; in a batch script this runs on the job's first node). Without hwloc in
 // the build, or with --cores-per-node: an even split of the cores, no pairing.
-Result<void> node_bindings(const RankfileOpts& o, std::uint32_t K, placement::RankFileOptions& ro) {
+Result<void> node_bindings(const RankfileOpts& o, [[maybe_unused]] std::uint32_t K,
+                           placement::RankFileOptions& ro) {
   if (o.cores_opt->count()) {
     ro.cores.cores = o.cores_per_node;
     return {};
