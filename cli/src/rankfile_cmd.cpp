@@ -15,10 +15,14 @@
 #include <utility>
 
 #include "commands.hpp"
+#include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/routes.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/request.hpp"
+#include "fabricplace/placement/route_order.hpp"
 #include "fabricplace/placement/slurm_env.hpp"
+#include "fabricplace/sim/trace.hpp"
 #ifdef FABRICPLACE_HAVE_HWLOC
 #include "fabricplace/node/node_topology.hpp"
 #endif
@@ -34,7 +38,50 @@ struct RankfileOpts {
   CLI::Option *tasks_opt = nullptr, *tp_opt = nullptr, *cores_opt = nullptr, *hosts_opt = nullptr;
   std::string format, out = "-", hwloc_xml;
   CLI::Option* hwloc_opt = nullptr;
+  bool route_aware = false;
+  std::string lfts, running;
 };
+
+// --route-aware: the ring re-ordered on the fabric's routes (docs/simulator.md), avoiding
+// the links the rings in --running already load. Prints what it changed on stderr.
+Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
+                         const placement::Context& ctx, placement::RankLayout& layout,
+                         std::uint32_t K, std::uint32_t tp) {
+  auto routes = [&]() -> Result<fabric::Routes> {
+    if (o.lfts.empty()) return fabric::ftree_routes(f);
+    auto text = sim::read_text_file(o.lfts);
+    if (!text) return std::unexpected(text.error());
+    return fabric::lft_routes(f, *text, o.lfts);
+  }();
+  if (!routes) return std::unexpected(routes.error());
+  std::vector<std::uint32_t> flows(2 * f.num_links(), 0);
+  std::size_t rings = 0;
+  if (!o.running.empty()) {
+    auto text = read_file(o.running);
+    if (!text) return std::unexpected(text.error());
+    int n = 0;
+    for (auto line : str::lines(*text)) {
+      ++n;
+      auto t = str::trim(line);
+      if (t.empty() || t.front() == '#') continue;
+      auto ring = placement::resolve_hosts(f, t, "a running ring");
+      if (!ring) return fail(ErrorCode::kReference, ring.error().message, o.running, n);
+      placement::add_ring_flows(*routes, *ring, flows);
+      ++rings;
+    }
+  }
+  const std::uint32_t group_nodes = tp > K ? tp / K : 1;
+  auto plain = flows, better = flows;
+  placement::add_ring_flows(*routes, layout.hosts, plain);
+  layout.hosts =
+      placement::route_aware_ring(ctx.blocks, *routes, std::move(layout.hosts), flows, group_nodes);
+  placement::add_ring_flows(*routes, layout.hosts, better);
+  std::cerr << "fabricplace: route-aware ring (" << routes->source() << ", " << rings
+            << " running ring" << (rings == 1 ? "" : "s") << "): most flows on a switch link "
+            << placement::max_switch_link_flows(f, better) << " (plain order "
+            << placement::max_switch_link_flows(f, plain) << ")\n";
+  return {};
+}
 
 const char* env(const char* name) {
   const char* v = std::getenv(name);
@@ -164,6 +211,11 @@ int run_rankfile(const RankfileOpts& o) {
         std::cerr << "fabricplace: warning: SLURM_NTASKS=" << nt << " but the rank file has "
                   << nhosts << " hosts x " << K << " = " << std::uint64_t{K} * nhosts << " ranks\n";
   for (const auto& w : layout->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+  if (o.route_aware) {
+    if (auto r = route_aware(o, *f, ctx, *layout, K, tp); !r) return report(r.error());
+  } else if (!o.lfts.empty() || !o.running.empty()) {
+    return report(Error{ErrorCode::kUsage, "--lfts and --running need --route-aware", {}, 0});
+  }
 
   placement::RankFileOptions ro;
   if (auto b = node_bindings(o, K, ro); !b) return report(b.error());
@@ -203,6 +255,15 @@ void add_rankfile_command(CLI::App& app, RunFn& run) {
       "the nodes' hwloc topology (lstopo FILE.xml): local rank k gets GPU k, its nearest HCA "
       "and the cores near it (default: this machine's, when built with hwloc)");
   cmd->add_option("--master-port", o->master_port, "torchrun MASTER_PORT")->capture_default_str();
+  cmd->add_flag("--route-aware", o->route_aware,
+                "order each leaf's boundary hosts on the fabric's routes so inter-leaf edges use "
+                "distinct, unloaded links (docs/simulator.md)");
+  cmd->add_option("--lfts", o->lfts,
+                  "with --route-aware: routes from an opensm LFT dump (the fabric must be the "
+                  "ibnetdiscover dump taken after the SM ran); default: the ftree model");
+  cmd->add_option("--running", o->running,
+                  "with --route-aware: rings of running jobs to avoid, one hostlist per line in "
+                  "rank order");
   cmd->callback([&run, o] { run = [o] { return run_rankfile(*o); }; });
 }
 

@@ -49,7 +49,7 @@ struct Cost {
 /// The greedy boundary choice over stretches in this order; nothing when a pair has no route.
 std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
     const std::vector<std::vector<HostId>>& seg, const fabric::Routes& routes,
-    std::span<const std::uint32_t> flows) {
+    std::span<const std::uint32_t> flows, std::size_t first_entry) {
   const std::size_t L = seg.size();
   const fabric::Fabric& f = routes.fabric();
   Overlay added;
@@ -68,6 +68,7 @@ std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
   };
   constexpr std::size_t kUnset = static_cast<std::size_t>(-1);
   std::vector<std::size_t> entry(L, kUnset), exit(L, kUnset);  // indices into seg[k]
+  entry[0] = first_entry;
   // Picks the best (exit of a, entry of b) pair; a fixed end has a single candidate.
   auto choose = [&](std::size_t a, std::size_t bb) {
     Cost best;
@@ -162,17 +163,48 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& rout
   const std::size_t L = seg.size();
   if (L < 2) return ring;
 
-  auto best = order_stretches(seg, routes, flows);
-  if (!best) return ring;
-  // The same leaves in the opposite direction: every inter-leaf edge then runs the other
-  // way, over other links. Taken only when strictly better and splitting no more TP groups.
+  // The first stretch's opening host decides the closing edge's route: each is tried, with
+  // the leaves in order and in the opposite direction (every inter-leaf edge then runs the
+  // other way, over other links). The best ring wins; ties keep the earlier candidate, so an
+  // idle fabric keeps the input order. The opposite direction must split no more TP groups.
+  std::optional<std::pair<std::vector<HostId>, Cost>> best;
   std::vector<std::vector<HostId>> rev(seg.rbegin(), seg.rend());
-  if (auto other = order_stretches(rev, routes, flows);
-      other && other->second < best->second &&
-      splits(b, other->first, group_nodes) <= splits(b, best->first, group_nodes)) {
-    best = std::move(other);
+  const auto plain_splits = splits(b, ring, group_nodes);
+  for (const auto* order : {&seg, &rev}) {
+    for (std::size_t e = 0; e < order->front().size(); ++e) {
+      auto cand = order_stretches(*order, routes, flows, e);
+      if (!cand) continue;
+      if (order == &rev && splits(b, cand->first, group_nodes) > plain_splits) continue;
+      if (!best || cand->second < best->second) best = std::move(cand);
+    }
   }
+  if (!best) return ring;
   return std::move(best->first);
+}
+
+bool add_ring_flows(const fabric::Routes& routes, std::span<const HostId> ring,
+                    std::vector<std::uint32_t>& flows) {
+  flows.resize(2 * routes.fabric().num_links(), 0);
+  if (ring.size() < 2) return true;
+  bool ok = true;
+  std::vector<DirLink> path;
+  for (std::size_t i = 0; i < ring.size(); ++i) {
+    path.clear();
+    ok &= routes.path(ring[i], ring[(i + 1) % ring.size()], path);
+    for (DirLink d : path) ++flows[d];
+  }
+  return ok;
+}
+
+std::uint32_t max_switch_link_flows(const fabric::Fabric& f, std::span<const std::uint32_t> flows) {
+  std::uint32_t m = 0;
+  for (std::size_t d = 0; d < flows.size(); ++d) {
+    const auto& l = f.link(fabric::LinkId{static_cast<std::uint32_t>(d / 2)});
+    if (f.node(l.node_a).type == fabric::NodeType::kSwitch &&
+        f.node(l.node_b).type == fabric::NodeType::kSwitch)
+      m = std::max(m, flows[d]);
+  }
+  return m;
 }
 
 }  // namespace fabricplace::placement

@@ -297,3 +297,38 @@ TEST(RouteAwareRing, SpreadsTheJobsOwnEdgesOverUplinks) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RouteAwareRing, TriesEveryOpeningHostOfTheFirstLeaf) {
+  // A running ring node001 node002 | node005 node006 loads leaf01 -> spine01 (to node005,
+  // index 4) and leaf02 -> spine01 (to node001, index 0). The new job on node003 node004 |
+  // node007 node008 avoids both only if it enters leaf02 at node008 (index 7: spine02) and
+  // leaf01 at node004 (index 3: spine02), which fixes the first leaf's opening host: a greedy
+  // walk from the plain order's opening host (node003) cannot get there.
+  auto f = make("fat2:leaves=2,down=4,up=2,spines=2");
+  auto routes = fabric::ftree_routes(f);
+  ASSERT_TRUE(routes);
+  auto ctx = placement::prepare(f);
+  auto hosts = [&](std::initializer_list<const char*> names) {
+    std::vector<HostId> out;
+    for (const char* n : names) out.push_back(*f.find_host(n));
+    return out;
+  };
+  std::vector<std::uint32_t> flows;
+  placement::add_ring_flows(*routes, hosts({"node001", "node002", "node005", "node006"}), flows);
+  EXPECT_EQ(flows[dl(f, "leaf01", "spine01")], 1u);
+  EXPECT_EQ(flows[dl(f, "leaf02", "spine01")], 1u);
+  const auto plain = hosts({"node003", "node004", "node007", "node008"});
+  auto with_plain = flows;
+  placement::add_ring_flows(*routes, plain, with_plain);
+  EXPECT_EQ(placement::max_switch_link_flows(f, with_plain), 2u);
+
+  const auto better = placement::route_aware_ring(ctx.blocks, *routes, plain, flows);
+  EXPECT_EQ(names(f, better), "node004 node003 node008 node007");
+  auto with_better = flows;
+  placement::add_ring_flows(*routes, better, with_better);
+  EXPECT_EQ(placement::max_switch_link_flows(f, with_better), 1u);
+}
+
+}  // namespace

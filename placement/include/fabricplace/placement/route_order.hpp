@@ -29,4 +29,12 @@ std::vector<fabric::HostId> route_aware_ring(const Blocks& b, const fabric::Rout
                                              std::span<const std::uint32_t> flows,
                                              std::uint32_t group_nodes = 1);
 
+/// Adds a ring's flows (host i -> i + 1, wrapping; none for a single host) to `flows`,
+/// indexed by fabric::DirLink and sized 2 x links; false if some edge has no route.
+bool add_ring_flows(const fabric::Routes& routes, std::span<const fabric::HostId> ring,
+                    std::vector<std::uint32_t>& flows);
+
+/// The most flows on any switch-to-switch directed link.
+std::uint32_t max_switch_link_flows(const fabric::Fabric& f, std::span<const std::uint32_t> flows);
+
 }  // namespace fabricplace::placement
