@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 namespace fabricplace::placement {
@@ -11,31 +12,26 @@ namespace {
 using fabric::DirLink;
 using fabric::HostId;
 
-/// The flows a ring under construction adds: few links, so a flat list.
+/// The flows a ring under construction adds, per directed link; reset() clears only what
+/// was touched, so one overlay serves every order tried.
 class Overlay {
  public:
-  [[nodiscard]] std::uint32_t get(DirLink d) const {
-    for (const auto& [k, v] : added_)
-      if (k == d) return v;
-    return 0;
-  }
+  explicit Overlay(std::size_t dir_links) : count_(dir_links, 0) {}
+  [[nodiscard]] std::uint32_t get(DirLink d) const { return count_[d]; }
   void add(std::span<const DirLink> path) {
     for (DirLink d : path) {
-      auto it = std::find_if(added_.begin(), added_.end(), [d](auto& e) { return e.first == d; });
-      if (it == added_.end()) {
-        added_.emplace_back(d, 1);
-      } else {
-        ++it->second;
-      }
+      if (count_[d]++ == 0) touched_.push_back(d);
     }
   }
-
-  [[nodiscard]] const std::vector<std::pair<DirLink, std::uint32_t>>& entries() const {
-    return added_;
+  void reset() {
+    for (DirLink d : touched_) count_[d] = 0;
+    touched_.clear();
   }
+  [[nodiscard]] const std::vector<DirLink>& touched() const { return touched_; }
 
  private:
-  std::vector<std::pair<DirLink, std::uint32_t>> added_;
+  std::vector<std::uint32_t> count_;
+  std::vector<DirLink> touched_;
 };
 
 struct Cost {
@@ -46,23 +42,45 @@ struct Cost {
   }
 };
 
+/// Paths between host pairs, walked once per ring however many orders are tried.
+class PathCache {
+ public:
+  explicit PathCache(const fabric::Routes& r) : routes_(r) {}
+  /// The path from x to y; nullptr when the routes have none.
+  const std::vector<DirLink>* get(HostId x, HostId y) {
+    const auto key = (std::uint64_t{fabric::idx(x)} << 32) | fabric::idx(y);
+    auto [it, fresh] = cache_.try_emplace(key);
+    if (fresh) {
+      it->second.ok = routes_.path(x, y, it->second.path);
+    }
+    return it->second.ok ? &it->second.path : nullptr;
+  }
+
+ private:
+  struct Entry {
+    bool ok = false;
+    std::vector<DirLink> path;
+  };
+  const fabric::Routes& routes_;
+  std::unordered_map<std::uint64_t, Entry> cache_;
+};
+
 /// The greedy boundary choice over stretches in this order; nothing when a pair has no route.
 std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
-    const std::vector<std::vector<HostId>>& seg, const fabric::Routes& routes,
-    std::span<const std::uint32_t> flows, std::size_t first_entry) {
+    const std::vector<std::vector<HostId>>& seg, PathCache& paths, Overlay& added,
+    std::span<const double> inv_cap, std::span<const std::uint32_t> flows,
+    std::size_t first_entry) {
   const std::size_t L = seg.size();
-  const fabric::Fabric& f = routes.fabric();
-  Overlay added;
-  std::vector<DirLink> path;
+  added.reset();
+  const std::vector<DirLink>* path = nullptr;
   auto cost_of = [&](HostId x, HostId y, Cost& c) {
-    path.clear();
-    if (!routes.path(x, y, path)) return false;
+    path = paths.get(x, y);
+    if (path == nullptr) return false;
     c = {};
-    for (DirLink d : path) {
-      const double cap = std::max(f.link(fabric::LinkId{d / 2}).rate.gbps(), 1e-9);
+    for (DirLink d : *path) {
       const double load = (d < flows.size() ? flows[d] : 0) + added.get(d);
-      c.worst = std::max(c.worst, (load + 1) / cap);
-      c.total += load / cap;
+      c.worst = std::max(c.worst, (load + 1) * inv_cap[d]);
+      c.total += load * inv_cap[d];
     }
     return true;
   };
@@ -73,7 +91,7 @@ std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
   auto choose = [&](std::size_t a, std::size_t bb) {
     Cost best;
     std::size_t bx = kUnset, by = kUnset;
-    std::vector<DirLink> best_path;
+    const std::vector<DirLink>* best_path = nullptr;
     // Exits are tried from the stretch's last host back, entries from its first: on ties the
     // input order stands.
     for (std::size_t xr = seg[a].size(); xr-- > 0;) {
@@ -95,7 +113,7 @@ std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
     if (bx == kUnset) return false;  // no route known: keep the input order
     exit[a] = bx;
     entry[bb] = by;
-    added.add(best_path);
+    added.add(*best_path);
     return true;
   };
   for (std::size_t k = 0; k + 1 < L; ++k) {
@@ -119,11 +137,10 @@ std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
   }
   // The ring's own cost: its most loaded link after adding it, then the load over its links.
   Cost total;
-  for (const auto& [d, n] : added.entries()) {
-    const double cap = std::max(f.link(fabric::LinkId{d / 2}).rate.gbps(), 1e-9);
-    const double load = (d < flows.size() ? flows[d] : 0) + n;
-    total.worst = std::max(total.worst, load / cap);
-    total.total += load / cap;
+  for (DirLink d : added.touched()) {
+    const double load = (d < flows.size() ? flows[d] : 0) + added.get(d);
+    total.worst = std::max(total.worst, load * inv_cap[d]);
+    total.total += load * inv_cap[d];
   }
   return std::make_pair(std::move(out), total);
 }
@@ -141,6 +158,8 @@ std::uint32_t splits(const Blocks& b, const std::vector<HostId>& ring, std::uint
   }
   return n;
 }
+
+constexpr std::size_t kOpeningCandidates = 32;
 
 }  // namespace
 
@@ -170,9 +189,23 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& rout
   std::optional<std::pair<std::vector<HostId>, Cost>> best;
   std::vector<std::vector<HostId>> rev(seg.rbegin(), seg.rend());
   const auto plain_splits = splits(b, ring, group_nodes);
+  PathCache paths(routes);
+  Overlay added(2 * routes.fabric().num_links());
+  // 1 / capacity per directed link; a link of unknown rate counts at the fastest known rate
+  // (all alike when no rate is known, as from a topology.conf).
+  const auto& fab = routes.fabric();
+  double fastest = 0;
+  for (const auto& l : fab.links()) fastest = std::max(fastest, l.rate.gbps());
+  std::vector<double> inv_cap(2 * fab.num_links());
+  for (std::size_t d = 0; d < inv_cap.size(); ++d) {
+    const double g = fab.link(fabric::LinkId{static_cast<std::uint32_t>(d / 2)}).rate.gbps();
+    inv_cap[d] = 1 / (g > 0 ? g : (fastest > 0 ? fastest : 1));
+  }
   for (const auto* order : {&seg, &rev}) {
-    for (std::size_t e = 0; e < order->front().size(); ++e) {
-      auto cand = order_stretches(*order, routes, flows, e);
+    // At most kOpeningCandidates opening hosts (a leaf rarely has more useful uplinks).
+    const std::size_t n = std::min(order->front().size(), kOpeningCandidates);
+    for (std::size_t e = 0; e < n; ++e) {
+      auto cand = order_stretches(*order, paths, added, inv_cap, flows, e);
       if (!cand) continue;
       if (order == &rev && splits(b, cand->first, group_nodes) > plain_splits) continue;
       if (!best || cand->second < best->second) best = std::move(cand);
