@@ -6,6 +6,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <tuple>
 
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/route_order.hpp"
@@ -194,21 +195,38 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     }
   };
 
-  auto try_start = [&](std::uint32_t j, double now) {
-    const auto& tj = t.jobs[j];
+  // While a reservation holds, `masked` is `states` with the head's reserved hosts busy.
+  placement::NodeStates masked;
+  bool masking = false;
+  auto request = [&](std::uint32_t j) {
     placement::JobRequest req;
-    req.nodes = tj.nodes;
+    req.nodes = t.jobs[j].nodes;
     req.gpus_per_node = opt_.gpus_per_node;
-    req.tp = tj.tp;
+    req.tp = t.jobs[j].tp;
+    return req;
+  };
+
+  // Places job j on the hosts `view` calls free and starts it.
+  auto try_start = [&](std::uint32_t j, double now, const placement::NodeStates& view) {
+    const auto& tj = t.jobs[j];
+    const auto req = request(j);
     ++run.placements_tried;
-    auto pl = planner_.place(req, states, p.placement);
+    auto pl = planner_.place(req, view, p.placement);
     if (!pl.feasible) return false;
     std::vector<HostId> ring = std::move(pl.hosts);
     if (p.route_aware) {
-      ring =
-          placement::route_aware_ring(planner_.context().blocks, routes_, std::move(ring), flows);
+      auto reordered = placement::route_aware_ring(planner_.context().blocks, routes_, ring, flows,
+                                                   req.group_nodes());
+      if (reordered != ring) {
+        // Measure the ring that runs (the contract keeps these, but do not rely on it).
+        pl = placement::evaluate(planner_.context(), req, view, std::move(reordered), pl.policy);
+      }
+      ring = std::move(pl.hosts);
     }
-    for (HostId h : ring) states.state[idx(h)] = placement::HostState::kBusy;
+    for (HostId h : ring) {
+      states.state[idx(h)] = placement::HostState::kBusy;
+      if (masking) masked.state[idx(h)] = placement::HostState::kBusy;
+    }
     free_count -= ring.size();
     std::uint32_t slot;
     if (free_slots.empty()) {
@@ -295,7 +313,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
         ++qhead;
         continue;
       }
-      if (t.jobs[j].nodes > free_count || !try_start(j, now)) break;
+      if (t.jobs[j].nodes > free_count || !try_start(j, now, states)) break;
       multi_started |= t.jobs[j].nodes > 1;
       ++qhead;
     }
@@ -304,22 +322,40 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
       qhead = 0;
       return multi_started;
     }
-    // The head's reservation: when enough nodes will be free, and how many it leaves spare.
-    const auto& head = t.jobs[queue[qhead]];
-    double shadow = now;
-    std::size_t avail = free_count;
-    if (avail < head.nodes) {
-      for (const auto& [end, slot] : ends) {
-        avail += run.jobs[active[slot].job].hosts.size();
-        if (avail >= head.nodes) {
+    // The head's reservation, as Slurm's backfill makes it: project the running jobs' ends
+    // (by estimate; ties together) onto the host states until the head's policy places it
+    // there. That time is the shadow time; the hosts it would get are reserved.
+    const std::uint32_t head = queue[qhead];
+    double shadow = std::numeric_limits<double>::infinity();
+    std::vector<HostId> reserved;
+    {
+      auto projected = states;
+      std::size_t avail = free_count;
+      const auto head_req = request(head);
+      for (auto it = ends.begin(); it != ends.end();) {
+        const double end = it->first;
+        for (; it != ends.end() && it->first == end; ++it) {
+          for (HostId h : run.jobs[active[it->second].job].hosts) {
+            projected.state[idx(h)] = placement::HostState::kFree;
+          }
+          avail += run.jobs[active[it->second].job].hosts.size();
+        }
+        if (avail < head_req.nodes) continue;
+        ++run.placements_tried;
+        auto pl = planner_.place(head_req, projected, p.placement);
+        if (pl.feasible) {
           shadow = std::max(end, now);
+          reserved = std::move(pl.hosts);
           break;
         }
       }
     }
-    std::size_t extra = avail >= head.nodes ? avail - head.nodes : 0;
-    // Backfill.
-    std::set<std::pair<std::uint32_t, std::uint32_t>> failed;  // shapes that did not fit now
+    masked = states;
+    for (HostId h : reserved) masked.state[idx(h)] = placement::HostState::kBusy;
+    masking = true;
+    // Backfill: a job that ends (by estimate) before the shadow time may use any free host;
+    // one that ends later only hosts outside the reservation.
+    std::set<std::tuple<std::uint32_t, std::uint32_t, bool>> failed;  // shapes that did not fit
     std::uint32_t tested = 0;
     bool removed = false;
     for (std::size_t q = qhead + 1; q < queue.size() && tested < opt_.bf_max_job_test; ++q) {
@@ -329,17 +365,16 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
       const auto& tj = t.jobs[j];
       if (tj.nodes > free_count) continue;
       const bool ends_in_time = now + tj.duration * opt_.estimate_factor <= shadow;
-      if (!ends_in_time && tj.nodes > extra) continue;
-      auto shape = std::make_pair(tj.nodes, tj.tp);
+      const auto shape = std::make_tuple(tj.nodes, tj.tp, ends_in_time);
       if (failed.contains(shape)) continue;
-      if (!try_start(j, now)) {
+      if (!try_start(j, now, ends_in_time ? states : masked)) {
         failed.insert(shape);
         continue;
       }
       removed = true;
       multi_started |= tj.nodes > 1;
-      if (!ends_in_time) extra -= tj.nodes;
     }
+    masking = false;
     if (removed || qhead > 4096) {
       std::erase_if(queue, [&](std::uint32_t j) { return started[j] != 0; });
       qhead = 0;

@@ -332,3 +332,41 @@ TEST(RouteAwareRing, TriesEveryOpeningHostOfTheFirstLeaf) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Simulator, BackfillKeepsOffTheHostsReservedForTheHead) {
+  // fabric policy, TP groups of 4 nodes (32 GPUs): H needs a whole leaf. At 20 leaf01 has
+  // node001-003 free and node004 busy until 50 (R); leaf02 node005-007 free, node008 busy
+  // until 1000 (S). H's reservation: leaf01 at 50. J (2 nodes, ends at 521, after 50) may
+  // only use hosts outside it: node005-006. So H starts at 50, not after J.
+  sim::SimOptions opt;
+  opt.comm_fraction = 0;
+  World w(make("fat2:leaves=2,down=4,up=1"), opt);
+  const auto t =
+      itp("job_id,submission_time,duration,num_gpu\n"
+          "P,0,10,24\nQ,0,10,24\nR,0,50,8\nS,0,1000,8\nH,20,100,32\nJ,21,500,16\n",
+          32);
+  const auto run = w.sim.run(t, {policies::Policy::kFabric, false}, {});
+  EXPECT_EQ(names(w.f, run.jobs[4].hosts), "node001 node002 node003 node004");
+  EXPECT_EQ(run.jobs[4].start, 50);
+  EXPECT_EQ(names(w.f, run.jobs[5].hosts), "node005 node006");
+  EXPECT_EQ(run.jobs[5].start, 21);
+}
+
+TEST(Simulator, JobsEndingTogetherAllCountForTheReservation) {
+  // A and B (2 nodes each) both end at 100; H needs 6 of 8 hosts, so its reservation at 100
+  // takes node001-006 and leaves node007-008 spare: C (2 nodes, ends long after 100) is
+  // backfilled there at 20.
+  sim::SimOptions opt;
+  World w(make("fat2:leaves=2,down=4,up=1"), opt);
+  const auto t =
+      itp("job_id,submission_time,duration,num_gpu\nA,0,100,16\nB,0,100,16\nH,10,50,48\n"
+          "C,20,500,16\n");
+  const auto run = w.sim.run(t, {policies::Policy::kFirstFit, false}, {});
+  EXPECT_EQ(run.jobs[2].start, 100);
+  EXPECT_EQ(run.jobs[3].start, 20);
+  EXPECT_EQ(names(w.f, run.jobs[3].hosts), "node007 node008");
+}
+
+}  // namespace
