@@ -220,8 +220,8 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
       if (reordered != ring) {
         // Measure the ring that runs (the contract keeps these, but do not rely on it).
         pl = placement::evaluate(planner_.context(), req, view, std::move(reordered), pl.policy);
+        ring = std::move(pl.hosts);
       }
-      ring = std::move(pl.hosts);
     }
     for (HostId h : ring) {
       states.state[idx(h)] = placement::HostState::kBusy;

@@ -212,8 +212,17 @@ TEST(Simulator, SameInputsSameOutputs) {
   for (const auto& r : a) sa.push_back(sim::summarize(t, r, w.f.num_hosts(), opt));
   for (const auto& r : b) sb.push_back(sim::summarize(t, r, w.f.num_hosts(), opt));
   EXPECT_EQ(sim::summary_csv(sa), sim::summary_csv(sb));
-  // Every job ran under every policy.
+  // Every job ran under every policy, on as many hosts as it asked for, for at least its
+  // duration.
   for (const auto& s : sa) EXPECT_EQ(s.jobs, 200u) << s.policy;
+  for (const auto& r : a) {
+    for (std::size_t i = 0; i < t.jobs.size(); ++i) {
+      const auto& o = r.jobs[i];
+      ASSERT_EQ(o.hosts.size(), t.jobs[i].nodes) << r.policy.name() << " " << t.jobs[i].id;
+      EXPECT_GE(o.start, t.jobs[i].submit);
+      EXPECT_GE(o.end - o.start, t.jobs[i].duration - 1e-9);
+    }
+  }
 }
 
 TEST(SimPolicies, Parse) {
