@@ -41,6 +41,9 @@ run() {
 run philly-800 --fabric "$fat3_800" --trace "$philly"
 run philly-800-2to1 --fabric "$fat3_800_2to1" --trace "$philly"
 run philly-800-degraded --fabric "$fat3_800" --trace "$philly" --degrade-links 16 --seed 1
+# No communication at all (f = 0): what the placement constraints alone cost in queue wait.
+run philly-800-f0 --fabric "$fat3_800" --trace "$philly" --comm-fraction 0
 run itp04-128 --fabric "$fat3_128" --trace "$itp/cluster04.csv"
 run itp04-128-2to1 --fabric "$fat3_128_2to1" --trace "$itp/cluster04.csv"
+run itp04-128-f0 --fabric "$fat3_128" --trace "$itp/cluster04.csv" --comm-fraction 0
 echo "reports: $out/*/report.html"

@@ -5,6 +5,7 @@
 // line. Progress goes to stderr; the summary table to stdout.
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -62,13 +63,10 @@ int run_simulate(const SimulateOpts& o) {
   if (!(o.sopt.comm_fraction >= 0 && o.sopt.comm_fraction <= 1)) {
     return usage("--comm-fraction must be between 0 and 1");
   }
-  if (!(o.sopt.estimate_factor > 0)) {
-    return usage("--estimate-factor must be positive");
+  if (!(o.sopt.estimate_factor > 0) || !std::isfinite(o.sopt.estimate_factor)) {
+    return usage("--estimate-factor must be a positive number");
   }
-  std::error_code ec;
-  std::filesystem::create_directories(o.out, ec);
-  if (ec)
-    return report(Error{ErrorCode::kIo, "cannot create directory: " + ec.message(), o.out, 0});
+  if (o.out.empty()) return usage("--out must name a directory");
   auto loaded = o.in.load();
   if (!loaded) return report(loaded.error());
   std::optional<fabric::Fabric> degraded;
@@ -124,9 +122,19 @@ int run_simulate(const SimulateOpts& o) {
   if (dropped) {
     notes.push_back(std::to_string(dropped) +
                     " jobs dropped: larger than the fabric, or with a TP group no leaf holds");
+    if (!o.quiet) std::cerr << "simulate: " << notes.back() << "\n";
   }
   if (dropped == trace->jobs.size()) {
     return usage("no job of the trace fits this fabric");
+  }
+  // Inputs are good: make sure the outputs can be written before spending time.
+  std::error_code ec;
+  std::filesystem::create_directories(o.out, ec);
+  if (ec || !std::filesystem::is_directory(o.out, ec)) {
+    return report(Error{ErrorCode::kIo,
+                        "--out: cannot create the directory" +
+                            (ec ? ": " + ec.message() : std::string(": a file is in the way")),
+                        o.out, 0});
   }
   if (!o.quiet) {
     std::cerr << "simulate: " << trace->jobs.size() - dropped << " jobs on " << f->num_hosts()
@@ -200,15 +208,38 @@ int run_simulate(const SimulateOpts& o) {
   };
   info.notes = notes;
 
+  // All three files or none: each is written to a temporary name first, then all renamed.
   const std::string dir = o.out + "/";
-  if (auto r = write_file_atomic(dir + "jobs.csv", sim::jobs_csv(*trace, runs, *f)); !r)
-    return report(r.error());
-  if (auto r = write_file_atomic(dir + "summary.csv", sim::summary_csv(sums)); !r)
-    return report(r.error());
-  if (auto r =
-          write_file_atomic(dir + "report.html", sim::html_report(*trace, runs, sums, info, *f));
-      !r)
-    return report(r.error());
+  const std::vector<std::pair<std::string, std::string>> outputs{
+      {"jobs.csv", sim::jobs_csv(*trace, runs, *f)},
+      {"summary.csv", sim::summary_csv(sums)},
+      {"report.html", sim::html_report(*trace, runs, sums, info, *f)}};
+  const std::string tmp_suffix = ".partial";
+  auto remove_temps = [&] {
+    for (const auto& [name, text] : outputs) std::filesystem::remove(dir + name + tmp_suffix, ec);
+  };
+  // A destination that cannot be replaced by a file (a directory in the way) fails the run
+  // before anything is replaced; after that a rename within one directory does not fail.
+  for (const auto& [name, text] : outputs) {
+    if (std::filesystem::exists(dir + name, ec) &&
+        !std::filesystem::is_regular_file(dir + name, ec)) {
+      return report(Error{ErrorCode::kIo, "not a regular file: cannot replace it", dir + name, 0});
+    }
+  }
+  for (const auto& [name, text] : outputs) {
+    if (auto r = write_file_atomic(dir + name + tmp_suffix, text); !r) {
+      remove_temps();
+      return report(r.error());
+    }
+  }
+  for (const auto& [name, text] : outputs) {
+    std::filesystem::rename(dir + name + tmp_suffix, dir + name, ec);
+    if (ec) {
+      remove_temps();
+      return report(
+          Error{ErrorCode::kIo, "cannot rename into place: " + ec.message(), dir + name, 0});
+    }
+  }
 
   std::cout << "policy            jobs  tp-split  mean-wait-s  p95-wait-s  util   comm-slowdown  "
                "max-flows\n";

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
 #include "fabricplace/common/strings.hpp"
 
@@ -246,6 +247,7 @@ Result<Trace> parse_trace(std::string_view text, const std::string& file, const 
   if (opt.swf_procs_per_gpu == 0) {
     return fail(ErrorCode::kUsage, "SWF processors per GPU must be at least 1");
   }
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark
   Trace t;
   t.files.push_back(file);
   t.format = opt.format;
@@ -343,6 +345,21 @@ Result<Trace> read_traces(const std::vector<std::string>& paths, const TraceOpti
     }
     all.files.push_back(paths[i]);
     for (auto& n : one->notes) all.notes.push_back(std::move(n));
+  }
+  // Job ids name jobs in jobs.csv: two jobs with one id are an error (the same file twice,
+  // or two files with the same name in different directories).
+  {
+    std::unordered_map<std::string_view, std::size_t> seen;
+    for (std::size_t i = 0; i < all.jobs.size(); ++i) {
+      auto [it, fresh] = seen.emplace(all.jobs[i].id, i);
+      if (!fresh) {
+        const auto& first = all.jobs[it->second];
+        return fail(ErrorCode::kDuplicate,
+                    "job id '" + all.jobs[i].id + "' again (first at " + all.files[first.file] +
+                        ":" + std::to_string(first.line) + ")",
+                    all.files[all.jobs[i].file], static_cast<int>(all.jobs[i].line));
+      }
+    }
   }
   std::stable_sort(all.jobs.begin(), all.jobs.end(),
                    [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });

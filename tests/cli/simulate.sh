@@ -9,14 +9,17 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 args=(simulate --fabric 'fat3:pods=2,leaves=2,down=4,up=4' --trace "$data/traces/itp-cluster04-head300.csv"
-      --policies fabric,fabric+routes,slurm-tree,first-fit --tp-cap 16 --degrade-links 2 --threads 2)
-"$bin" "${args[@]}" --seed 7 --out "$tmp/a" >"$tmp/a.stdout" 2>"$tmp/a.stderr"
+      --policies fabric,fabric+routes,slurm-tree,first-fit --tp-cap 16 --degrade-links 2)
+"$bin" "${args[@]}" --seed 7 --threads 2 --out "$tmp/a" >"$tmp/a.stdout" 2>"$tmp/a.stderr"
 "$bin" "${args[@]}" --seed 7 --out "$tmp/b" -q >"$tmp/b.stdout" 2>"$tmp/b.stderr"
 "$bin" "${args[@]}" --seed 8 --out "$tmp/c" -q >/dev/null 2>&1
+
+"$bin" "${args[@]}" --seed 7 --out "$tmp/t1" -q --threads 1 >/dev/null 2>&1
 
 for f in jobs.csv summary.csv report.html; do
   [[ -s "$tmp/a/$f" ]] || fail "$f missing or empty"
   cmp -s "$tmp/a/$f" "$tmp/b/$f" || fail "$f differs between two runs with seed 7"
+  cmp -s "$tmp/a/$f" "$tmp/t1/$f" || fail "$f differs between 2 threads and 1"
 done
 cmp -s "$tmp/a/report.html" "$tmp/c/report.html" && fail "seed 8 gave the same report as seed 7"
 grep -q 'degraded to 1x (seed 7): ' "$tmp/a/report.html" || fail "report does not name the degraded links"
@@ -56,5 +59,16 @@ grep -q 'Routes: LFT dump' "$tmp/lft/report.html" || fail "report does not name 
 grep -q 'Routes: ftree model' "$tmp/model/report.html" || fail "report does not name the ftree model"
 awk -F, 'NR > 1 && $16 > 0 { n++ } END { exit !(n > 0) }' "$tmp/model/jobs.csv" ||
   fail "no job crossed a switch link: the comparison would prove nothing"
+
+# The three outputs are replaced together or not at all: with summary.csv unwritable (a
+# directory in its place) the run fails and the previous jobs.csv and report.html stay.
+cp -r "$tmp/c" "$tmp/keep"
+rm "$tmp/c/summary.csv" && mkdir "$tmp/c/summary.csv"
+if "$bin" "${args[@]}" --seed 7 --out "$tmp/c" -q >/dev/null 2>"$tmp/c.err"; then
+  fail "a run whose summary.csv cannot be written succeeded"
+fi
+cmp -s "$tmp/c/jobs.csv" "$tmp/keep/jobs.csv" || fail "jobs.csv replaced by a failed run"
+cmp -s "$tmp/c/report.html" "$tmp/keep/report.html" || fail "report.html replaced by a failed run"
+ls "$tmp/c" | grep -q partial && fail "temporary files left: $(ls "$tmp/c")"
 
 echo "simulate: outputs, columns, self-contained report, progress and determinism OK"

@@ -2,6 +2,9 @@
 // and TP mapping, merging, scaling and limits, and errors that name file and line.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
+
 #include "fabricplace/sim/trace.hpp"
 
 namespace fp = fabricplace;
@@ -104,6 +107,38 @@ TEST(Trace, MergedFilesInSubmitOrderWithPrefixedIds) {
   ASSERT_EQ(t->jobs.size(), 1u);
   EXPECT_EQ(t->jobs[0].id, "clusterB:k1");
   EXPECT_EQ(t->jobs[0].submit, 0);  // rebased on the first kept job
+}
+
+TEST(Trace, ByteOrderMarkIsIgnored) {
+  auto t =
+      parse_trace("\xEF\xBB\xBFjob_id,submission_time,duration,num_gpu\na,0,10,8\n", "bom.csv", {});
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(t->format, TraceFormat::kItp);
+  EXPECT_EQ(t->jobs.size(), 1u);
+}
+
+TEST(Trace, DuplicateJobIdsAreAnError) {
+  const std::string dir = ::testing::TempDir();
+  std::filesystem::create_directories(dir + "d_a");
+  std::filesystem::create_directories(dir + "d_b");
+  auto write = [&](const std::string& name, const std::string& text) {
+    FILE* f = std::fopen((dir + name).c_str(), "w");
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    return dir + name;
+  };
+  const auto one =
+      write("dup.csv", "job_id,submission_time,duration,num_gpu\na,0,1,8\nb,1,1,8\na,2,1,8\n");
+  auto t = read_traces({one}, {});
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().to_string(), one + ":4: job id 'a' again (first at " + one + ":2)");
+  // Two files of one name in different directories: their ids collide after prefixing.
+  const auto a = write("d_a/x.csv", "job_id,submission_time,duration,num_gpu\nj,0,1,8\n");
+  const auto b = write("d_b/x.csv", "job_id,submission_time,duration,num_gpu\nj,5,1,8\n");
+  t = read_traces({a, b}, {});
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, fp::ErrorCode::kDuplicate);
+  EXPECT_EQ(t.error().to_string(), b + ":2: job id 'x:j' again (first at " + a + ":2)");
 }
 
 TEST(Trace, RowsThatCannotRunAreSkippedAndCounted) {
