@@ -74,11 +74,12 @@ fabric::DirLink dl(const fabric::Fabric& f, const std::string& a, const std::str
 //                                  uplink carries 2 flows: s = 2, both run at 2/3 speed.
 //                                  x has 40 s of work left: ends 60 + 40 / (2/3) = 120.
 //                                  y: 40 s done by 120, then alone (s = 1): ends 140.
-//   w      65    100   16     2    free: node008 only. Head of the queue; reservation at x's
-//                                  estimated end (100: 3 nodes, 4 free then, 2 spare).
+//   w      65    100   16     2    free: node008 only. Head of the queue; its reservation:
+//                                  at x's estimated end (100) first-fit would place it on
+//                                  node003,004 (free then: node003-005, node008).
 //   z      70     10    8     1    backfilled at 70 on node008 (ends 80 <= 100)
-//   v      75     50    8     1    at 80 node008 is free again: ends after 100, but fits in
-//                                  the 2 spare nodes: backfilled at 80, ends 130
+//   v      75     50    8     1    at 80 node008 is free again: ends after 100, but node008
+//                                  is outside the reservation: backfilled at 80, ends 130
 //   w                              starts at 120 when x ends: node003,004, ends 220
 constexpr const char* kTiny =
     "job_id,submission_time,duration,num_gpu\n"
