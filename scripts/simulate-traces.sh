@@ -24,7 +24,7 @@ done
 mkdir -p "$out"
 itp=$(mktemp -d)
 trap 'rm -rf "$itp"' EXIT
-tar xzf "$itp_tar" -C "$itp" cluster04.csv
+tar xzf "$itp_tar" -C "$itp"
 
 # 40-port HDR switches (20 down, 20 up): 4 pods x 10 leaves x 20 hosts = 800 hosts.
 fat3_800='fat3:pods=4,leaves=10,down=20,up=20'
@@ -46,4 +46,11 @@ run philly-800-f0 --fabric "$fat3_800" --trace "$philly" --comm-fraction 0
 run itp04-128 --fabric "$fat3_128" --trace "$itp/cluster04.csv"
 run itp04-128-2to1 --fabric "$fat3_128_2to1" --trace "$itp/cluster04.csv"
 run itp04-128-f0 --fabric "$fat3_128" --trace "$itp/cluster04.csv" --comm-fraction 0
+# All ten ITP clusters as one workload (69,351 jobs, 806 multi-node): on 512 hosts
+# (4 pods x 8 leaves x 16), and on the 800-host fabric with arrivals twice as dense.
+itp_all=("$itp"/cluster*.csv)
+itp_traces=()
+for f in "${itp_all[@]}"; do itp_traces+=(--trace "$f"); done
+run itp-all-512 --fabric 'fat3:pods=4,leaves=8,down=16,up=16' "${itp_traces[@]}"
+run itp-all-800-x2 --fabric "$fat3_800" "${itp_traces[@]}" --arrival-scale 0.5
 echo "reports: $out/*/report.html"
