@@ -30,6 +30,8 @@
 namespace fabricplace::cli {
 namespace {
 
+using fabric::HostId;
+
 struct RankfileOpts {
   InputOpts in;
   std::string hosts;
@@ -45,7 +47,7 @@ struct RankfileOpts {
 // --route-aware: the ring re-ordered on the fabric's routes (docs/simulator.md), avoiding
 // the links the rings in --running already load. Prints what it changed on stderr.
 Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
-                         const placement::Context& ctx, placement::RankLayout& layout,
+                         const placement::HostMap& map, placement::RankLayout& layout,
                          std::uint32_t K, std::uint32_t tp) {
   auto routes = [&]() -> Result<fabric::Routes> {
     if (o.lfts.empty()) return fabric::ftree_routes(f);
@@ -66,7 +68,16 @@ Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
       if (t.empty() || t.front() == '#') continue;
       auto ring = placement::resolve_hosts(f, t, "a running ring");
       if (!ring) return fail(ErrorCode::kReference, ring.error().message, o.running, n);
-      placement::add_ring_flows(*routes, *ring, flows);
+      for (HostId h : *ring) {
+        if (std::find(layout.hosts.begin(), layout.hosts.end(), h) != layout.hosts.end()) {
+          return fail(ErrorCode::kReference,
+                      "a running ring has host " + f.host(h).name + " of this job", o.running, n);
+        }
+      }
+      if (!placement::add_ring_flows(*routes, *ring, flows)) {
+        std::cerr << "fabricplace: warning: " << o.running << ":" << n << ": " << routes->source()
+                  << " has no route for some edge of this ring; its flows there are not counted\n";
+      }
       ++rings;
     }
   }
@@ -74,7 +85,8 @@ Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
   auto plain = flows, better = flows;
   placement::add_ring_flows(*routes, layout.hosts, plain);
   layout.hosts =
-      placement::route_aware_ring(ctx.blocks, *routes, std::move(layout.hosts), flows, group_nodes);
+      placement::route_aware_ring(map.blocks, *routes, std::move(layout.hosts), flows, group_nodes);
+  placement::measure_layout(map, layout);  // the leaves' order may have been reversed
   placement::add_ring_flows(*routes, layout.hosts, better);
   std::cerr << "fabricplace: route-aware ring (" << routes->source() << ", " << rings
             << " running ring" << (rings == 1 ? "" : "s") << "): most flows on a switch link "
@@ -212,7 +224,7 @@ int run_rankfile(const RankfileOpts& o) {
                   << nhosts << " hosts x " << K << " = " << std::uint64_t{K} * nhosts << " ranks\n";
   for (const auto& w : layout->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
   if (o.route_aware) {
-    if (auto r = route_aware(o, *f, ctx, *layout, K, tp); !r) return report(r.error());
+    if (auto r = route_aware(o, *f, map, *layout, K, tp); !r) return report(r.error());
   } else if (!o.lfts.empty() || !o.running.empty()) {
     return report(Error{ErrorCode::kUsage, "--lfts and --running need --route-aware", {}, 0});
   }

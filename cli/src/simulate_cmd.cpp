@@ -261,6 +261,12 @@ int run_simulate(const SimulateOpts& o) {
 }  // namespace
 
 void add_simulate_command(CLI::App& app, RunFn& run) {
+  // Counts are unsigned: without this "-5" would wrap around to a huge number.
+  const auto not_negative = CLI::Validator(
+      [](const std::string& v) {
+        return v.starts_with("-") ? std::string("must not be negative") : std::string();
+      },
+      "N >= 0");
   auto o = std::make_shared<SimulateOpts>();
   auto* cmd = app.add_subcommand("simulate",
                                  "replay job traces on a fabric and compare placement policies");
@@ -290,8 +296,10 @@ void add_simulate_command(CLI::App& app, RunFn& run) {
   cmd->add_option("--arrival-scale", o->topt.arrival_scale,
                   "multiply inter-arrival times (0.5: twice the load)")
       ->capture_default_str();
-  cmd->add_option("--max-jobs", o->topt.max_jobs, "simulate at most N jobs (0: all)");
-  cmd->add_option("--skip-jobs", o->topt.skip_jobs, "start after the first N jobs");
+  cmd->add_option("--max-jobs", o->topt.max_jobs, "simulate at most N jobs (0: all)")
+      ->check(not_negative);
+  cmd->add_option("--skip-jobs", o->topt.skip_jobs, "start after the first N jobs")
+      ->check(not_negative);
   cmd->add_option("--estimate-factor", o->sopt.estimate_factor,
                   "run-time estimate = duration x this (EASY reservations)")
       ->capture_default_str();

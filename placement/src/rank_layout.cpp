@@ -195,6 +195,27 @@ std::string local_gpu_env(const RankFileOptions& o, std::uint32_t K) {
 
 }  // namespace
 
+void measure_layout(const HostMap& c, RankLayout& l) {
+  const auto n = static_cast<std::uint32_t>(l.hosts.size());
+  const std::uint32_t g = l.tp > l.tasks_per_node ? l.tp / l.tasks_per_node : 1;
+  l.leaves.clear();
+  l.inter_leaf_edges = 0;
+  l.tp_groups_split = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const auto name = block_name(c, l.hosts[i]);
+    if (l.leaves.empty() || l.leaves.back() != name) l.leaves.push_back(name);
+    if (n > 1 && c.blocks.of_host[idx(l.hosts[i])] != c.blocks.of_host[idx(l.hosts[(i + 1) % n])])
+      ++l.inter_leaf_edges;
+  }
+  // TP groups of g hosts (one host when a group fits in a node).
+  for (std::uint32_t i = 0; i + g <= n; i += g)
+    for (std::uint32_t j = 1; j < g; ++j)
+      if (c.blocks.of_host[idx(l.hosts[i + j])] != c.blocks.of_host[idx(l.hosts[i])]) {
+        ++l.tp_groups_split;
+        break;
+      }
+}
+
 Result<RankLayout> rank_layout(const HostMap& c, std::vector<HostId> hosts,
                                std::uint32_t tasks_per_node, std::uint32_t tp) {
   if (hosts.empty()) return fail(ErrorCode::kUsage, "no hosts to lay ranks on");
@@ -227,19 +248,7 @@ Result<RankLayout> rank_layout(const HostMap& c, std::vector<HostId> hosts,
   const std::uint32_t g = tp > K ? tp / K : 1;  // hosts per TP group
   bool exhaustive = true;
   l.hosts = tp_ring_order(c.blocks, std::move(hosts), g, exhaustive);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const auto name = block_name(c, l.hosts[i]);
-    if (l.leaves.empty() || l.leaves.back() != name) l.leaves.push_back(name);
-    if (n > 1 && c.blocks.of_host[idx(l.hosts[i])] != c.blocks.of_host[idx(l.hosts[(i + 1) % n])])
-      ++l.inter_leaf_edges;
-  }
-  // TP groups of g hosts (one host when a group fits in a node).
-  for (std::uint32_t i = 0; i < n; i += g)
-    for (std::uint32_t j = 1; j < g; ++j)
-      if (c.blocks.of_host[idx(l.hosts[i + j])] != c.blocks.of_host[idx(l.hosts[i])]) {
-        ++l.tp_groups_split;
-        break;
-      }
+  measure_layout(c, l);
   if (l.tp_groups_split) {
     std::map<std::string, std::uint32_t> per_leaf;
     for (HostId h : l.hosts) ++per_leaf[block_name(c, h)];

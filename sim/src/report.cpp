@@ -84,7 +84,7 @@ std::string csv_field(const std::string& s) {
 Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOptions& opt) {
   Summary s;
   s.policy = r.policy.name();
-  std::vector<double> waits, comm;
+  std::vector<double> waits, waits_multi, comm;
   double bsld = 0, leaves = 0, excess = 0;
   std::size_t tp_ok = 0;
   for (std::size_t i = 0; i < t.jobs.size(); ++i) {
@@ -105,6 +105,7 @@ Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOpti
     if (o.tp_groups_split > 0) ++s.jobs_tp_split;
     if (o.hosts.size() >= 2) {
       ++s.jobs_multi_node;
+      waits_multi.push_back(wait);
       comm.push_back(o.comm_slowdown);
       leaves += o.leaves;
       excess += static_cast<double>(o.leaves) - static_cast<double>(o.min_leaves);
@@ -112,6 +113,10 @@ Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOpti
   }
   std::sort(waits.begin(), waits.end());
   std::sort(comm.begin(), comm.end());
+  std::sort(waits_multi.begin(), waits_multi.end());
+  s.mean_wait_multi_s = mean(waits_multi, 0);
+  s.p95_wait_multi_s = percentile(waits_multi, 95);
+  s.max_wait_multi_s = waits_multi.empty() ? 0 : waits_multi.back();
   s.mean_wait_s = mean(waits, 0);
   s.p95_wait_s = percentile(waits, 95);
   s.max_wait_s = waits.empty() ? 0 : waits.back();
@@ -138,7 +143,7 @@ std::string summary_csv(const std::vector<Summary>& all) {
       "policy,jobs,jobs_multi_node,jobs_tp_multi_node,jobs_tp_split,tp_in_leaf_pct,mean_wait_s,"
       "p95_wait_s,max_wait_s,mean_bounded_slowdown,utilization,mean_leaves,mean_excess_leaves,"
       "mean_comm_slowdown,p95_comm_slowdown,max_link_flows,gpu_hours,gpu_hours_lost,"
-      "makespan_s\n";
+      "makespan_s,mean_wait_multi_s,p95_wait_multi_s,max_wait_multi_s\n";
   for (const auto& s : all) {
     out += s.policy + "," + std::to_string(s.jobs) + "," + std::to_string(s.jobs_multi_node) + "," +
            std::to_string(s.jobs_tp_multi) + "," + std::to_string(s.jobs_tp_split) + "," +
@@ -419,7 +424,8 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
   for (const auto& s : info.settings) o += "<li>" + esc(s) + "</li>\n";
   o += "</ul>\n<h2>Summary</h2>\n<table>\n<tr><th>policy</th><th>jobs</th><th>multi-node "
        "jobs</th><th>TP groups in one leaf</th><th>jobs with a TP group split</th><th>mean "
-       "wait (s)</th><th>p95 wait (s)</th><th>mean bounded slowdown</th><th>utilisation</th>"
+       "wait (s)</th><th>p95 wait (s)</th><th>multi-node jobs: mean / p95 wait (s)</th><th>mean "
+       "bounded slowdown</th><th>utilisation</th>"
        "<th>mean leaves (excess)</th><th>mean comm slowdown</th><th>p95 comm "
        "slowdown</th><th>max flows on a link</th><th>GPU-hours lost to contention</th></tr>\n";
   for (const auto& s : sums) {
@@ -427,6 +433,7 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
          std::to_string(s.jobs_multi_node) + "</td><td>" + num(s.tp_in_leaf_pct, 1) + "% of " +
          std::to_string(s.jobs_tp_multi) + "</td><td>" + std::to_string(s.jobs_tp_split) +
          "</td><td>" + num(s.mean_wait_s, 0) + "</td><td>" + num(s.p95_wait_s, 0) + "</td><td>" +
+         num(s.mean_wait_multi_s, 0) + " / " + num(s.p95_wait_multi_s, 0) + "</td><td>" +
          num(s.mean_bounded_slowdown, 2) + "</td><td>" + num(100 * s.utilization, 1) +
          "%</td><td>" + num(s.mean_leaves, 2) + " (+" + num(s.mean_excess_leaves, 2) +
          ")</td><td>" + num(s.mean_comm_slowdown, 3) + "</td><td>" + num(s.p95_comm_slowdown, 3) +

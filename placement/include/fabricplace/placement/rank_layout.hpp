@@ -60,6 +60,10 @@ Result<std::vector<fabric::HostId>> resolve_hosts(const HostMap& m, std::string_
 
 inline constexpr std::uint32_t kMaxTasksPerNode = 4096;
 
+/// Recomputes a layout's leaves (in ring order), inter-leaf edges and split TP groups from its
+/// hosts, tasks per node and TP size (after its hosts were re-ordered, e.g. route-aware).
+void measure_layout(const HostMap& m, RankLayout& l);
+
 /// Orders `hosts` (an allocation) for ranks: the ring order, TP groups of `tp` ranks. kUsage
 /// errors: no hosts, a host twice, tasks_per_node 0 or above kMaxTasksPerNode, tp 0, or a tp that
 /// does not tile the ranks (tp must divide K or be a multiple of it, and divide hosts x K).

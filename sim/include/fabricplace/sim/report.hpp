@@ -18,6 +18,8 @@ struct Summary {
   std::size_t jobs_tp_split = 0;    ///< jobs with a TP group across leaves
   double tp_in_leaf_pct = 100;      ///< of jobs_tp_multi, those with every group in one leaf
   double mean_wait_s = 0, p95_wait_s = 0, max_wait_s = 0;
+  /// The same over multi-node jobs only: the jobs placement constraints apply to.
+  double mean_wait_multi_s = 0, p95_wait_multi_s = 0, max_wait_multi_s = 0;
   double mean_bounded_slowdown = 1;
   double utilization = 0;         ///< busy node-seconds / (hosts x makespan)
   double mean_leaves = 0;         ///< over multi-node jobs
