@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 
 #include "fabricplace/common/hostlist.hpp"
@@ -139,20 +140,42 @@ Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOpti
 }
 
 std::string summary_csv(const std::vector<Summary>& all) {
-  std::string out =
-      "policy,jobs,jobs_multi_node,jobs_tp_multi_node,jobs_tp_split,tp_in_leaf_pct,mean_wait_s,"
-      "p95_wait_s,max_wait_s,mean_bounded_slowdown,utilization,mean_leaves,mean_excess_leaves,"
-      "mean_comm_slowdown,p95_comm_slowdown,max_link_flows,gpu_hours,gpu_hours_lost,"
-      "makespan_s,mean_wait_multi_s,p95_wait_multi_s,max_wait_multi_s\n";
+  // One list of (column, value) keeps the header and the rows in step.
+  using S = const Summary&;
+  auto u = [](std::size_t v) { return std::to_string(v); };
+  const std::vector<std::pair<const char*, std::function<std::string(S)>>> cols{
+      {"policy", [](S s) { return s.policy; }},
+      {"jobs", [&](S s) { return u(s.jobs); }},
+      {"jobs_multi_node", [&](S s) { return u(s.jobs_multi_node); }},
+      {"jobs_tp_multi_node", [&](S s) { return u(s.jobs_tp_multi); }},
+      {"jobs_tp_split", [&](S s) { return u(s.jobs_tp_split); }},
+      {"tp_in_leaf_pct", [](S s) { return num(s.tp_in_leaf_pct, 2); }},
+      {"mean_wait_s", [](S s) { return num(s.mean_wait_s, 1); }},
+      {"p95_wait_s", [](S s) { return num(s.p95_wait_s, 1); }},
+      {"max_wait_s", [](S s) { return num(s.max_wait_s, 1); }},
+      {"mean_wait_multi_s", [](S s) { return num(s.mean_wait_multi_s, 1); }},
+      {"p95_wait_multi_s", [](S s) { return num(s.p95_wait_multi_s, 1); }},
+      {"max_wait_multi_s", [](S s) { return num(s.max_wait_multi_s, 1); }},
+      {"mean_bounded_slowdown", [](S s) { return num(s.mean_bounded_slowdown, 4); }},
+      {"utilization", [](S s) { return num(s.utilization, 4); }},
+      {"mean_leaves", [](S s) { return num(s.mean_leaves, 4); }},
+      {"mean_excess_leaves", [](S s) { return num(s.mean_excess_leaves, 4); }},
+      {"mean_comm_slowdown", [](S s) { return num(s.mean_comm_slowdown, 4); }},
+      {"p95_comm_slowdown", [](S s) { return num(s.p95_comm_slowdown, 4); }},
+      {"max_link_flows", [&](S s) { return u(s.max_link_flows); }},
+      {"gpu_hours", [](S s) { return num(s.gpu_hours, 1); }},
+      {"gpu_hours_lost", [](S s) { return num(s.gpu_hours_lost, 1); }},
+      {"makespan_s", [](S s) { return num(s.makespan_s, 1); }},
+  };
+  std::string out;
+  for (std::size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + std::string(cols[c].first);
+  out += '\n';
   for (const auto& s : all) {
-    out += s.policy + "," + std::to_string(s.jobs) + "," + std::to_string(s.jobs_multi_node) + "," +
-           std::to_string(s.jobs_tp_multi) + "," + std::to_string(s.jobs_tp_split) + "," +
-           num(s.tp_in_leaf_pct, 2) + "," + num(s.mean_wait_s, 1) + "," + num(s.p95_wait_s, 1) +
-           "," + num(s.max_wait_s, 1) + "," + num(s.mean_bounded_slowdown, 4) + "," +
-           num(s.utilization, 4) + "," + num(s.mean_leaves, 4) + "," +
-           num(s.mean_excess_leaves, 4) + "," + num(s.mean_comm_slowdown, 4) + "," +
-           num(s.p95_comm_slowdown, 4) + "," + std::to_string(s.max_link_flows) + "," +
-           num(s.gpu_hours, 1) + "," + num(s.gpu_hours_lost, 1) + "," + num(s.makespan_s, 1) + "\n";
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      if (c) out += ',';
+      out += cols[c].second(s);
+    }
+    out += '\n';
   }
   return out;
 }

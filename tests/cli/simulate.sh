@@ -31,6 +31,12 @@ for col in policy jobs jobs_tp_split mean_wait_s p95_wait_s utilization mean_com
 done
 [[ $(tail -n +2 "$tmp/a/summary.csv" | cut -d, -f1 | paste -sd,) == fabric,fabric+routes,slurm-tree,first-fit ]] ||
   fail "summary.csv rows: $(cut -d, -f1 "$tmp/a/summary.csv" | paste -sd' ')"
+awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' "$tmp/a/summary.csv" ||
+  fail "summary.csv rows and header have different numbers of fields"
+# jobs.csv: hosts, the last field, is quoted when it holds commas; the fields before it are
+# plain, so counting them is enough.
+sed 's/,"[^"]*"$/,hosts/' "$tmp/a/jobs.csv" | awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' ||
+  fail "jobs.csv rows and header have different numbers of fields"
 tail -n +2 "$tmp/a/summary.csv" | cut -d, -f2- | tr ',' '\n' | grep -vqE '^[0-9]+(\.[0-9]+)?$' &&
   fail "summary.csv has a value that is not a plain number"
 # jobs.csv: one row per job and policy (300 jobs x 4 policies) plus the header.
