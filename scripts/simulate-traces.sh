@@ -29,7 +29,7 @@ tar xzf "$itp_tar" -C "$itp"
 # 40-port HDR switches (20 down, 20 up): 4 pods x 10 leaves x 20 hosts = 800 hosts.
 fat3_800='fat3:pods=4,leaves=10,down=20,up=20'
 fat3_800_2to1='fat3:pods=4,leaves=10,down=20,up=10'
-# 32-port switches: 2 pods x 4 leaves x 16 hosts = 128 hosts (ITP cluster04's ~83 busy nodes).
+# 32-port switches: 2 pods x 4 leaves x 16 hosts = 128 hosts (ITP cluster04's ~82 busy nodes).
 fat3_128='fat3:pods=2,leaves=4,down=16,up=16'
 fat3_128_2to1='fat3:pods=2,leaves=4,down=16,up=8'
 
