@@ -77,4 +77,11 @@ cmp -s "$tmp/c/jobs.csv" "$tmp/keep/jobs.csv" || fail "jobs.csv replaced by a fa
 cmp -s "$tmp/c/report.html" "$tmp/keep/report.html" || fail "report.html replaced by a failed run"
 ls "$tmp/c" | grep -q partial && fail "temporary files left: $(ls "$tmp/c")"
 
+# A job larger than the fabric is dropped from every policy's run, and said so.
+printf 'job_id,submission_time,duration,num_gpu\nsmall,0,10,8\nhuge,5,10,4096\n' >"$tmp/huge.csv"
+"$bin" simulate --fabric 'fat2:leaves=2,down=4,up=1' --trace "$tmp/huge.csv" --out "$tmp/huge" \
+  >/dev/null 2>"$tmp/huge.err" || fail "a trace with one oversized job failed: $(cat "$tmp/huge.err")"
+grep -q '^simulate: 1 jobs dropped: larger than the fabric' "$tmp/huge.err" || fail "dropped job not said"
+[[ $(wc -l <"$tmp/huge/jobs.csv") == 5 ]] || fail "jobs.csv should hold the small job under 4 policies"
+
 echo "simulate: outputs, columns, self-contained report, progress and determinism OK"
