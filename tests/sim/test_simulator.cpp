@@ -27,6 +27,17 @@ struct World {
         sim(f, routes, planner, opt) {}
 };
 
+/// A spec's fabric with its ftree routes and placement context, built in place (the routes
+/// point into the fabric, so this is never moved).
+struct Routed {
+  fabric::Fabric f;
+  fabric::Routes routes;
+  placement::Context ctx;
+  explicit Routed(const char* spec)
+      : f(*fabric::generate(spec)), routes(*fabric::ftree_routes(f)), ctx(placement::prepare(f)) {}
+  Routed(const Routed&) = delete;
+};
+
 fabric::Fabric make(const char* spec) {
   auto f = fabric::generate(spec);
   EXPECT_TRUE(f) << f.error().to_string();
@@ -248,10 +259,10 @@ TEST(RouteAwareRing, AvoidsAnUplinkAnotherJobLoads) {
   // spine02. The plain ring node001 node002 | node005 node006 enters leaf02 at node005, up
   // leaf01's spine01 uplink, which another job already loads: the route-aware ring enters at
   // node006 instead (spine02) and leaves leaf02 from node005.
-  auto f = make("fat2:leaves=2,down=4,up=2,spines=2");
-  auto routes = fabric::ftree_routes(f);
-  ASSERT_TRUE(routes);
-  auto ctx = placement::prepare(f);
+  const Routed r("fat2:leaves=2,down=4,up=2,spines=2");
+  const auto& f = r.f;
+  const auto* routes = &r.routes;
+  const auto& ctx = r.ctx;
   auto h = [&](const char* n) { return *f.find_host(n); };
   std::vector<fabric::DirLink> p;
   ASSERT_TRUE(routes->path(h("node002"), h("node005"), p));
@@ -282,21 +293,21 @@ TEST(RouteAwareRing, SpreadsTheJobsOwnEdgesOverUplinks) {
   // One job on 4 leaves of a 2-level tree, 2 hosts per leaf, on an idle fabric: its 4
   // inter-leaf edges each go up a distinct uplink and come down a distinct downlink, so no
   // link carries 2 of its flows.
-  auto f = make("fat2:leaves=4,down=4,up=4");
-  auto routes = fabric::ftree_routes(f);
-  ASSERT_TRUE(routes);
-  auto ctx = placement::prepare(f);
+  const Routed r("fat2:leaves=4,down=4,up=4");
+  const auto& f = r.f;
+  const auto* routes = &r.routes;
+  const auto& ctx = r.ctx;
   std::vector<HostId> ring;
   for (const char* n :
        {"node001", "node002", "node005", "node006", "node009", "node010", "node013", "node014"})
     ring.push_back(*f.find_host(n));
   std::vector<std::uint32_t> none;
-  auto peak = [&](const std::vector<HostId>& r) {
+  auto peak = [&](const std::vector<HostId>& ring_) {
     std::vector<std::uint32_t> load(2 * f.num_links(), 0);
     std::vector<fabric::DirLink> p;
-    for (std::size_t i = 0; i < r.size(); ++i) {
+    for (std::size_t i = 0; i < ring_.size(); ++i) {
       p.clear();
-      routes->path(r[i], r[(i + 1) % r.size()], p);
+      routes->path(ring_[i], ring_[(i + 1) % ring_.size()], p);
       for (auto d : p) ++load[d];
     }
     return *std::max_element(load.begin(), load.end());
@@ -316,10 +327,10 @@ TEST(RouteAwareRing, TriesEveryOpeningHostOfTheFirstLeaf) {
   // node007 node008 avoids both only if it enters leaf02 at node008 (index 7: spine02) and
   // leaf01 at node004 (index 3: spine02), which fixes the first leaf's opening host: a greedy
   // walk from the plain order's opening host (node003) cannot get there.
-  auto f = make("fat2:leaves=2,down=4,up=2,spines=2");
-  auto routes = fabric::ftree_routes(f);
-  ASSERT_TRUE(routes);
-  auto ctx = placement::prepare(f);
+  const Routed r("fat2:leaves=2,down=4,up=2,spines=2");
+  const auto& f = r.f;
+  const auto* routes = &r.routes;
+  const auto& ctx = r.ctx;
   auto hosts = [&](std::initializer_list<const char*> names) {
     std::vector<HostId> out;
     for (const char* n : names) out.push_back(*f.find_host(n));
