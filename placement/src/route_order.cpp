@@ -185,7 +185,9 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& rout
   // The first stretch's opening host decides the closing edge's route: each is tried, with
   // the leaves in order and in the opposite direction (every inter-leaf edge then runs the
   // other way, over other links). The best ring wins; ties keep the earlier candidate, so an
-  // idle fabric keeps the input order. The opposite direction must split no more TP groups.
+  // idle fabric keeps the input order. The opposite direction must split no more TP groups;
+  // it cannot, since groups tile the ring and a mirrored tiling is the same tiling, but the
+  // check is cheap and keeps the contract if stretches ever move.
   std::optional<std::pair<std::vector<HostId>, Cost>> best;
   std::vector<std::vector<HostId>> rev(seg.rbegin(), seg.rend());
   const auto plain_splits = splits(b, ring, group_nodes);
