@@ -19,19 +19,12 @@ LinkKey key_of(const Fabric& f, const Link& l) {
           f.port(l.b).rec.number};
 }
 
-std::string end_name(const Fabric& f, PortId p) {
-  const Port& port = f.port(p);
-  const NodeRecord& n = f.node(port.node);
-  return (n.type == NodeType::kSwitch ? f.topology().switch_name[idx(port.node)] : n.description) +
-         "[" + std::to_string(port.rec.number) + "]";
-}
-
 std::string link_name(const Fabric& f, const Link& l) {
   const auto level = [&](NodeId n) {
     return f.node(n).type == NodeType::kSwitch ? int{f.topology().level[idx(n)]} : 0;
   };
-  return level(l.node_b) < level(l.node_a) ? end_name(f, l.b) + " - " + end_name(f, l.a)
-                                           : end_name(f, l.a) + " - " + end_name(f, l.b);
+  return level(l.node_b) < level(l.node_a) ? port_name(f, l.b) + " - " + port_name(f, l.a)
+                                           : port_name(f, l.a) + " - " + port_name(f, l.b);
 }
 
 std::string host_leaves(const Fabric& f, HostId h) {

@@ -152,4 +152,11 @@ std::vector<std::string> Fabric::check() const {
   return bad;
 }
 
+std::string port_name(const Fabric& f, PortId p) {
+  const Port& port = f.port(p);
+  const NodeRecord& n = f.node(port.node);
+  return (n.type == NodeType::kSwitch ? f.topology().switch_name[idx(port.node)] : n.description) +
+         "[" + std::to_string(port.rec.number) + "]";
+}
+
 }  // namespace fabricplace::fabric

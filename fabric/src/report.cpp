@@ -54,12 +54,6 @@ std::pair<std::pair<NodeId, PortId>, std::pair<NodeId, PortId>> ends_low_first(c
   return {{l.node_a, l.a}, {l.node_b, l.b}};
 }
 
-std::string end_name(const Fabric& f, NodeId n, PortId p) {
-  const std::string base = f.node(n).type == NodeType::kSwitch ? f.topology().switch_name[idx(n)]
-                                                               : f.node(n).description;
-  return base + "[" + std::to_string(f.port(p).rec.number) + "]";
-}
-
 }  // namespace
 
 std::vector<HostId> hosts_behind(const Fabric& f, LinkId link) {
@@ -193,7 +187,7 @@ std::string show_text(const Fabric& f) {
   };
   auto link_text = [&](LinkId id) {
     const auto [lo, hi] = ends_low_first(f, f.link(id));
-    return end_name(f, lo.first, lo.second) + " <-> " + end_name(f, hi.first, hi.second);
+    return port_name(f, lo.second) + " <-> " + port_name(f, hi.second);
   };
   if (problems == 0) {
     line("  link health: no problems");
@@ -216,7 +210,7 @@ std::string show_text(const Fabric& f) {
     for (PortId p : t.lost_links) {
       const Port& port = f.port(p);
       const auto [peer_name, hosts] = lost_peer(f, p);
-      line("    down " + end_name(f, port.node, p) + ": linked to " + peer_name + "[" +
+      line("    down " + port_name(f, p) + ": linked to " + peer_name + "[" +
            std::to_string(port.health.was_linked_port) +
            "] in the previous discovery; hosts behind: " + hosts);
     }
@@ -328,8 +322,8 @@ std::string show_json(const Fabric& f) {
   for (const auto& d : t.degraded_links) {
     const Link& l = f.link(d.link);
     const auto [lo, hi] = ends_low_first(f, l);
-    j["degraded_links"].push_back({{"a", end_name(f, lo.first, lo.second)},
-                                   {"b", end_name(f, hi.first, hi.second)},
+    j["degraded_links"].push_back({{"a", port_name(f, lo.second)},
+                                   {"b", port_name(f, hi.second)},
                                    {"rate", l.rate.to_string()},
                                    {"nominal", d.nominal.to_string()},
                                    {"reason", d.reason},
@@ -338,8 +332,8 @@ std::string show_json(const Fabric& f) {
   j["unhealthy_links"] = ordered_json::array();
   for (const auto& u : t.unhealthy_links) {
     const auto [lo, hi] = ends_low_first(f, f.link(u.link));
-    j["unhealthy_links"].push_back({{"a", end_name(f, lo.first, lo.second)},
-                                    {"b", end_name(f, hi.first, hi.second)},
+    j["unhealthy_links"].push_back({{"a", port_name(f, lo.second)},
+                                    {"b", port_name(f, hi.second)},
                                     {"problems", u.problems},
                                     {"hosts_behind", names_of(f, hosts_behind(f, u.link))}});
   }
@@ -347,7 +341,7 @@ std::string show_json(const Fabric& f) {
   for (PortId p : t.lost_links) {
     const Port& port = f.port(p);
     const auto [peer_name, hosts] = lost_peer(f, p);
-    j["lost_links"].push_back({{"port", end_name(f, port.node, p)},
+    j["lost_links"].push_back({{"port", port_name(f, p)},
                                {"was_linked_to", peer_name},
                                {"was_linked_guid", str::guid_hex(port.health.was_linked_to)},
                                {"was_linked_port", port.health.was_linked_port},

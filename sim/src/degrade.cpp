@@ -31,16 +31,10 @@ Result<Degraded> degrade_random_links(const Fabric& f, std::uint32_t count, std:
   }
   std::vector<std::uint8_t> hit(f.num_links(), 0);
   std::vector<std::string> names;
-  auto end_name = [&](PortId p) {
-    const auto n = f.port(p).node;
-    const auto& sw = f.topology().switch_name[idx(n)];
-    return (sw.empty() ? f.node(n).description : sw) + "[" + std::to_string(f.port(p).rec.number) +
-           "]";
-  };
   for (std::uint32_t i = 0; i < count; ++i) {
     hit[idx(candidates[i])] = 1;
     const auto& l = f.link(candidates[i]);
-    names.push_back(end_name(l.a) + " <-> " + end_name(l.b));
+    names.push_back(port_name(f, l.a) + " <-> " + port_name(f, l.b));
   }
 
   FabricBuilder b(f.origin() + ", " + std::to_string(count) + " random links at 1x (seed " +

@@ -413,16 +413,7 @@ std::string dir_link_name(const fabric::Fabric& f, fabric::DirLink d) {
   const auto& l = f.link(fabric::LinkId{d / 2});
   const auto from = d % 2 == 0 ? l.a : l.b;
   const auto to = d % 2 == 0 ? l.b : l.a;
-  auto end = [&](fabric::PortId p) {
-    const auto n = f.port(p).node;
-    const auto& sw = f.topology().switch_name[fabric::idx(n)];
-    const auto h = f.host_of(n);
-    std::string name = !sw.empty()                       ? sw
-                       : fabric::idx(h) != fabric::kNone ? f.host(h).name
-                                                         : f.node(n).description;
-    return name + "[" + std::to_string(f.port(p).rec.number) + "]";
-  };
-  return end(from) + " -> " + end(to);
+  return fabric::port_name(f, from) + " -> " + fabric::port_name(f, to);
 }
 
 std::string html_report(const Trace& t, const std::vector<Run>& runs,

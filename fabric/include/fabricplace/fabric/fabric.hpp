@@ -290,6 +290,10 @@ class Fabric {
   Topology topo_;
 };
 
+/// A port as reports name it: the switch's name (Topology::switch_name) or, for CAs and
+/// routers, the node description, then the port number: "leaf01[21]", "node001 mlx5_0[1]".
+std::string port_name(const Fabric& f, PortId p);
+
 /// Hostname and device of a CA node description: "node001 mlx5_3" -> {"node001", "mlx5_3"}.
 /// A description without a blank is all hostname; a domain is dropped
 /// ("node001.example.org mlx5_0" -> "node001"), an IPv4 address kept whole.
