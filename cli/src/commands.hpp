@@ -7,6 +7,7 @@
 
 #include "fabricplace/common/error.hpp"
 #include "fabricplace/fabric/fabric.hpp"
+#include "fabricplace/fabric/routes.hpp"
 #include "fabricplace/placement/placement.hpp"
 
 namespace fabricplace::cli {
@@ -44,6 +45,9 @@ void add_simulate_command(CLI::App& app, RunFn& run);
 void add_discover_command(CLI::App& fabric, RunFn& run);
 /// The score and uplink weights of --policy-config (empty: the built-in ones).
 Result<placement::Weights> load_weights(const std::string& path);
+/// The fabric's static routes: from an opensm LFT dump when `lfts` names one (plain or .gz),
+/// else the model of opensm's ftree engine (--lfts of simulate and rankfile).
+Result<fabric::Routes> load_routes(const fabric::Fabric& f, const std::string& lfts);
 /// Writes `content` to `path` atomically ("-" = stdout); returns the exit status.
 int write_output(const std::string& path, const std::string& content);
 

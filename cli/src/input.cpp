@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/fabric/sources.hpp"
+#include "fabricplace/sim/trace.hpp"
 
 namespace fabricplace::cli {
 
@@ -49,6 +50,13 @@ Result<placement::Weights> load_weights(const std::string& path) {
   auto text = read_file(path);
   if (!text) return std::unexpected(text.error());
   return placement::parse_weights(*text, path);
+}
+
+Result<fabric::Routes> load_routes(const fabric::Fabric& f, const std::string& lfts) {
+  if (lfts.empty()) return fabric::ftree_routes(f);
+  auto text = sim::read_text_file(lfts);
+  if (!text) return std::unexpected(text.error());
+  return fabric::lft_routes(f, *text, lfts);
 }
 
 int write_output(const std::string& path, const std::string& content) {

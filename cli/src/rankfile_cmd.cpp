@@ -22,7 +22,6 @@
 #include "fabricplace/placement/request.hpp"
 #include "fabricplace/placement/route_order.hpp"
 #include "fabricplace/placement/slurm_env.hpp"
-#include "fabricplace/sim/trace.hpp"
 #ifdef FABRICPLACE_HAVE_HWLOC
 #include "fabricplace/node/node_topology.hpp"
 #endif
@@ -49,12 +48,7 @@ struct RankfileOpts {
 Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
                          const placement::HostMap& map, placement::RankLayout& layout,
                          std::uint32_t K, std::uint32_t tp) {
-  auto routes = [&]() -> Result<fabric::Routes> {
-    if (o.lfts.empty()) return fabric::ftree_routes(f);
-    auto text = sim::read_text_file(o.lfts);
-    if (!text) return std::unexpected(text.error());
-    return fabric::lft_routes(f, *text, o.lfts);
-  }();
+  auto routes = load_routes(f, o.lfts);
   if (!routes) return std::unexpected(routes.error());
   std::vector<std::uint32_t> flows(2 * f.num_links(), 0);
   std::size_t rings = 0;

@@ -90,12 +90,7 @@ int run_simulate(const SimulateOpts& o) {
   auto weights_or = load_weights(o.policy_config);
   if (!weights_or) return report(weights_or.error());
   const placement::Weights weights = *weights_or;
-  auto routes = [&]() -> Result<fabric::Routes> {
-    if (o.lfts.empty()) return fabric::ftree_routes(*f);
-    auto text = sim::read_text_file(o.lfts);
-    if (!text) return std::unexpected(text.error());
-    return fabric::lft_routes(*f, *text, o.lfts);
-  }();
+  auto routes = load_routes(*f, o.lfts);
   if (!routes) return report(routes.error());
 
   sim::TraceOptions topt = o.topt;
