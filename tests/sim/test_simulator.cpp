@@ -249,10 +249,6 @@ TEST(SimPolicies, Parse) {
             "first-fit");
 }
 
-}  // namespace
-
-namespace {
-
 TEST(RouteAwareRing, AvoidsAnUplinkAnotherJobLoads) {
   // Two leaves of 4 hosts, 2 uplinks each (spine01, spine02). ftree sends traffic for the
   // host of index D (node001 = 0 ...) up uplink D mod 2: node005 via spine01, node006 via
@@ -317,10 +313,6 @@ TEST(RouteAwareRing, SpreadsTheJobsOwnEdgesOverUplinks) {
   EXPECT_LE(peak(better), peak(ring));
 }
 
-}  // namespace
-
-namespace {
-
 TEST(RouteAwareRing, TriesEveryOpeningHostOfTheFirstLeaf) {
   // A running ring node001 node002 | node005 node006 loads leaf01 -> spine01 (to node005,
   // index 4) and leaf02 -> spine01 (to node001, index 0). The new job on node003 node004 |
@@ -351,10 +343,6 @@ TEST(RouteAwareRing, TriesEveryOpeningHostOfTheFirstLeaf) {
   placement::add_ring_flows(*routes, better, with_better);
   EXPECT_EQ(placement::max_switch_link_flows(f, with_better), 1u);
 }
-
-}  // namespace
-
-namespace {
 
 TEST(Simulator, BackfillKeepsOffTheHostsReservedForTheHead) {
   // fabric policy, TP groups of 4 nodes (32 GPUs): H needs a whole leaf. At 20 leaf01 has
