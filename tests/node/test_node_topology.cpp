@@ -12,14 +12,24 @@
 //        +- NVSwitches (0680)
 //
 // GPU to HCA in the same switch: GPU - port - switch - port - HCA = 4 hops.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <hwloc.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fabricplace/node/node_topology.hpp"
@@ -351,4 +361,369 @@ TEST(NodeTopology, LiveMachine) {
     EXPECT_FALSE(r.cores.empty());
     for (unsigned c : r.cores) EXPECT_LT(c, t->cores);
   }
+}
+
+// ---- Malformed and hostile XML: hwloc runs in a child process (docs/node-topology.md) ----
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Whether this hwloc crashes on the file when it reads it in process (probed in a child of
+/// our own, stderr silenced): true for malformed-crash.xml with hwloc 2.9 and libxml2.
+bool hwloc_crashes_in_process(const std::string& path) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, 2);
+    (void)detail::load_hwloc_xml_in_process(path);
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);  // ASan's handler exits 1
+}
+
+/// No child process of ours, reaped or not, is left.
+bool no_children_left() {
+  int status = 0;
+  return ::waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD;
+}
+
+const std::string kCrashMessage =
+    "hwloc crashed reading it (signal 11, SIGSEGV); the file is malformed";
+
+void expect_crash_contained(const Result<NodeTopology>& t, const std::string& path) {
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().file, path);
+  EXPECT_EQ(t.error().code, ErrorCode::kSyntax);
+  EXPECT_EQ(t.error().to_string(), path + ": " + kCrashMessage);
+}
+
+std::string scratch_name(const std::string& suffix) {
+  return (fs::temp_directory_path() /
+          ("fp-node-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + suffix))
+      .string();
+}
+
+}  // namespace
+
+TEST(NodeTopologyHostileXml, FileThatCrashesHwlocIsAnErrorNamingIt) {
+  // tests/data/hwloc/malformed-crash.xml: hwloc 2.9's libxml2 importer dereferences NULL on it.
+  const auto path = data("malformed-crash.xml");
+  if (!hwloc_crashes_in_process(path)) {
+    // An hwloc that survives it (fixed, or without the libxml2 plugin) must still reject it.
+    auto t = load_hwloc_xml(path);
+    ASSERT_FALSE(t);
+    EXPECT_EQ(t.error().code, ErrorCode::kSyntax);
+    EXPECT_EQ(t.error().file, path);
+    GTEST_SKIP() << "this hwloc does not crash on " << path << ": " << t.error().to_string();
+  }
+  const auto t0 = Clock::now();
+  auto t = load_hwloc_xml(path);
+  expect_crash_contained(t, path);
+  EXPECT_LT(seconds_since(t0), 5.0);
+  // The caller goes on: the next file loads normally.
+  EXPECT_EQ(load_ok(data("dgx2-with-hcas.xml")).gpus.size(), 16u);
+  EXPECT_TRUE(no_children_left());
+}
+
+TEST(NodeTopologyHostileXml, CrashIsReportedWhenSigchldIsIgnored) {
+  // With SIGCHLD ignored the kernel reaps the reader itself and waitpid() says ECHILD: the
+  // crash is known from the signal the reader recorded before dying.
+  const auto path = data("malformed-crash.xml");
+  const bool crashes = hwloc_crashes_in_process(path);
+  struct sigaction ign = {};
+  struct sigaction old = {};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  ASSERT_EQ(::sigaction(SIGCHLD, &ign, &old), 0);
+  auto crash = load_hwloc_xml(path);
+  auto ok = load_hwloc_xml(data("dgx2-with-hcas.xml"));
+  ::sigaction(SIGCHLD, &old, nullptr);
+  if (crashes) {
+    expect_crash_contained(crash, path);
+  } else {
+    EXPECT_FALSE(crash);
+  }
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_EQ(ok->hcas.size(), 8u);
+  EXPECT_TRUE(no_children_left());
+}
+
+namespace {
+std::atomic<int> g_reaped{0};
+extern "C" void reap_every_child(int) {
+  const int saved = errno;
+  int status = 0;
+  while (::waitpid(-1, &status, WNOHANG) > 0) g_reaped.fetch_add(1);
+  errno = saved;
+}
+}  // namespace
+
+TEST(NodeTopologyHostileXml, CrashIsReportedWhenTheHostReapsEveryChild) {
+  // slurmstepd-like: a SIGCHLD handler that reaps whatever child ended (waitpid(-1)).
+  const auto path = data("malformed-crash.xml");
+  const bool crashes = hwloc_crashes_in_process(path);
+  struct sigaction reap = {};
+  struct sigaction old = {};
+  reap.sa_handler = reap_every_child;
+  reap.sa_flags = SA_RESTART;
+  sigemptyset(&reap.sa_mask);
+  ASSERT_EQ(::sigaction(SIGCHLD, &reap, &old), 0);
+  std::vector<Result<NodeTopology>> crash_results;
+  std::vector<Result<NodeTopology>> ok_results;
+  for (int i = 0; i < 5; ++i) {
+    crash_results.push_back(load_hwloc_xml(path));
+    ok_results.push_back(load_hwloc_xml(data("dgx2-with-hcas.xml")));
+  }
+  ::sigaction(SIGCHLD, &old, nullptr);
+  for (const auto& c : crash_results) {
+    if (crashes) {
+      expect_crash_contained(c, path);
+    } else {
+      EXPECT_FALSE(c);
+    }
+  }
+  for (const auto& r : ok_results) {
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(r->gpus.size(), 16u);
+  }
+  EXPECT_TRUE(no_children_left());
+}
+
+TEST(NodeTopologyHostileXml, ForkedLoadEqualsTheInProcessLoad) {
+  // The reader process's result crosses a pipe: nothing may be lost on the way.
+  for (const char* name : {"dgx2-with-hcas.xml", "dgx2-hcas-pci-only.xml", "nvidiaDGX2-v2.xml",
+                           "nvidiaDGX2.xml", "synthetic-2pack-4core-2pu.xml"}) {
+    SCOPED_TRACE(name);
+    const auto forked = load_hwloc_xml(data(name));
+    const auto direct = detail::load_hwloc_xml_in_process(data(name));
+    ASSERT_EQ(forked.has_value(), direct.has_value());
+    if (forked) {
+      EXPECT_TRUE(*forked == *direct);
+      EXPECT_EQ(forked->source, data(name));
+    } else {
+      EXPECT_EQ(forked.error().to_string(), direct.error().to_string());
+      EXPECT_EQ(forked.error().code, direct.error().code);
+    }
+  }
+}
+
+TEST(NodeTopologyHostileXml, FileLargerThanTheLimitIsRefusedUnread) {
+  const auto path = scratch_name(".xml");
+  std::ofstream(path) << "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">";
+  // Sparse: 64 MiB + 1 byte without writing them.
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(kMaxHwlocXmlBytes + 1)), 0);
+  const auto t0 = Clock::now();
+  auto t = load_hwloc_xml(path);
+  fs::remove(path);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(t.error().to_string(),
+            path +
+                ": larger than 64 MiB, the limit for an hwloc XML file (real ones are a few "
+                "hundred KB)");
+  EXPECT_LT(seconds_since(t0), 2.0);
+
+  // A lower limit, for a real file: 130 KB is more than 1000 bytes.
+  XmlLoadLimits small;
+  small.max_bytes = 1000;
+  auto s = load_hwloc_xml(data("dgx2-with-hcas.xml"), small);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().message,
+            "larger than 1000 bytes, the limit for an hwloc XML file (real ones are a few "
+            "hundred KB)");
+}
+
+TEST(NodeTopologyHostileXml, NonRegularFilesAreRefusedQuickly) {
+  const auto t0 = Clock::now();
+  auto zero = load_hwloc_xml("/dev/zero");
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.error().code, ErrorCode::kIo);
+  EXPECT_EQ(zero.error().to_string(),
+            "/dev/zero: is a character device, expected an hwloc XML file");
+
+  // A FIFO without a writer: opening it must not block.
+  const auto fifo = scratch_name(".fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  auto f = load_hwloc_xml(fifo);
+  fs::remove(fifo);
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().code, ErrorCode::kIo);
+  EXPECT_EQ(f.error().to_string(), fifo + ": is a FIFO, expected an hwloc XML file");
+
+  auto dir = load_hwloc_xml(FABRICPLACE_TEST_DATA);
+  ASSERT_FALSE(dir);
+  EXPECT_EQ(dir.error().code, ErrorCode::kIo);
+  EXPECT_EQ(dir.error().message, "is a directory, expected an hwloc XML file");
+  EXPECT_LT(seconds_since(t0), 2.0);
+}
+
+TEST(NodeTopologyHostileXml, StandardInputIsReadWithTheSameBound) {
+  const int saved = ::dup(0);
+  ASSERT_GE(saved, 0);
+  const int file = ::open(data("dgx2-with-hcas.xml").c_str(), O_RDONLY);
+  ASSERT_GE(file, 0);
+  ::dup2(file, 0);
+  ::close(file);
+  auto t = load_hwloc_xml("-");
+  ::dup2(saved, 0);
+  ::close(saved);
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(t->source, "-");
+  EXPECT_EQ(t->gpus.size(), 16u);
+}
+
+TEST(NodeTopologyHostileXml, ReaderThatTakesTooLongIsStopped) {
+  // A file that makes hwloc hang is hard to make; a deadline of 0 stops any reader.
+  XmlLoadLimits none;
+  none.timeout = std::chrono::milliseconds(0);
+  const auto path = data("dgx2-with-hcas.xml");
+  auto t = load_hwloc_xml(path, none);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(t.error().to_string(),
+            path +
+                ": hwloc took longer than 0 ms reading it and was stopped; the file is "
+                "malformed or hostile");
+  EXPECT_TRUE(no_children_left());
+}
+
+TEST(NodeTopologyHostileXml, ReaderOutOfMemoryIsAnError) {
+#ifdef FABRICPLACE_ASAN
+  GTEST_SKIP() << "RLIMIT_AS is not applied under AddressSanitizer";
+#else
+  // 8,192 PUs (3.9 MB of XML) from hwloc's synthetic backend, made in a child so that this
+  // process's heap has no room left over from it: parsing it needs tens of MB.
+  const auto path = scratch_name(".xml");
+  std::fflush(nullptr);
+  const pid_t gen = ::fork();
+  if (gen == 0) {
+    hwloc_topology_t synth = nullptr;
+    if (hwloc_topology_init(&synth) != 0 ||
+        hwloc_topology_set_synthetic(synth, "pack:16 core:64 pu:8") != 0 ||
+        hwloc_topology_load(synth) != 0 || hwloc_topology_export_xml(synth, path.c_str(), 0) != 0)
+      ::_exit(1);
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(gen, &status, 0) < 0 && errno == EINTR) {
+  }
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  struct Remove {
+    std::string p;
+    ~Remove() { fs::remove(p); }
+  } remove{path};
+
+  XmlLoadLimits tiny;
+  tiny.memory_bytes = 1 << 20;  // 1 MiB more than the caller has
+  auto t = load_hwloc_xml(path, tiny);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().file, path);
+  // hwloc fails cleanly (ENOMEM) here; were it to crash instead, that is contained too.
+  EXPECT_TRUE(t.error().message.starts_with("hwloc ran out of memory reading it (the reader may "
+                                            "use 1 MiB more than its caller)") ||
+              t.error().message.starts_with("hwloc crashed reading it"))
+      << t.error().to_string();
+  EXPECT_TRUE(no_children_left());
+  auto ok = load_hwloc_xml(path);  // the default limit is plenty
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_EQ(ok->cores, 1024u);
+#endif
+}
+
+TEST(NodeTopologyHostileXml, DeeplyNestedAndEntityBombsAreErrors) {
+  std::string deep = "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n";
+  for (int i = 0; i < 100000; ++i) deep += "<object type=\"Group\">";
+  for (int i = 0; i < 100000; ++i) deep += "</object>";
+  deep += "</topology>\n";
+  std::string bomb =
+      "<?xml version=\"1.0\"?>\n<!DOCTYPE topology [\n<!ENTITY a \"aaaaaaaaaaaaaaaaaaaa\">\n";
+  std::string prev = "a";
+  for (int i = 0; i < 10; ++i) {
+    const std::string name = "e" + std::to_string(i);
+    bomb += "<!ENTITY " + name + " \"";
+    for (int k = 0; k < 10; ++k) bomb += "&" + prev + ";";
+    bomb += "\">\n";
+    prev = name;
+  }
+  bomb += "]>\n<topology version=\"2.0\"><object type=\"Machine\" name=\"&" + prev +
+          ";\"/></topology>\n";
+  for (const auto& [name, xml] : {std::pair{"deep", deep}, std::pair{"bomb", bomb}}) {
+    SCOPED_TRACE(name);
+    const ScratchFile f(xml);
+    const auto t0 = Clock::now();
+    auto t = load_hwloc_xml(f.path.string());
+    EXPECT_LT(seconds_since(t0), 12.0);
+    ASSERT_FALSE(t) << "loaded: " << t->cores << " cores";
+    EXPECT_EQ(t.error().file, f.path.string()) << t.error().to_string();
+  }
+  EXPECT_TRUE(no_children_left());
+}
+
+TEST(NodeTopologyHostileXml, CheapChecksBeforeHwlocRuns) {
+  const ScratchFile junk("# not xml\n<topology version=\"2.0\"></topology>\n");
+  auto j = load_hwloc_xml(junk.path.string());
+  ASSERT_FALSE(j);
+  EXPECT_EQ(j.error().code, ErrorCode::kSyntax);
+  EXPECT_EQ(j.error().message,
+            "not an hwloc XML topology (it must begin with an XML declaration or <topology>)");
+
+  const ScratchFile nul(std::string("<?xml version=\"1.0\"?>\n<topology\0>", 35));
+  auto n = load_hwloc_xml(nul.path.string());
+  ASSERT_FALSE(n);
+  EXPECT_EQ(n.error().message, "not an hwloc XML topology (a NUL byte at offset 31)");
+
+  // A UTF-8 byte order mark is fine.
+  const ScratchFile bom("\xEF\xBB\xBF" + slurp(data("synthetic-2pack-4core-2pu.xml")));
+  EXPECT_EQ(load_ok(bom.path.string()).cores, 8u);
+}
+
+TEST(NodeTopologyHostileXml, LoadsFromSeveralThreadsAtOnce) {
+  // Every call forks its own reader and waits for that pid only.
+  const auto want = load_ok(data("dgx2-with-hcas.xml"));
+  std::atomic<int> good{0};
+  std::atomic<int> crashes{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 5; ++k) {
+        if (auto t = load_hwloc_xml(data("dgx2-with-hcas.xml")); t && *t == want) ++good;
+        if (i == 0 && !load_hwloc_xml(data("malformed-crash.xml"))) ++crashes;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(good.load(), 20);
+  EXPECT_EQ(crashes.load(), 5);
+  EXPECT_TRUE(no_children_left());
+}
+
+TEST(NodeTopologyHostileXml, ReaderNeverFlushesTheCallersStdioBuffers) {
+  // Something sits in stdout's buffer when the reader forks: it must come out once, not twice.
+  const auto out = scratch_name(".out");
+  std::fflush(stdout);
+  const int saved = ::dup(1);
+  const int file = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(file, 0);
+  ::dup2(file, 1);
+  ::close(file);
+  std::setvbuf(stdout, nullptr, _IOFBF, 1 << 16);
+  std::fputs("pending;", stdout);
+  auto ok = load_hwloc_xml(data("dgx2-with-hcas.xml"));
+  auto crash = load_hwloc_xml(data("malformed-crash.xml"));
+  std::fflush(stdout);
+  ::dup2(saved, 1);
+  ::close(saved);
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+  EXPECT_TRUE(ok);
+  EXPECT_FALSE(crash);
+  EXPECT_EQ(slurp(out), "pending;");
+  fs::remove(out);
 }

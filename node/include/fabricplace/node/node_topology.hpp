@@ -6,11 +6,18 @@
 //   handle, so it is cheap to copy and safe to share between threads.
 // - Errors: load_* return Result<NodeTopology>; the Error names the file (or "hwloc live")
 //   and what failed. A topology without GPUs or without HCAs is not an error.
+// - Isolation: an XML file is untrusted input, and hwloc (with libxml2) can crash or hang on a
+//   malformed one. load_hwloc_xml therefore parses it in a short-lived child process, under
+//   memory, CPU and wall-clock limits; a crash, a hang or an exhausted limit there is an
+//   Error here, never a crash of the caller (the CLI, or slurmstepd through the plugin).
+//   load_hwloc_live stays in process: it reads this machine, not a file.
 // - Indices: cores are hwloc logical indices of Core objects (dense, 0..cores-1, the numbering
 //   Open MPI's rankfile `slot=` uses), not OS/physical ids.
 // - No Slurm, no fabric: this library only knows one node.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +37,8 @@ struct Gpu {
   std::string nearest_hca;      ///< e.g. "mlx5_0"; empty when the node has no HCA
   unsigned hops = 0;            ///< edges between the GPU's and that HCA's PCI devices in the
                                 ///< hwloc tree (4 = same PCIe switch on a DGX-2); 0 if no HCA
+
+  friend bool operator==(const Gpu&, const Gpu&) = default;
 };
 
 struct NodeTopology {
@@ -44,15 +53,46 @@ struct NodeTopology {
   /// order. Without OS devices (a filtered XML): Mellanox class-0207 PCI devices, named by
   /// their PCI bus id, which NCCL_IB_HCA does not accept.
   std::vector<std::string> hcas;
+
+  friend bool operator==(const NodeTopology&, const NodeTopology&) = default;
 };
 
-/// Reads an hwloc XML export (`lstopo file.xml`, `hwloc-gather-topology`). kIo when the file
-/// cannot be read, kUnsupported for an XML format newer than the linked hwloc (hwloc 3's
-/// format 3.0 under hwloc 2), kSyntax when hwloc rejects the content.
+/// Largest hwloc XML file load_hwloc_xml accepts: 64 MiB. Real exports are a few hundred KB
+/// (a DGX-2 with all its I/O devices: 130 KB), so anything this large is a mistake or hostile.
+inline constexpr std::uint64_t kMaxHwlocXmlBytes = std::uint64_t{64} << 20;
+
+/// Bounds on one load_hwloc_xml call (docs/node-topology.md, "Malformed and hostile files").
+/// The defaults suit every real node; tests and benchmarks lower them.
+struct XmlLoadLimits {
+  std::uint64_t max_bytes = kMaxHwlocXmlBytes;  ///< file size; larger files are refused unread
+  std::chrono::milliseconds timeout{10'000};    ///< wall clock for the reader process
+  unsigned cpu_seconds = 10;                    ///< its CPU time (RLIMIT_CPU)
+  /// Address space the reader may add to what it inherits from the caller (RLIMIT_AS; not
+  /// applied under AddressSanitizer, whose shadow memory needs terabytes of address space).
+  std::uint64_t memory_bytes = std::uint64_t{1} << 30;
+};
+
+/// Reads an hwloc XML export (`lstopo file.xml`, `hwloc-gather-topology`); "-" reads standard
+/// input. The file is read here (bounded by limits.max_bytes), checked cheaply, and handed to
+/// hwloc in a child process (see Isolation above). Errors, all naming the file:
+/// - kIo: it cannot be opened or read, or is not a regular file (a FIFO, a device, a
+///   directory); the reader process cannot be started.
+/// - kSyntax: not hwloc XML; hwloc rejected it; hwloc crashed on it ("hwloc crashed reading it
+///   (signal 11, SIGSEGV); the file is malformed").
+/// - kUnsupported: larger than limits.max_bytes; hwloc exceeded the time, CPU or memory limit;
+///   an XML format newer than the linked hwloc (hwloc 3's format 3.0 under hwloc 2).
 Result<NodeTopology> load_hwloc_xml(const std::string& path);
+Result<NodeTopology> load_hwloc_xml(const std::string& path, const XmlLoadLimits& limits);
 
 /// Discovers this machine (restricted to this process's allowed CPUs, as in a Slurm job).
 Result<NodeTopology> load_hwloc_live();
+
+namespace detail {
+/// load_hwloc_xml without the child process: hwloc parses the file in this process, so a
+/// malformed file can crash it. Only for benchmarks (the isolation's cost) and for tests that
+/// check both paths agree; never for a file you did not make.
+Result<NodeTopology> load_hwloc_xml_in_process(const std::string& path);
+}  // namespace detail
 
 /// What one local rank should use.
 struct LocalRankBinding {
