@@ -1,8 +1,11 @@
 // fabricplace: command-line entry point. Subcommands live in one file each.
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <iostream>
+#include <new>
 
 #include "commands.hpp"
+#include "fabricplace/common/strings.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -32,5 +35,18 @@ int main(int argc, char** argv) {
     std::cerr << "fabricplace: usage error: missing subcommand; run with --help\n";
     return fabricplace::cli::kExitUsage;
   }
-  return run();
+  // Errors are values (Result<T>); what still escapes as an exception (std::bad_alloc past
+  // the limits, a library's own exception) is one message and exit 1, never an abort.
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    std::cerr << "fabricplace: error: out of memory (an input beyond what this machine holds; "
+                 "docs/sources.md, Limits)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "fabricplace: error: internal error: "
+              << fabricplace::str::excerpt(e.what(), 300) << "\n";
+  } catch (...) {
+    std::cerr << "fabricplace: error: internal error (unknown exception)\n";
+  }
+  return fabricplace::cli::kExitError;
 }

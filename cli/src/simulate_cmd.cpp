@@ -10,6 +10,7 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "commands.hpp"
@@ -165,17 +166,23 @@ int run_simulate(const SimulateOpts& o) {
                 << " jobs/min)\n";
     }
   };
-  const unsigned threads =
-      o.threads ? o.threads
-                : std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                                  static_cast<unsigned>(pols->size())));
+  // At most one thread per policy helps (each policy's replay is sequential), and a thread
+  // that cannot be started leaves its share to the others: --threads 100000 is 4 threads.
+  const unsigned wanted = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = std::max(1u, std::min<unsigned>(wanted, static_cast<unsigned>(pols->size())));
   std::atomic<std::size_t> next{0};
+  auto drain = [&] {
+    for (std::size_t k; (k = next++) < pols->size();) worker(k);
+  };
   std::vector<std::thread> pool;
-  for (unsigned i = 0; i < threads; ++i) {
-    pool.emplace_back([&] {
-      for (std::size_t k; (k = next++) < pols->size();) worker(k);
-    });
+  for (unsigned i = 1; i < threads; ++i) {
+    try {
+      pool.emplace_back(drain);
+    } catch (const std::system_error&) {
+      break;  // the threads already started, and this one, do the rest
+    }
   }
+  drain();
   for (auto& th : pool) th.join();
 
   for (const auto& r : runs) {

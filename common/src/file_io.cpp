@@ -13,31 +13,132 @@
 #include <iterator>
 #include <sstream>
 
+#include <zlib.h>
+
+#include "fabricplace/common/limits.hpp"
+
 namespace fabricplace {
 
-Result<std::string> read_file(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    return ss.str();
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return fail(ErrorCode::kIo, "is a directory, expected a file", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kIo, std::string("cannot open: ") + std::strerror(errno), path);
+namespace {
+
+std::string mib(std::uint64_t bytes) {
+  const std::uint64_t m = bytes >> 20;
+  return m > 0 ? std::to_string(m) + " MiB" : std::to_string(bytes) + " bytes";
+}
+
+Error too_big(const std::string& path, std::uint64_t max, bool decompressed) {
+  return Error{ErrorCode::kIo,
+               std::string(decompressed ? "decompresses to" : "is") + " more than " + mib(max) +
+                   ", the input limit (docs/sources.md, Limits; FABRICPLACE_MAX_INPUT_MB raises it)",
+               path, 0};
+}
+
+// Reads fd to its end, at most max bytes (one more is read to tell "exactly max" from more).
+Result<std::string> read_fd(int fd, const std::string& path, std::uint64_t max) {
   std::string data;
-  in.seekg(0, std::ios::end);
-  const auto size = in.tellg();
-  if (size > 0) {
-    data.resize(static_cast<std::size_t>(size));
-    in.seekg(0);
-    in.read(data.data(), size);
-  } else {
-    in.seekg(0);
-    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (static_cast<std::uint64_t>(st.st_size) > max) return std::unexpected(too_big(path, max, false));
+    data.reserve(static_cast<std::size_t>(st.st_size));
   }
-  if (in.bad()) return fail(ErrorCode::kIo, "read error", path);
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(ErrorCode::kIo, std::string("read error: ") + std::strerror(errno), path);
+    }
+    if (n == 0) break;
+    if (data.size() + static_cast<std::size_t>(n) > max)
+      return std::unexpected(too_big(path, max, false));
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  return data;
+}
+
+// gzip members (one or several, as `cat a.gz b.gz` makes), each checked to its CRC and length.
+Result<std::string> gunzip(const std::string& in, const std::string& path, std::uint64_t max) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) return fail(ErrorCode::kIo, "zlib: cannot initialise", path);
+  std::string out;
+  char buf[1 << 16];
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = 0;
+  std::size_t fed = 0;
+  int ret = Z_OK;
+  for (;;) {
+    if (zs.avail_in == 0 && fed < in.size()) {
+      const std::size_t chunk = std::min<std::size_t>(in.size() - fed, 1u << 30);
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + fed));
+      zs.avail_in = static_cast<uInt>(chunk);
+      fed += chunk;
+    }
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    ret = inflate(&zs, Z_NO_FLUSH);
+    const std::size_t got = sizeof buf - zs.avail_out;
+    if (out.size() + got > max) {
+      inflateEnd(&zs);
+      return std::unexpected(too_big(path, max, true));
+    }
+    out.append(buf, got);
+    if (ret == Z_STREAM_END) {
+      if (zs.avail_in == 0 && fed == in.size()) break;
+      // Another member follows (concatenated .gz files); trailing zeros are padding.
+      const auto* rest = reinterpret_cast<const unsigned char*>(zs.next_in);
+      if (zs.avail_in >= 2 && rest[0] == 0x1f && rest[1] == 0x8b) {
+        inflateReset(&zs);
+        continue;
+      }
+      bool zeros = fed == in.size();
+      for (uInt k = 0; zeros && k < zs.avail_in; ++k) zeros = rest[k] == 0;
+      if (!zeros) {
+        inflateEnd(&zs);
+        return fail(ErrorCode::kIo, "gzip: unexpected bytes after the compressed data", path);
+      }
+      break;
+    }
+    if (ret == Z_BUF_ERROR && zs.avail_in == 0 && fed == in.size()) {
+      inflateEnd(&zs);
+      return fail(ErrorCode::kIo, "gzip: truncated (the compressed stream ends early)", path);
+    }
+    if (ret != Z_OK && ret != Z_BUF_ERROR) {
+      const std::string why = zs.msg ? zs.msg : "corrupt data";
+      inflateEnd(&zs);
+      return fail(ErrorCode::kIo, "gzip: " + why, path);
+    }
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> read_file(const std::string& path) { return read_file(path, limits().input_bytes); }
+
+Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes) {
+  if (path.empty()) return fail(ErrorCode::kUsage, "empty file name");
+  Result<std::string> data;
+  if (path == "-") {
+    data = read_fd(0, "standard input", max_bytes);
+  } else {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail(ErrorCode::kIo, std::string("cannot open: ") + std::strerror(errno), path);
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return fail(ErrorCode::kIo, "is a directory, expected a file", path);
+    }
+    data = read_fd(fd, path, max_bytes);
+    ::close(fd);
+  }
+  if (!data) return data;
+  if (data->size() >= 2 && static_cast<unsigned char>((*data)[0]) == 0x1f &&
+      static_cast<unsigned char>((*data)[1]) == 0x8b) {
+    data = gunzip(*data, path == "-" ? "standard input" : path, max_bytes);
+    if (!data) return data;
+  }
+  if (data->starts_with("\xEF\xBB\xBF")) data->erase(0, 3);  // a UTF-8 byte order mark
   return data;
 }
 
@@ -48,6 +149,7 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
     if (!std::cout) return fail(ErrorCode::kIo, "cannot write to standard output");
     return {};
   }
+  if (path.empty()) return fail(ErrorCode::kUsage, "empty output file name");
   namespace fs = std::filesystem;
   std::error_code ec;
   // Writing through a symlink replaces the file it points to, not the link.
@@ -56,6 +158,36 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
     const fs::path next = fs::read_symlink(target, ec);
     if (ec) break;
     target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  // A FIFO or a character device (/dev/null, /dev/stdout, a pipe a reader waits on) is
+  // written into directly: replacing it with a regular file would break whoever uses it.
+  // Anything else that is not a regular file is refused.
+  if (struct stat st {}; ::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) return fail(ErrorCode::kIo, "is a directory, expected a file", path);
+    if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+      return fail(ErrorCode::kIo,
+                  "is neither a regular file, a FIFO nor a character device: not written",
+                  path);
+    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+      return fail(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno),
+                  path);
+    const char* p = content.data();
+    std::size_t left = content.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const std::string msg = std::string("write failed: ") + std::strerror(errno);
+        ::close(fd);
+        return fail(ErrorCode::kIo, msg, path);
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    if (::close(fd) != 0)
+      return fail(ErrorCode::kIo, std::string("close failed: ") + std::strerror(errno), path);
+    return {};
   }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();

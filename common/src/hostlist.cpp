@@ -6,13 +6,12 @@
 #include <set>
 #include <unordered_set>
 
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::hostlist {
 namespace {
 
-// A hostlist expanding to more names than this is a typo, not a cluster.
-constexpr std::size_t kMaxNames = 1'000'000;
 
 struct Range {
   std::uint64_t lo = 0, hi = 0;
@@ -22,7 +21,7 @@ struct Range {
 Error syntax(std::string_view expr, std::size_t col, const std::string& what) {
   return Error{
       ErrorCode::kSyntax,
-      "hostlist \"" + std::string(expr) + "\", column " + std::to_string(col + 1) + ": " + what,
+      "hostlist " + str::quoted(expr) + ", column " + std::to_string(col + 1) + ": " + what,
       {},
       0};
 }
@@ -43,13 +42,18 @@ Result<std::vector<Range>> parse_ranges(std::string_view expr, std::string_view 
     const auto hi = str::parse_uint(hi_s, UINT32_MAX);
     if (!lo || !hi)
       return std::unexpected(
-          syntax(expr, col, "bad range \"" + std::string(part) + "\", expected N or N-M"));
+          syntax(expr, col, "bad range " + str::quoted(part, 30) + ", expected N or N-M"));
     if (*hi < *lo)
       return std::unexpected(
-          syntax(expr, col, "range \"" + std::string(part) + "\" runs backwards"));
+          syntax(expr, col, "range " + str::quoted(part, 30) + " runs backwards"));
     out.push_back(Range{*lo, *hi, lo_s.size()});
   }
   return out;
+}
+
+std::string too_many() {
+  return "expands to more than " + std::to_string(limits().hostlist_names) +
+         " names (FABRICPLACE_MAX_HOSTLIST raises the limit)";
 }
 
 std::string pad(std::uint64_t v, std::size_t width) {
@@ -62,7 +66,10 @@ std::string pad(std::uint64_t v, std::size_t width) {
 
 Result<std::vector<std::string>> expand(std::string_view expr) {
   std::vector<std::string> out;
+  std::uint64_t out_bytes = 0;  // what `out` holds, bounded like an input file
   std::unordered_set<std::string> seen;
+  if (const auto bad = str::invalid_utf8_at(expr); bad != std::string_view::npos)
+    return std::unexpected(syntax(expr, bad, "not valid UTF-8"));
   // Split the top level at commas outside brackets.
   std::size_t term_start = 0;
   int depth = 0;
@@ -81,6 +88,8 @@ Result<std::vector<std::string>> expand(std::string_view expr) {
       continue;
     }
     if (c == ' ' || c == '\t') return std::unexpected(syntax(expr, i, "unexpected blank"));
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return std::unexpected(syntax(expr, i, "control character in a host name"));
     if (c != ',' || depth > 0) continue;
     const std::string_view term = expr.substr(term_start, i - term_start);
     if (term.empty()) return std::unexpected(syntax(expr, term_start, "empty host name"));
@@ -99,10 +108,27 @@ Result<std::vector<std::string>> expand(std::string_view expr) {
       auto ranges =
           parse_ranges(expr, term.substr(open + 1, close - open - 1), term_start + open + 1);
       if (!ranges) return std::unexpected(ranges.error());
-      std::uint64_t count = 0;
-      for (const auto& r : *ranges) count += r.hi - r.lo + 1;
-      if (count * names.size() > kMaxNames)
-        return std::unexpected(syntax(expr, term_start + open, "expands to too many names"));
+      // Overflow-safe: count and the product are checked against the limit before any
+      // allocation (n[0-524287][0-4294967295] must not wrap to a small number).
+      const std::uint64_t max = limits().hostlist_names;
+      std::uint64_t count = 0, total = 0;
+      for (const auto& r : *ranges)
+        if (!add_within(count, r.hi - r.lo + 1, max, count)) {
+          count = max + 1;
+          break;
+        }
+      if (count > max || !mul_within(count, names.size(), max, total) ||
+          total + out.size() > max)
+        return std::unexpected(syntax(expr, term_start + open, too_many()));
+      // And in bytes: a long literal times many numbers. A name is never longer than its
+      // term (a number has no more digits than its bounds as written), plus a string's own
+      // 32 bytes.
+      if (std::uint64_t bytes = 0;
+          !mul_within(total, term.size() + 32, limits().input_bytes, bytes) ||
+          !add_within(out_bytes, bytes, limits().input_bytes, bytes))
+        return std::unexpected(syntax(expr, term_start + open, "expands to more than " +
+                                                                   std::to_string(limits().input_bytes >> 20) +
+                                                                   " MiB of names"));
       std::vector<std::string> next;
       next.reserve(names.size() * count);
       for (const auto& n : names)
@@ -112,9 +138,12 @@ Result<std::vector<std::string>> expand(std::string_view expr) {
       j = close + 1;
     }
     for (auto& n : names)
-      if (seen.insert(n).second) out.push_back(std::move(n));
-    if (out.size() > kMaxNames)
-      return std::unexpected(syntax(expr, term_start, "expands to too many names"));
+      if (seen.insert(n).second) {
+        out_bytes += n.size() + 32;
+        out.push_back(std::move(n));
+      }
+    if (out.size() > limits().hostlist_names)
+      return std::unexpected(syntax(expr, term_start, too_many()));
     term_start = i + 1;
   }
   return out;

@@ -11,10 +11,9 @@ Result<void> for_each_setting(
     const std::function<Result<void>(std::string_view name, std::string_view value, int line)>&
         on) {
   std::map<std::string, int, std::less<>> seen;
-  const auto lines = str::lines(text);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const int lineno = static_cast<int>(i) + 1;
-    auto line = lines[i];
+  int lineno = 0;
+  for (std::string_view line : str::lines(text)) {
+    ++lineno;
     if (const auto hash = line.find('#'); hash != std::string_view::npos)
       line = line.substr(0, hash);
     line = str::trim(line);
@@ -22,9 +21,13 @@ Result<void> for_each_setting(
     const auto eq = line.find('=');
     if (eq == std::string_view::npos)
       return fail(ErrorCode::kSyntax,
-                  "expected \"" + std::string(form) + "\", got \"" + std::string(line) + "\"", file,
+                  "expected " + str::quoted(form) + ", got " + str::quoted(line), file,
                   lineno);
     const auto name = str::trim(line.substr(0, eq));
+    if (str::invalid_utf8_at(name) != std::string_view::npos ||
+        str::control_char_at(name) != std::string_view::npos)
+      return fail(ErrorCode::kSyntax, "expected a setting name, got " + str::quoted(name), file,
+                  lineno);
     if (auto r = on(name, str::trim(line.substr(eq + 1)), lineno); !r) return r;
     if (auto [it, inserted] = seen.emplace(std::string(name), lineno); !inserted)
       return fail(ErrorCode::kDuplicate,

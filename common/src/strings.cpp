@@ -1,9 +1,11 @@
 #include "fabricplace/common/strings.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
 namespace fabricplace::str {
+
 
 std::string_view trim(std::string_view s) {
   std::size_t b = 0, e = s.size();
@@ -79,25 +81,139 @@ std::string hex(std::uint64_t value) {
   return buf;
 }
 
-std::vector<std::string_view> lines(std::string_view text) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    auto pos = text.find('\n', start);
-    if (pos == std::string_view::npos) pos = text.size();
-    std::string_view line = text.substr(start, pos - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out.push_back(line);
-    start = pos + 1;
+void Lines::iterator::find_end() {
+  if (pos_ >= text_.size()) {
+    pos_ = end_ = text_.size();
+    return;
+  }
+  end_ = text_.find('\n', pos_);
+  if (end_ == std::string_view::npos) end_ = text_.size();
+}
+
+std::string_view Lines::iterator::operator*() const {
+  std::string_view line = text_.substr(pos_, end_ - pos_);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i], or 0 when there is none.
+std::size_t utf8_len(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned c = b(i);
+  if (c < 0x80) return 1;
+  std::size_t n;
+  unsigned lo = 0x80, hi = 0xBF;  // bounds of the second byte
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else
+    return 0;
+  if (i + n > s.size()) return 0;
+  if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::size_t invalid_utf8_at(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_len(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+std::size_t control_char_at(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) return i;
+  }
+  return std::string_view::npos;
+}
+
+std::string excerpt(std::string_view s, std::size_t max) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size() && i < max) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = utf8_len(s, i);
+    if (n > 1) {
+      if (i + n > max) break;
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (n == 1 && (c >= 0x20 || c == '\t') && c != 0x7f)
+      out += static_cast<char>(c);
+    else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+    ++i;
+  }
+  if (i < s.size()) out += "...";
+  return out;
+}
+
+std::string sanitize(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = utf8_len(s, i);
+    if (n == 0 || c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
   }
   return out;
 }
+
+int line_at(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+std::string quoted(std::string_view s, std::size_t max) { return '"' + excerpt(s, max) + '"'; }
 
 std::string json_quote(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
   out += '"';
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const std::size_t n = utf8_len(s, i);
+      if (n == 0) {
+        out += "\\ufffd";
+      } else {
+        out.append(s.substr(i, n));
+        i += n - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         out += "\\\"";
@@ -126,6 +242,29 @@ std::string json_quote(std::string_view s) {
   }
   out += '"';
   return out;
+}
+
+Result<void> check_text(std::string_view text, const std::string& file) {
+  const auto bad_utf8 = str::invalid_utf8_at(text);
+  std::size_t bad_ctl = std::string_view::npos;
+  for (std::size_t i = 0; i < std::min(text.size(), bad_utf8); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      bad_ctl = i;
+      break;
+    }
+  }
+  const std::size_t at = std::min(bad_utf8, bad_ctl);
+  if (at == std::string_view::npos) return {};
+  const std::size_t line_start = text.rfind('\n', at == 0 ? 0 : at - 1);
+  const std::size_t col = at - (line_start == std::string_view::npos || at == 0 ? 0 : line_start + 1) + 1;
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[at]));
+  return fail(ErrorCode::kSyntax,
+              "column " + std::to_string(col) + ": byte " + byte +
+                  (at == bad_ctl ? " is a control character" : " is not valid UTF-8") +
+                  "; expected text (is this a binary file?)",
+              file, str::line_at(text, at));
 }
 
 }  // namespace fabricplace::str

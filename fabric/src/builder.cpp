@@ -4,6 +4,7 @@
 #include <map>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::fabric {
@@ -121,16 +122,33 @@ std::pair<std::string_view, std::string_view> split_ca_description(std::string_v
   return {host, dev};
 }
 
-FabricBuilder::FabricBuilder(std::string origin) : origin_(std::move(origin)) {}
+FabricBuilder::FabricBuilder(std::string origin) : origin_(str::sanitize(origin)) {}
+
+void FabricBuilder::set_origin(std::string_view origin) { origin_ = str::sanitize(origin); }
+void FabricBuilder::add_warning(std::string_view warning) {
+  warnings_.push_back(str::sanitize(warning));
+}
+void FabricBuilder::add_incomplete(std::string_view what) {
+  incomplete_.push_back(str::sanitize(what));
+}
+
+const FabricBuilder::PortEntry* FabricBuilder::find_port(const NodeEntry& node, PortNum number) {
+  const auto it = std::lower_bound(
+      node.ports.begin(), node.ports.end(), number,
+      [](const PortEntry& e, PortNum v) { return e.rec.number < v; });
+  return it != node.ports.end() && it->rec.number == number ? &*it : nullptr;
+}
 
 bool FabricBuilder::is_linked(Guid guid, PortNum port) const {
   const auto it = nodes_.find(guid);
-  return it != nodes_.end() && port < it->second.ports.size() && it->second.ports[port].linked;
+  if (it == nodes_.end()) return false;
+  const PortEntry* e = find_port(it->second, port);
+  return e && e->linked;
 }
 
 bool FabricBuilder::has_port(Guid guid, PortNum port) const {
   const auto it = nodes_.find(guid);
-  return it != nodes_.end() && port < it->second.ports.size() && it->second.ports[port].present;
+  return it != nodes_.end() && find_port(it->second, port) != nullptr;
 }
 
 const NodeRecord* FabricBuilder::find_node(Guid guid) const {
@@ -139,27 +157,54 @@ const NodeRecord* FabricBuilder::find_node(Guid guid) const {
 }
 
 Result<void> FabricBuilder::add_node(const NodeRecord& node) {
+  // Text that reaches every output (topology.conf, host maps, rank files, JSON): valid UTF-8
+  // without control characters, so no input can add a line to a file written from it.
+  if (auto bad = str::invalid_utf8_at(node.description); bad != std::string::npos)
+    return fail(ErrorCode::kSyntax, "node " + str::guid_hex(node.guid) + ": description " +
+                                        str::quoted(node.description) + " is not valid UTF-8 (byte " +
+                                        std::to_string(bad + 1) + ")");
+  if (auto bad = str::control_char_at(node.description); bad != std::string::npos)
+    return fail(ErrorCode::kSyntax, "node " + str::guid_hex(node.guid) + ": description " +
+                                        str::quoted(node.description) +
+                                        " holds a control character (byte " +
+                                        std::to_string(bad + 1) + ")");
   auto [it, inserted] = nodes_.try_emplace(node.guid);
   if (inserted) {
+    if (nodes_.size() > limits().nodes) {
+      nodes_.erase(it);
+      return fail(ErrorCode::kUnsupported,
+                  "more than " + std::to_string(limits().nodes) +
+                      " nodes (switches and HCAs) in one fabric (FABRICPLACE_MAX_NODES raises "
+                      "the limit)");
+    }
     it->second.rec = node;
     return {};
   }
   NodeRecord merged = it->second.rec;
   if (const char* field = merge_node(merged, node))
-    return fail(ErrorCode::kDuplicate, "duplicate GUID " + str::guid_hex(node.guid) + " (\"" +
-                                           node.description + "\"): " + field +
-                                           " differs from the earlier node \"" +
-                                           it->second.rec.description + "\"");
+    return fail(ErrorCode::kDuplicate, "duplicate GUID " + str::guid_hex(node.guid) + " (" +
+                                           str::quoted(node.description) + "): " + field +
+                                           " differs from the earlier node " +
+                                           str::quoted(it->second.rec.description));
   it->second.rec = std::move(merged);
   return {};
 }
 
-FabricBuilder::PortEntry& FabricBuilder::port_entry(NodeEntry& node, PortNum number) {
-  if (node.ports.size() <= number) node.ports.resize(number + 1u);
-  auto& entry = node.ports[number];
-  entry.rec.number = number;
-  entry.present = true;
-  return entry;
+Result<FabricBuilder::PortEntry*> FabricBuilder::port_entry(NodeEntry& node, PortNum number) {
+  // Sorted by number, memory in proportion to the ports listed (a port numbered 65535 costs
+  // one entry, not 65536).
+  auto it = std::lower_bound(node.ports.begin(), node.ports.end(), number,
+                             [](const PortEntry& e, PortNum v) { return e.rec.number < v; });
+  if (it == node.ports.end() || it->rec.number != number) {
+    if (num_ports_ >= limits().ports)
+      return fail(ErrorCode::kUnsupported,
+                  "more than " + std::to_string(limits().ports) +
+                      " ports in one fabric (FABRICPLACE_MAX_PORTS raises the limit)");
+    ++num_ports_;
+    it = node.ports.insert(it, PortEntry{});
+    it->rec.number = number;
+  }
+  return &*it;
 }
 
 Result<void> FabricBuilder::add_port(Guid node, const PortRecord& port) {
@@ -167,7 +212,9 @@ Result<void> FabricBuilder::add_port(Guid node, const PortRecord& port) {
   if (it == nodes_.end())
     return fail(ErrorCode::kReference,
                 "port " + describe(node, port.number) + " belongs to no known node");
-  auto& entry = port_entry(it->second, port.number);
+  auto e = port_entry(it->second, port.number);
+  if (!e) return std::unexpected(e.error());
+  auto& entry = **e;
   if (const char* field = merge_port(entry.rec, port))
     return fail(ErrorCode::kDuplicate,
                 "port " + describe(node, port.number) + " declared twice: " + field + " differs");
@@ -183,8 +230,13 @@ Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb, Lin
                                            " is not defined");
   if (a == b && pa == pb)
     return fail(ErrorCode::kReference, "port " + describe(a, pa) + " is linked to itself");
-  auto& ea = port_entry(ia->second, pa);
-  auto& eb = port_entry(ib->second, pb);
+  auto pea = port_entry(ia->second, pa);
+  if (!pea) return std::unexpected(pea.error());
+  auto peb = port_entry(ib->second, pb);
+  if (!peb) return std::unexpected(peb.error());
+  if (a == b) pea = port_entry(ia->second, pa);  // the second insert may have moved it
+  auto& ea = **pea;
+  auto& eb = **peb;
   auto check = [&](const PortEntry& e, Guid self, PortNum sp, Guid peer,
                    PortNum pp) -> Result<void> {
     if (!e.linked) return {};
@@ -217,14 +269,23 @@ Result<void> FabricBuilder::set_port_health(Guid node, PortNum port, const PortH
   if (it == nodes_.end())
     return fail(ErrorCode::kReference,
                 "port " + describe(node, port) + " belongs to no known node");
-  auto& h = port_entry(it->second, port).health;
+  if (health.was_linked_desc.size() > 0 &&
+      (str::invalid_utf8_at(health.was_linked_desc) != std::string::npos ||
+       str::control_char_at(health.was_linked_desc) != std::string::npos))
+    return fail(ErrorCode::kSyntax, "port " + describe(node, port) + ": former peer description " +
+                                        str::quoted(health.was_linked_desc) +
+                                        " is not printable UTF-8");
+  auto pe = port_entry(it->second, port);
+  if (!pe) return std::unexpected(pe.error());
+  auto& h = (*pe)->health;
   if (health.has_counters) {
     h.has_counters = true;
     h.counters = health.counters;
   }
-  for (const auto& p : health.problems)
-    if (std::find(h.problems.begin(), h.problems.end(), p) == h.problems.end())
-      h.problems.push_back(p);
+  for (const auto& raw : health.problems)
+    if (std::string p = str::sanitize(raw);
+        std::find(h.problems.begin(), h.problems.end(), p) == h.problems.end())
+      h.problems.push_back(std::move(p));
   if (health.was_linked_to != 0) {
     h.was_linked_to = health.was_linked_to;
     h.was_linked_port = health.was_linked_port;
@@ -274,13 +335,11 @@ Result<Fabric> FabricBuilder::build() {
     if (n.type == NodeType::kCa) f.cas_.push_back(NodeId{i});
     // A node never reports fewer ports than it uses.
     const auto& ports = order[i]->ports;
-    for (std::size_t num = std::size_t{n.num_ports} + 1; n.num_ports != 0 && num < ports.size();
-         ++num)
-      if (ports[num].present)
-        return fail(ErrorCode::kReference, "node " + str::guid_hex(n.guid) + " (\"" +
-                                               n.description + "\") has " +
-                                               std::to_string(n.num_ports) +
-                                               " ports but uses port " + std::to_string(num));
+    if (n.num_ports != 0 && !ports.empty() && ports.back().rec.number > n.num_ports)
+      return fail(ErrorCode::kReference, "node " + str::guid_hex(n.guid) + " (" +
+                                             str::quoted(n.description) + ") has " +
+                                             std::to_string(n.num_ports) + " ports but uses port " +
+                                             std::to_string(ports.back().rec.number));
   }
 
   // 2. Ports (CSR by node, then by number).
@@ -288,7 +347,6 @@ Result<Fabric> FabricBuilder::build() {
   for (std::uint32_t i = 0; i < order.size(); ++i) {
     f.port_begin_.push_back(static_cast<std::uint32_t>(f.ports_.size()));
     for (const PortEntry& pe : order[i]->ports) {  // ascending port number
-      if (!pe.present) continue;
       Port p{NodeId{i}, pe.rec, kNoLink, pe.health};
       if (p.rec.guid == 0 && f.nodes_[i].type == NodeType::kSwitch) p.rec.guid = f.nodes_[i].guid;
       f.ports_.push_back(p);
@@ -307,7 +365,7 @@ Result<Fabric> FabricBuilder::build() {
   };
   for (std::uint32_t i = 0; i < order.size(); ++i) {
     for (std::uint32_t p = f.port_begin_[i]; p < f.port_begin_[i + 1]; ++p) {
-      const PortEntry& pe = order[i]->ports[f.ports_[p].rec.number];
+      const PortEntry& pe = order[i]->ports[p - f.port_begin_[i]];
       if (!pe.linked) continue;
       const Guid self = f.nodes_[i].guid;
       if (std::pair(self, f.ports_[p].rec.number) > std::pair(pe.peer, pe.peer_port)) continue;

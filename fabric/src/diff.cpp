@@ -213,7 +213,7 @@ std::string diff_json(const FabricDiff& d) {
   j["hosts_added"] = d.hosts_added;
   j["switches_removed"] = d.switches_removed;
   j["switches_added"] = d.switches_added;
-  return j.dump(1) + "\n";
+  return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace fabricplace::fabric

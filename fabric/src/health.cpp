@@ -63,7 +63,7 @@ Result<HealthThresholds> parse_health_config(std::string_view text, const std::s
           std::string all;
           for (auto n : kCounterNames) all += (all.empty() ? "" : ", ") + std::string(n);
           return fail(ErrorCode::kSyntax,
-                      "unknown counter \"" + std::string(name) + "\", expected one of: " + all,
+                      "unknown counter " + str::quoted(name) + ", expected one of: " + all,
                       file, line);
         }
         const auto v = str::parse_uint(value, UINT64_MAX);

@@ -154,7 +154,11 @@ class Cursor {
   void seek(std::size_t p) { pos_ = p; }
 
   std::unexpected<Error> error(const std::string& what) const {
-    return fail(ErrorCode::kSyntax, what + "; got \"" + std::string(s_) + "\"", file_, line_);
+    // The line as far as 60 bytes, or, when it went wrong further on, the 60 around there.
+    const std::size_t at = std::min(pos_, s_.size());
+    const std::string shown =
+        at <= 40 ? str::quoted(s_) : "\"..." + str::excerpt(s_.substr(at - 30)) + "\"";
+    return fail(ErrorCode::kSyntax, what + "; got " + shown, file_, line_);
   }
   Result<std::uint64_t> number(std::uint64_t max, const char* what) {
     const std::size_t b = pos_;
@@ -204,7 +208,7 @@ Result<LinkRate> rate_after_lid(Cursor& c) {
   c.skip_ws();
   const auto tok = c.word();
   const auto rate = parse_rate(tok);
-  if (!rate) return c.error("bad link rate \"" + std::string(tok) + "\", expected " + kRateHelp);
+  if (!rate) return c.error("bad link rate " + str::quoted(tok) + ", expected " + kRateHelp);
   return *rate;
 }
 
@@ -288,12 +292,10 @@ Result<void> read_plain(std::string_view text, const std::string& file, FabricBu
   Pending pending;
   DumpNode* current = nullptr;
   Guid switch_port_guid = 0;
-  const auto lines = str::lines(text);
-  rec.ports.reserve(lines.size());
-
-  for (std::size_t li = 0; li < lines.size(); ++li) {
-    const int lineno = static_cast<int>(li) + 1;
-    const std::string_view line = str::trim(lines[li]);
+  int lineno = 0;
+  for (std::string_view raw : str::lines(text)) {
+    ++lineno;
+    const std::string_view line = str::trim(raw);
     Cursor c(line, file, lineno);
     if (line.empty() || line.front() == '#') continue;
 
@@ -413,8 +415,8 @@ Result<void> read_plain(std::string_view text, const std::string& file, FabricBu
 
     if (!c.peek('[')) {
       const auto w = Cursor(line, file, lineno).word();
-      return c.error("unknown record \"" + std::string(w) +
-                     "\", expected Switch, Ca, Rt, a port line \"[N] ...\", or one of "
+      return c.error("unknown record " + str::quoted(w) +
+                     ", expected Switch, Ca, Rt, a port line \"[N] ...\", or one of "
                      "vendid=, devid=, sysimgguid=, switchguid=, caguid=, rtguid=");
     }
     if (!current) return c.error("port line before any Switch, Ca or Rt record");
@@ -521,10 +523,10 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
     PortNum port;
     Guid guid;
   };
-  const auto lines = str::lines(text);
-  for (std::size_t li = 0; li < lines.size(); ++li) {
-    const int lineno = static_cast<int>(li) + 1;
-    const std::string_view line = str::trim(lines[li]);
+  int lineno = 0;
+  for (std::string_view raw : str::lines(text)) {
+    ++lineno;
+    const std::string_view line = str::trim(raw);
     if (line.empty() || line.front() == '#') continue;
     Cursor c(line, file, lineno);
     auto end = [&](bool peer) -> Result<End> {
@@ -533,7 +535,7 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
       const auto type = parse_type(w);
       if (!type)
         return c.error(std::string(peer ? "expected the peer's node type"
-                                        : "unknown record \"" + std::string(w) + "\", expected") +
+                                        : "unknown record " + str::quoted(w) + ", expected") +
                        " SW, CA or RT");
       c.skip_ws();
       auto lid = c.number(65535, "a LID");
@@ -558,8 +560,8 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
     const auto width = parse_width(wtok);
     const auto speed = parse_speed(stok);
     if (!width || !speed || wtok.empty() || (wtok.back() != 'x' && wtok != "??"))
-      return c.error("bad link rate \"" + std::string(wtok) + " " + std::string(stok) +
-                     "\", expected " + kRateHelp + " written as two words, e.g. \"4x HDR\"");
+      return c.error("bad link rate " + str::quoted(std::string(wtok) + " " + std::string(stok)) +
+                     ", expected " + kRateHelp + " written as two words, e.g. \"4x HDR\"");
     c.skip_ws();
     DumpPort p;
     p.line = lineno;

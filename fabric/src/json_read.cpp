@@ -86,11 +86,16 @@ struct PendingLink {
   std::array<std::uint64_t, 4> v{};  // guid_a, port_a, guid_b, port_b
   LinkRate rate;
   std::size_t index = 0;
+  int line = 0;
 };
 
 class Reader final : public json::json_sax_t {
  public:
-  Reader(const std::string& file, FabricBuilder& builder) : file_(file), b_(builder) {}
+  Reader(std::string_view text, const std::string& file, FabricBuilder& builder)
+      : text_(text), file_(file), b_(builder) {}
+
+  /// How far the parser has read (TrackingIterator): gives every error its line.
+  const char* furthest = nullptr;
 
   std::optional<Error> error;
 
@@ -100,6 +105,7 @@ class Reader final : public json::json_sax_t {
     switch (top()) {
       case Ctx::kNodes:
         node_ = NodeRecord{};
+        node_line_ = line_now();
         node_seen_ = {};
         ports_.clear();
         return push(Ctx::kNode);
@@ -125,34 +131,34 @@ class Reader final : public json::json_sax_t {
     switch (top()) {
       case Ctx::kTop: {
         const int i = index_of(kTopKeys, k);
-        if (i < 0) return bad("(top level)", "unknown key \"" + k + "\"");
+        if (i < 0) return bad("(top level)", "unknown key " + str::quoted(k));
         if (top_seen_[static_cast<std::size_t>(i)])
-          return bad("(top level)", "duplicate key \"" + k + "\"");
+          return bad("(top level)", "duplicate key " + str::quoted(k));
         top_seen_[static_cast<std::size_t>(i)] = true;
         return true;
       }
       case Ctx::kNode: {
         const int i = index_of(kNodeKeys, k);
-        if (i < 0) return bad(node_path(""), "unknown key \"" + k + "\"");
+        if (i < 0) return bad(node_path(""), "unknown key " + str::quoted(k));
         if (node_seen_[static_cast<std::size_t>(i)])
-          return bad(node_path(""), "duplicate key \"" + k + "\"");
+          return bad(node_path(""), "duplicate key " + str::quoted(k));
         node_seen_[static_cast<std::size_t>(i)] = true;
         return true;
       }
       case Ctx::kPort: {
         const int i = index_of(kPortKeys, k);
-        if (i < 0) return bad(port_path(""), "unknown key \"" + k + "\"");
+        if (i < 0) return bad(port_path(""), "unknown key " + str::quoted(k));
         if (port_seen_[static_cast<std::size_t>(i)])
-          return bad(port_path(""), "duplicate key \"" + k + "\"");
+          return bad(port_path(""), "duplicate key " + str::quoted(k));
         port_seen_[static_cast<std::size_t>(i)] = true;
         return true;
       }
       case Ctx::kCounters: {
         const auto c = parse_counter(k);
-        if (!c) return bad(port_path("counters"), "unknown counter \"" + k + "\"");
+        if (!c) return bad(port_path("counters"), "unknown counter " + str::quoted(k));
         counter_ = static_cast<std::size_t>(*c);
         if (counter_seen_[counter_])
-          return bad(port_path("counters"), "duplicate key \"" + k + "\"");
+          return bad(port_path("counters"), "duplicate key " + str::quoted(k));
         counter_seen_[counter_] = true;
         return true;
       }
@@ -200,6 +206,7 @@ class Reader final : public json::json_sax_t {
       case Ctx::kLinks:
         link_ = PendingLink{};
         link_.index = link_index_;
+        link_.line = line_now();
         link_pos_ = 0;
         return push(Ctx::kLink);
       default:
@@ -273,9 +280,14 @@ class Reader final : public json::json_sax_t {
     stack_.push_back(c);
     return true;
   }
+  int line_now() const {
+    if (!furthest || furthest <= text_.data()) return 1;
+    return str::line_at(text_, static_cast<std::size_t>(furthest - text_.data()) - 1);
+  }
 
-  bool bad(const std::string& path, const std::string& what, ErrorCode code = ErrorCode::kSyntax) {
-    if (!error) error = Error{code, path + ": " + what, file_, 0};
+  bool bad(const std::string& path, const std::string& what, ErrorCode code = ErrorCode::kSyntax,
+           int line = 0) {
+    if (!error) error = Error{code, path + ": " + what, file_, line > 0 ? line : line_now()};
     return false;
   }
   bool unexpected_value(const char* what) {
@@ -568,9 +580,9 @@ class Reader final : public json::json_sax_t {
     }
     if (b_.has_node(node_.guid))
       return bad(node_path(""), "duplicate GUID " + str::guid_hex(node_.guid),
-                 ErrorCode::kDuplicate);
+                 ErrorCode::kDuplicate, node_line_);
     if (auto r = b_.add_node(node_); !r)
-      return bad(node_path(""), r.error().message, r.error().code);
+      return bad(node_path(""), r.error().message, r.error().code, node_line_);
     for (const PendingPort& p : ports_) {
       port_index_ = p.index;
       PortRecord rec = p.rec;
@@ -611,23 +623,25 @@ class Reader final : public json::json_sax_t {
                      "port " + std::to_string(port) + " of " + str::guid_hex(g) + " is " +
                          (b_.has_node(g) ? "not listed in that node's \"ports\""
                                          : "on a node that is not in \"nodes\""),
-                     ErrorCode::kReference);
+                     ErrorCode::kReference, l.line);
       for (const auto& [g, port] : {std::pair(l.v[0], l.v[1]), std::pair(l.v[2], l.v[3])})
         if (b_.is_linked(g, static_cast<PortNum>(port)))
           return bad(link_path(-1),
                      "port " + std::to_string(port) + " of " + str::guid_hex(g) +
                          " is already linked by an earlier entry",
-                     ErrorCode::kDuplicate);
+                     ErrorCode::kDuplicate, l.line);
       if (auto r = b_.add_link(l.v[0], static_cast<PortNum>(l.v[1]), l.v[2],
                                static_cast<PortNum>(l.v[3]), l.rate);
           !r)
-        return bad(link_path(-1), r.error().message, r.error().code);
+        return bad(link_path(-1), r.error().message, r.error().code, l.line);
     }
     return true;
   }
 
+  std::string_view text_;
   const std::string& file_;
   FabricBuilder& b_;
+  int node_line_ = 0;
   std::vector<Ctx> stack_;
   std::string key_;
   std::array<bool, kTopKeys.size()> top_seen_{};
@@ -647,18 +661,27 @@ class Reader final : public json::json_sax_t {
 }  // namespace
 
 Result<void> read_json(std::string_view text, const std::string& file, FabricBuilder& builder) {
-  Reader reader(file, builder);
-  const bool ok =
-      json::sax_parse(text.begin(), text.end(), &reader, json::input_format_t::json, true);
+  Reader reader(text, file, builder);
+  reader.furthest = text.data();
+  const str::TrackingIterator first{text.data(), &reader.furthest},
+      last{text.data() + text.size(), &reader.furthest};
+  const bool ok = json::sax_parse(first, last, &reader, json::input_format_t::json, true);
   if (ok) return {};
   if (reader.error) return std::unexpected(*reader.error);
-  // A syntax error: nlohmann's message says "at line L, column C"; keep the line for Error.
+  // A syntax error: nlohmann's message says "at line L, column C" (a number overflow, out of
+  // range, says nothing: the line read so far). Its "last read" excerpt may hold raw bytes.
   std::string what = reader.parse_error_what;
   int line = 0;
   if (const auto p = what.find("at line "); p != std::string::npos)
     line = std::atoi(what.c_str() + p + 8);
+  if (line <= 0)
+    line = reader.furthest > text.data()
+               ? str::line_at(text, static_cast<std::size_t>(reader.furthest - text.data()) - 1)
+               : 1;
   if (const auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
-  return fail(ErrorCode::kSyntax, "invalid JSON: " + what, file, line);
+  if (const auto p = what.find("] "); what.starts_with("[json.exception") && p != std::string::npos)
+    what = what.substr(p + 2);
+  return fail(ErrorCode::kSyntax, "invalid JSON: " + str::excerpt(what, 200), file, line);
 }
 
 }  // namespace fabricplace::fabric

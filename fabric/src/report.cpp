@@ -352,7 +352,7 @@ std::string show_json(const Fabric& f) {
   for (HostId h : t.split_hosts) split.push_back(f.host(h).name);
   j["split_hosts"] = hostlist::compress(split);
   j["warnings"] = t.warnings;
-  return j.dump(1) + "\n";
+  return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace fabricplace::fabric

@@ -1,5 +1,7 @@
 #include "fabricplace/fabric/sources.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "fabricplace/common/file_io.hpp"
@@ -57,11 +59,16 @@ Result<Fabric> load_fabric(const std::string& source, const SourceOptions& optio
   if (options.format == SourceFormat::kSpec ||
       (options.format == SourceFormat::kAuto && !is_file && looks_like_spec(source)))
     return generate(source);
-  auto text = read_file(source);
+  auto text = read_file(source);  // bounded, .gz decompressed, BOM dropped
   if (!text) return std::unexpected(text.error());
-  if (text->starts_with("\xEF\xBB\xBF")) text->erase(0, 3);  // UTF-8 byte order mark
   const SourceFormat format =
       options.format == SourceFormat::kAuto ? sniff_format(*text) : options.format;
+  // Text formats are UTF-8 text: no byte that is not UTF-8 and no control character (a
+  // tab and a CR before the newline aside) reaches a parser, so none reaches an output.
+  // JSON checks its own strings (nlohmann rejects raw control characters and bad UTF-8;
+  // escaped ones are refused by the builder).
+  if (format != SourceFormat::kJson)
+    if (auto r = str::check_text(*text, source); !r) return std::unexpected(r.error());
   FabricBuilder b(std::string(to_string(format)) + " " + source);
   Result<void> r;
   switch (format) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/builder.hpp"
 
@@ -110,7 +111,7 @@ Result<Params> parse(std::string_view spec) {
     item = str::trim(item);
     const auto eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size())
-      return spec_error(p.kind + ": \"" + std::string(item) + "\": expected key=value");
+      return spec_error(p.kind + ": " + str::quoted(item) + ": expected key=value");
     const std::string key(item.substr(0, eq));
     const std::string value(item.substr(eq + 1));
     if (key == "degrade") {
@@ -217,6 +218,27 @@ Result<void> common_keys(const Params& p, Gen& g) {
   return {};
 }
 
+// Every count is checked in 64 bits against the limits before anything is allocated: a
+// 60-character spec must not ask for millions of nodes, nor wrap a 32-bit product to 0.
+Result<void> check_size(const std::string& kind, std::uint64_t switches, std::uint64_t cas,
+                        std::uint64_t links) {
+  const Limits& lim = limits();
+  std::uint64_t out = 0;
+  if (!add_within(switches, cas, lim.nodes, out))
+    return spec_error(kind + ": asks for more than " + std::to_string(lim.nodes) +
+                      " switches and HCAs (FABRICPLACE_MAX_NODES raises the limit)");
+  if (!mul_within(links, 2, lim.ports, out))
+    return spec_error(kind + ": asks for more than " + std::to_string(lim.ports) +
+                      " ports (FABRICPLACE_MAX_PORTS raises the limit)");
+  return {};
+}
+
+// a * b in 64 bits, saturating (the size check then refuses it).
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t out = 0;
+  return mul_within(a, b, UINT64_MAX, out) ? out : UINT64_MAX;
+}
+
 std::string two(std::uint32_t v) {
   return (v < 10 ? "0" : "") + std::to_string(v);
 }
@@ -231,6 +253,7 @@ Result<void> gen_fat2(const Params& p, Gen& g) {
   if (*D + *U > g.radix)
     return spec_error("fat2: down + up = " + std::to_string(*D + *U) + " exceeds radix " +
                       std::to_string(g.radix));
+  if (auto r = check_size("fat2", *L, mul(*L, *D), mul(*L, *D + *U)); !r) return r;
   std::uint32_t S;
   if (auto s = p.given("spines")) {
     S = *s;
@@ -238,14 +261,17 @@ Result<void> gen_fat2(const Params& p, Gen& g) {
       return spec_error("fat2: spines=" + std::to_string(S) +
                         " must divide up=" + std::to_string(*U));
   } else {
-    S = (*L * *U + g.radix - 1) / g.radix;
+    S = static_cast<std::uint32_t>((std::uint64_t{*L} * *U + g.radix - 1) / g.radix);
     while (S < *U && *U % S) ++S;
     if (*U % S) S = *U;  // one link per leaf-spine pair; the port check below decides
   }
   const std::uint32_t per = *U / S;
-  if (*L * per > g.radix)
-    return spec_error("fat2: each spine needs " + std::to_string(*L * per) + " ports > radix " +
-                      std::to_string(g.radix) + "; add spines or raise radix");
+  if (std::uint64_t{*L} * per > g.radix)
+    return spec_error("fat2: each spine needs " + std::to_string(std::uint64_t{*L} * per) +
+                      " ports > radix " + std::to_string(g.radix) +
+                      "; add spines or raise radix");
+  if (auto r = check_size("fat2", std::uint64_t{*L} + S, mul(*L, *D), mul(*L, *D + *U)); !r)
+    return r;
   const std::uint32_t nh = *L * *D;
   std::vector<std::size_t> spines, leaves;
   for (std::uint32_t s = 0; s < S; ++s)
@@ -271,11 +297,18 @@ Result<void> gen_fat3(const Params& p, Gen& g) {
   if (*D + *U > g.radix)
     return spec_error("fat3: down + up = " + std::to_string(*D + *U) + " exceeds radix " +
                       std::to_string(g.radix));
+  if (auto r = check_size("fat3", mul(*P, *Lp), mul(mul(*P, *Lp), *D), mul(mul(*P, *Lp), *D + *U));
+      !r)
+    return r;
   const std::uint32_t Sp = p.given("spines").value_or(*U);
   if (Sp == 0 || *U % Sp)
     return spec_error("fat3: spines=" + std::to_string(Sp) +
                       " must divide up=" + std::to_string(*U));
   const std::uint32_t per_ls = *U / Sp;
+  if (std::uint64_t{*Lp} * per_ls >= g.radix)
+    return spec_error("fat3: each spine needs " + std::to_string(std::uint64_t{*Lp} * per_ls) +
+                      " down ports, leaving none of radix " + std::to_string(g.radix) +
+                      " for cores");
   const std::uint32_t sp_down = *Lp * per_ls;
   if (sp_down >= g.radix)
     return spec_error("fat3: each spine needs " + std::to_string(sp_down) +
@@ -294,16 +327,23 @@ Result<void> gen_fat3(const Params& p, Gen& g) {
                         std::to_string(Sp) + " (one core plane per spine index)");
     cpp = *c / Sp;
   } else {
-    cpp = (*P * sp_up + g.radix - 1) / g.radix;
+    cpp = static_cast<std::uint32_t>(
+        std::max<std::uint64_t>(1, (std::uint64_t{*P} * sp_up + g.radix - 1) / g.radix));
     while (cpp < sp_up && sp_up % cpp) ++cpp;
   }
   if (sp_up % cpp)
     return spec_error("fat3: spine_up=" + std::to_string(sp_up) + " is not divisible by " +
                       std::to_string(cpp) + " cores per plane");
   const std::uint32_t per_sc = sp_up / cpp;
-  if (*P * per_sc > g.radix)
-    return spec_error("fat3: each core needs " + std::to_string(*P * per_sc) + " ports > radix " +
-                      std::to_string(g.radix) + "; add cores or raise radix");
+  if (std::uint64_t{*P} * per_sc > g.radix)
+    return spec_error("fat3: each core needs " + std::to_string(std::uint64_t{*P} * per_sc) +
+                      " ports > radix " + std::to_string(g.radix) +
+                      "; add cores or raise radix");
+  if (auto r = check_size("fat3", mul(cpp, Sp) + mul(*P, Sp) + mul(*P, *Lp),
+                          mul(mul(*P, *Lp), *D),
+                          mul(mul(*P, *Lp), *D + *U) + mul(mul(*P, Sp), sp_up));
+      !r)
+    return r;
   const std::uint32_t nh = *P * *Lp * *D;
   std::vector<std::size_t> cores;
   for (std::uint32_t c = 0; c < cpp * Sp; ++c)
@@ -343,6 +383,10 @@ Result<void> gen_rail(const Params& p, Gen& g) {
   if (*H + *U > g.radix)
     return spec_error("rail: hosts + up = " + std::to_string(*H + *U) + " exceeds radix " +
                       std::to_string(g.radix));
+  // Sizes first (64-bit, before the products below): N*R leaves, N*H*R CAs.
+  if (auto r = check_size("rail", mul(*N, *R), mul(mul(*N, *H), *R), mul(mul(*N, *R), *H + *U));
+      !r)
+    return r;
   const std::uint32_t groups = *planes ? *R : 1;
   const std::uint32_t leaves_per_group = *N * (*planes ? 1 : *R);
   std::uint32_t S;
@@ -352,15 +396,20 @@ Result<void> gen_rail(const Params& p, Gen& g) {
       return spec_error("rail: spines=" + std::to_string(S) +
                         " must divide up=" + std::to_string(*U));
   } else {
-    S = (leaves_per_group * *U + g.radix - 1) / g.radix;
+    S = static_cast<std::uint32_t>(
+        std::max<std::uint64_t>(1, (std::uint64_t{leaves_per_group} * *U + g.radix - 1) / g.radix));
     while (S <= *U && *U % S) ++S;
     if (*U % S)
       return spec_error("rail: no spine count divides up=" + std::to_string(*U) +
                         "; set spines= or planes=1");
   }
+  if (auto r = check_size("rail", mul(*N, *R) + mul(groups, S), mul(mul(*N, *H), *R),
+                          mul(mul(*N, *R), *H + *U));
+      !r)
+    return r;
   const std::uint32_t per = *U / S;
-  if (leaves_per_group * per > g.radix)
-    return spec_error("rail: each spine needs " + std::to_string(leaves_per_group * per) +
+  if (std::uint64_t{leaves_per_group} * per > g.radix)
+    return spec_error("rail: each spine needs " + std::to_string(std::uint64_t{leaves_per_group} * per) +
                       " ports > radix " + std::to_string(g.radix) +
                       "; add spines, use planes=1 or raise radix");
   const std::uint32_t nh = *N * *H;

@@ -4,12 +4,12 @@
 // file's switch order (Slurm breaks ties by it). Each host gets one HCA "<host> hca<K>" per
 // leaf it is listed under.
 #include <algorithm>
-#include <functional>
 #include <limits>
 #include <map>
 #include <unordered_map>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/sources.hpp"
 
@@ -117,9 +117,11 @@ Result<void> copy_into(Result<Fabric> built, FabricBuilder& builder, const char*
 }
 
 bool valid_name(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return c != ' ' && c != '\t' && c != ',' && c != '[' && c != ']' && c != '=' && c != '"';
-  });
+  return !s.empty() && str::invalid_utf8_at(s) == std::string_view::npos &&
+         str::control_char_at(s) == std::string_view::npos &&
+         std::all_of(s.begin(), s.end(), [](char c) {
+           return c != ' ' && c != ',' && c != '[' && c != ']' && c != '=' && c != '"';
+         });
 }
 
 }  // namespace
@@ -134,10 +136,9 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
   std::vector<Ref> switch_refs;
   std::map<std::string, int> defined;
   std::map<std::string, std::pair<std::string, int>> host_leaf;
-  const auto lines = str::lines(text);
-  for (std::size_t li = 0; li < lines.size(); ++li) {
-    const int lineno = static_cast<int>(li) + 1;
-    std::string_view line = lines[li];
+  int lineno = 0;
+  for (std::string_view line : str::lines(text)) {
+    ++lineno;
     if (const auto hash = line.find('#'); hash != std::string_view::npos)
       line = line.substr(0, hash);
     line = str::trim(line);
@@ -150,8 +151,8 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       if (tok.empty()) continue;
       const auto eq = tok.find('=');
       if (eq == std::string_view::npos)
-        return fail(ErrorCode::kSyntax, "expected Key=Value, got \"" + std::string(tok) + "\"",
-                    file, lineno);
+        return fail(ErrorCode::kSyntax, "expected Key=Value, got " + str::quoted(tok), file,
+                    lineno);
       const auto key = tok.substr(0, eq);
       const std::string value(tok.substr(eq + 1));
       if (str::starts_with_icase(key, "SwitchName") && key.size() == 10)
@@ -164,13 +165,16 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
         continue;
       else
         return fail(ErrorCode::kSyntax,
-                    "unknown key \"" + std::string(key) +
-                        "\", expected SwitchName, Nodes, Switches or LinkSpeed",
+                    "unknown key " + str::quoted(key) +
+                        ", expected SwitchName, Nodes, Switches or LinkSpeed",
                     file, lineno);
     }
     if (name.empty()) return fail(ErrorCode::kSyntax, "line has no SwitchName=", file, lineno);
     if (!valid_name(name))
-      return fail(ErrorCode::kSyntax, "bad switch name \"" + name + "\"", file, lineno);
+      return fail(ErrorCode::kSyntax,
+                  "bad switch name " + str::quoted(name) +
+                      ", expected printable text without blanks, commas, brackets, '=' or quotes",
+                  file, lineno);
     if (auto [it, inserted] = defined.emplace(name, lineno); !inserted)
       return fail(ErrorCode::kDuplicate,
                   "switch " + name + " already defined at line " + std::to_string(it->second), file,
@@ -189,16 +193,27 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
                       lineno);
         tb.host_under(h, name);
       }
+      if (host_leaf.size() + defined.size() > limits().nodes)
+        return fail(ErrorCode::kUnsupported,
+                    "more than " + std::to_string(limits().nodes) +
+                        " hosts and switches (FABRICPLACE_MAX_NODES raises the limit)",
+                    file, lineno);
     }
     if (!switches.empty()) {
       auto kids = hostlist::expand(switches);
       if (!kids)
         return fail(ErrorCode::kSyntax, "Switches=: " + kids.error().message, file, lineno);
       for (const auto& k : *kids) switch_refs.push_back(Ref{name, k, lineno});
+      if (switch_refs.size() > limits().ports)
+        return fail(ErrorCode::kUnsupported,
+                    "more than " + std::to_string(limits().ports) +
+                        " switch links (FABRICPLACE_MAX_PORTS raises the limit)",
+                    file, lineno);
     }
   }
   if (defined.empty())
-    return fail(ErrorCode::kSyntax, "no SwitchName= lines: not a Slurm topology.conf", file);
+    return fail(ErrorCode::kSyntax, "no SwitchName= lines up to the end: not a Slurm topology.conf",
+                file, lineno);
   for (const auto& r : switch_refs) {
     if (!defined.contains(r.child))
       return fail(
@@ -209,27 +224,46 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       return fail(ErrorCode::kReference, "switch " + r.parent + " lists itself as a child", file,
                   r.line);
   }
-  // A switch that is its own ancestor makes no tree.
+  // A switch that is its own ancestor makes no tree. Depth-first over child -> parent
+  // edges with an explicit stack: a chain of 100,000 switches must not overflow the call
+  // stack.
   std::map<std::string, std::vector<const Ref*>> parents;  // child -> referring lines
   for (const auto& r : switch_refs) parents[r.child].push_back(&r);
   std::map<std::string, int> state;  // 0 unvisited, 1 on the path, 2 done
-  std::function<const Ref*(const std::string&)> cycle = [&](const std::string& sw) -> const Ref* {
-    state[sw] = 1;
-    for (const Ref* r : parents[sw]) {
-      if (state[r->parent] == 1) return r;
-      if (state[r->parent] == 0)
-        if (const Ref* c = cycle(r->parent)) return c;
-    }
-    state[sw] = 2;
-    return nullptr;
+  struct Frame {
+    const std::string* sw;
+    std::size_t next = 0;  // index into parents[*sw]
   };
-  for (const auto& [sw, line] : defined)
-    if (state[sw] == 0)
-      if (const Ref* r = cycle(sw))
+  static const std::vector<const Ref*> kNoParents;
+  auto parents_of = [&](const std::string& sw) -> const std::vector<const Ref*>& {
+    const auto it = parents.find(sw);
+    return it == parents.end() ? kNoParents : it->second;
+  };
+  for (const auto& [start, line] : defined) {
+    if (state[start] != 0) continue;
+    std::vector<Frame> stack{{&start}};
+    state[start] = 1;
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      const auto& ps = parents_of(*top.sw);
+      if (top.next == ps.size()) {
+        state[*top.sw] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const Ref* r = ps[top.next++];
+      int& st = state[r->parent];
+      if (st == 1)
         return fail(ErrorCode::kReference,
                     "switch " + r->parent + " lists " + r->child + " as a child, but " + r->child +
                         " is already above it: a cycle, not a tree",
                     file, r->line);
+      if (st == 0) {
+        st = 1;
+        stack.push_back(Frame{&r->parent});
+      }
+    }
+  }
   for (const auto& r : switch_refs) tb.parent_of(r.child, r.parent);
   return copy_into(tb.build(), builder, "topology.conf", file);
 }
@@ -237,14 +271,14 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
 Result<void> read_tiers_csv(std::string_view text, const std::string& file,
                             const SourceOptions& options, FabricBuilder& builder) {
   TreeBuilder tb("tiers-csv " + file, options.link_rate);
-  const auto lines = str::lines(text);
   std::size_t columns = 0;
   std::map<std::string, std::pair<int, int>> tier_of;  // name -> (tier, line)
   std::map<std::string, int> host_line;
   static const char* kTier[] = {"host", "leaf", "spine", "core"};
-  for (std::size_t li = 0; li < lines.size(); ++li) {
-    const int lineno = static_cast<int>(li) + 1;
-    const auto line = str::trim(lines[li]);
+  int lineno = 0;
+  for (std::string_view raw : str::lines(text)) {
+    ++lineno;
+    const auto line = str::trim(raw);
     if (line.empty() || line.front() == '#') continue;
     auto cells = str::split(line, ',');
     for (auto& c : cells) c = str::trim(c);
@@ -257,8 +291,8 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
       if (!ok)
         return fail(
             ErrorCode::kSyntax,
-            "expected the header line \"host,leaf,spine\" or \"host,leaf,spine,core\", got \"" +
-                std::string(line) + "\"",
+            "expected the header line \"host,leaf,spine\" or \"host,leaf,spine,core\", got " +
+                str::quoted(line),
             file, lineno);
       columns = cells.size();
       continue;
@@ -273,13 +307,14 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
       if (!valid_name(name))
         return fail(ErrorCode::kSyntax,
                     std::string("column ") + kTier[k] +
-                        ": expected a name without blanks, commas, brackets or quotes, got \"" +
-                        name + "\"",
+                        ": expected a printable name without blanks, commas, brackets or quotes, "
+                        "got " +
+                        str::quoted(name),
                     file, lineno);
       auto [it, inserted] = tier_of.try_emplace(name, static_cast<int>(k), lineno);
       if (!inserted && it->second.first != static_cast<int>(k))
         return fail(ErrorCode::kReference,
-                    "\"" + name + "\" is a " + kTier[k] + " here but a " + kTier[it->second.first] +
+                    str::quoted(name) + " is a " + kTier[k] + " here but a " + kTier[it->second.first] +
                         " at line " + std::to_string(it->second.second),
                     file, lineno);
     }
@@ -288,14 +323,21 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
       return fail(ErrorCode::kDuplicate,
                   "host " + host + " already listed at line " + std::to_string(it->second), file,
                   lineno);
+    if (tier_of.size() > limits().nodes)
+      return fail(ErrorCode::kUnsupported,
+                  "more than " + std::to_string(limits().nodes) +
+                      " hosts and switches (FABRICPLACE_MAX_NODES raises the limit)",
+                  file, lineno);
     tb.host_under(host, std::string(cells[1]));
     for (std::size_t k = 2; k < columns; ++k)
       tb.parent_of(std::string(cells[k - 1]), std::string(cells[k]));
   }
   if (columns == 0)
-    return fail(ErrorCode::kSyntax, "empty file: expected a \"host,leaf,spine[,core]\" header",
-                file);
-  if (host_line.empty()) return fail(ErrorCode::kSyntax, "no host rows after the header", file);
+    return fail(ErrorCode::kSyntax,
+                "no header up to the end: expected a \"host,leaf,spine[,core]\" header", file,
+                lineno);
+  if (host_line.empty())
+    return fail(ErrorCode::kSyntax, "no host rows after the header, up to the end", file, lineno);
   return copy_into(tb.build(), builder, "a tiers CSV", file);
 }
 

@@ -88,6 +88,8 @@ std::string to_lua_table(const HostMap& m) {
 }
 
 Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
+  // Its names go into rank files and SLURM_HOSTFILEs: text only, no control character.
+  if (auto r = str::check_text(text, file); !r) return std::unexpected(r.error());
   HostMap m;
   std::vector<int> line_of;  // per host: the line that listed it
   int line_no = 0;
@@ -115,7 +117,7 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
                     file, line_no);
       if (w[1] != "1")
         return fail(ErrorCode::kUnsupported,
-                    "host map format " + std::string(w[1]) + "; this fabricplace reads format 1",
+                    "host map format " + str::quoted(w[1]) + "; this fabricplace reads format 1",
                     file, line_no);
       header = true;
       continue;
@@ -137,7 +139,7 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
     const auto* end = w[2].data() + w[2].size();
     if (auto [p, ec] = std::from_chars(w[2].data(), end, pod); ec != std::errc{} || p != end)
       return fail(ErrorCode::kSyntax,
-                  "pod \"" + std::string(w[2]) + "\": expected a non-negative integer", file,
+                  "pod " + str::quoted(w[2]) + ": expected a non-negative integer", file,
                   line_no);
     const auto k = static_cast<std::uint32_t>(m.blocks.name.size());
     m.blocks.name.emplace_back(w[1]);
@@ -147,7 +149,7 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
       const HostId h{static_cast<std::uint32_t>(m.names.size())};
       if (auto [it, fresh] = m.index.emplace(std::string(w[i]), idx(h)); !fresh)
         return fail(ErrorCode::kSyntax,
-                    "host " + std::string(w[i]) + " is already listed on line " +
+                    "host " + str::quoted(w[i]) + " is already listed on line " +
                         std::to_string(line_of[it->second]),
                     file, line_no);
       m.names.emplace_back(w[i]);
@@ -162,7 +164,7 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
                 "no \"end\" line: the host map is truncated (rewrite it with `fabricplace "
                 "fabric export --format hostmap`)",
                 file, line_no);
-  m.origin = "host map " + file;
+  m.origin = str::sanitize("host map " + file);
   return m;
 }
 

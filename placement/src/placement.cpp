@@ -90,7 +90,7 @@ Result<Weights> parse_weights(std::string_view text, const std::string& file) {
           std::string all;
           for (const auto& k : kWeightKeys) all += (all.empty() ? "" : ", ") + std::string(k.name);
           return fail(ErrorCode::kSyntax,
-                      "unknown weight \"" + std::string(name) + "\", expected one of: " + all, file,
+                      "unknown weight " + str::quoted(name) + ", expected one of: " + all, file,
                       line);
         }
         double v = 0;

@@ -374,7 +374,7 @@ std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fm
         ranks.push_back(std::move(x));
       }
       j["ranks"] = std::move(ranks);
-      s = j.dump(2) + "\n";
+      s = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       break;
     }
   }

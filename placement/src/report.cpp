@@ -204,7 +204,7 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
 std::string placement_json(const Context& c, const JobRequest& job, const Placement& p) {
   ojson j = to_ojson(c, p);
   j["job"] = job_json(job);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string compare_text(const Context& c, const JobRequest& job,
@@ -244,7 +244,7 @@ std::string compare_json(const Context& c, const JobRequest& job, const std::vec
   ojson all = ojson::array();
   for (const auto& p : ps) all.push_back(to_ojson(c, p));
   j["placements"] = std::move(all);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace fabricplace::placement

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <tuple>
 
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/strings.hpp"
@@ -112,13 +114,6 @@ Result<NodeStates> marked(const fabric::Fabric& f, std::string_view expr, std::s
   return s;
 }
 
-// 1-based line of the first occurrence of a JSON key "name" (for error messages).
-int line_of_key(std::string_view text, const std::string& name) {
-  const auto p = text.find(str::json_quote(name));
-  if (p == std::string_view::npos) return 0;
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(p), '\n'));
-}
-
 // Hosts named by a state source that the fabric lacks: one warning, compressed.
 void warn_strangers(NodeStates& s, std::vector<std::string> strangers, const std::string& source) {
   if (strangers.empty()) return;
@@ -193,8 +188,8 @@ Result<HostState> parse_slurm_state(std::string_view raw) {
   const auto it = kStates.find(s);
   if (it == kStates.end())
     return fail(ErrorCode::kUsage,
-                "unknown node state \"" + std::string(str::trim(raw)) +
-                    "\", expected a Slurm state such as idle, alloc, mix, comp, resv, drain, "
+                "unknown node state " + str::quoted(str::trim(raw)) +
+                    ", expected a Slurm state such as idle, alloc, mix, comp, resv, drain, "
                     "drng, maint, down, fail (sinfo's %t, optionally with a flag suffix * ~ # "
                     "% ! ^ @ - $), or free / busy");
   HostState st = it->second;
@@ -203,31 +198,104 @@ Result<HostState> parse_slurm_state(std::string_view raw) {
   return st;
 }
 
+namespace {
+
+// {"host": "state", ...} read as SAX events: nothing but one flat object of strings is
+// accepted, so nesting, numbers out of range and huge values end at the first wrong event,
+// with its line, and no document tree is ever built.
+class StatesReader final : public nlohmann::json::json_sax_t {
+ public:
+  StatesReader(std::string_view text, const std::string& file) : text_(text), file_(file) {}
+  const char* furthest = nullptr;
+  std::optional<Error> error;
+  std::vector<std::tuple<std::string, std::string, int>> entries;  // host, state, line
+  std::string parse_error_what;
+  bool done = false;
+
+  bool start_object(std::size_t) override {
+    if (depth_++ == 0) return true;
+    return wrong("an object");
+  }
+  bool end_object() override {
+    if (--depth_ == 0) done = true;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    return depth_ == 0 ? top_wrong() : wrong("an array");
+  }
+  bool end_array() override { return true; }
+  bool key(string_t& k) override {
+    key_ = std::move(k);
+    key_line_ = line_now();
+    return true;
+  }
+  bool string(string_t& v) override {
+    if (depth_ == 0) return top_wrong();
+    entries.emplace_back(std::move(key_), std::move(v), key_line_);
+    return true;
+  }
+  bool number_integer(number_integer_t) override { return scalar("a number"); }
+  bool number_unsigned(number_unsigned_t) override { return scalar("a number"); }
+  bool number_float(number_float_t, const string_t&) override { return scalar("a number"); }
+  bool boolean(bool) override { return scalar("a boolean"); }
+  bool null() override { return scalar("null"); }
+  bool binary(binary_t&) override { return scalar("binary data"); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    parse_error_what = e.what();
+    return false;
+  }
+  int line_now() const {
+    if (!furthest || furthest <= text_.data()) return 1;
+    return str::line_at(text_, static_cast<std::size_t>(furthest - text_.data()) - 1);
+  }
+
+ private:
+  bool scalar(const char* what) { return depth_ == 0 ? top_wrong() : wrong(what); }
+  bool top_wrong() {
+    error = Error{ErrorCode::kSyntax, "expected a JSON object of host -> Slurm state", file_,
+                  line_now()};
+    return false;
+  }
+  bool wrong(const char* what) {
+    error = Error{ErrorCode::kSyntax,
+                  str::quoted(key_) + ": expected a state string such as \"idle\", got " + what,
+                  file_, key_line_ > 0 ? key_line_ : line_now()};
+    return false;
+  }
+  std::string_view text_;
+  const std::string& file_;
+  int depth_ = 0;
+  std::string key_;
+  int key_line_ = 0;
+};
+
+}  // namespace
+
 Result<NodeStates> states_from_json(const fabric::Fabric& f, std::string_view text,
                                     const std::string& file) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
+  StatesReader reader(text, file);
+  reader.furthest = text.data();
+  const str::TrackingIterator first{text.data(), &reader.furthest},
+      last{text.data() + text.size(), &reader.furthest};
+  if (!nlohmann::json::sax_parse(first, last, &reader, nlohmann::json::input_format_t::json,
+                                 true)) {
+    if (reader.error) return std::unexpected(*reader.error);
+    std::string what = reader.parse_error_what;
     int line = 0;
     if (const auto p = what.find("at line "); p != std::string::npos)
       line = std::atoi(what.c_str() + p + 8);
-    return fail(ErrorCode::kSyntax, "invalid JSON: " + what, file, line);
+    if (line <= 0) line = reader.line_now();
+    if (const auto p = what.find("] "); what.starts_with("[json.exception") && p != std::string::npos)
+      what = what.substr(p + 2);
+    return fail(ErrorCode::kSyntax, "invalid JSON: " + str::excerpt(what, 200), file, line);
   }
-  if (!doc.is_object())
-    return fail(ErrorCode::kSyntax, "expected a JSON object of host -> Slurm state", file, 1);
   NodeStates s;
   s.state.assign(f.num_hosts(), HostState::kUnknown);
   std::vector<std::string> strangers;
-  for (const auto& [name, value] : doc.items()) {
-    const int line = line_of_key(text, name);
-    if (!value.is_string())
-      return fail(ErrorCode::kSyntax,
-                  name + ": expected a state string such as \"idle\", got " + value.dump(), file,
-                  line);
-    auto st = parse_slurm_state(value.get<std::string>());
-    if (!st) return fail(ErrorCode::kSyntax, name + ": " + st.error().message, file, line);
+  for (const auto& [name, value, line] : reader.entries) {
+    auto st = parse_slurm_state(value);
+    if (!st)
+      return fail(ErrorCode::kSyntax, str::quoted(name) + ": " + st.error().message, file, line);
     if (auto h = f.find_host(name))
       s.state[fabric::idx(*h)] = worse(s.state[fabric::idx(*h)], *st);
     else
@@ -243,20 +311,21 @@ Result<NodeStates> states_from_sinfo(const fabric::Fabric& f, std::string_view t
   NodeStates s;
   s.state.assign(f.num_hosts(), HostState::kUnknown);
   std::vector<std::string> strangers;
-  const auto lines = str::lines(text);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const int lineno = static_cast<int>(i) + 1;
-    const auto line = str::trim(lines[i]);
+  int lineno = 0;
+  for (std::string_view raw : str::lines(text)) {
+    ++lineno;
+    const auto line = str::trim(raw);
     if (line.empty()) continue;
     const auto sp = line.find_first_of(" \t");
     if (sp == std::string_view::npos)
       return fail(
           ErrorCode::kSyntax,
-          "expected \"HOST STATE\" (sinfo -h -N -o '%N %t'), got \"" + std::string(line) + "\"",
+          "expected \"HOST STATE\" (sinfo -h -N -o '%N %t'), got " + str::quoted(line),
           source, lineno);
     const std::string name(line.substr(0, sp));
     auto st = parse_slurm_state(str::trim(line.substr(sp)));
-    if (!st) return fail(ErrorCode::kSyntax, name + ": " + st.error().message, source, lineno);
+    if (!st)
+      return fail(ErrorCode::kSyntax, str::quoted(name) + ": " + st.error().message, source, lineno);
     if (auto h = f.find_host(name))
       s.state[fabric::idx(*h)] = worse(s.state[fabric::idx(*h)], *st);
     else

@@ -1,7 +1,5 @@
 #include "fabricplace/sim/trace.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -11,6 +9,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::sim {
@@ -167,26 +166,7 @@ Result<void> parse_swf(std::string_view text, const std::string& file, std::uint
 
 }  // namespace
 
-Result<std::string> read_text_file(const std::string& path) {
-  if (!std::filesystem::exists(path)) {
-    return fail(ErrorCode::kIo, "no such file", path);
-  }
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
-  if (!gz) return fail(ErrorCode::kIo, "cannot open for reading", path);
-  std::string out;
-  std::array<char, 1 << 16> buf{};
-  for (;;) {
-    int got = gzread(gz.get(), buf.data(), static_cast<unsigned>(buf.size()));
-    if (got < 0) {
-      int err = 0;
-      const char* msg = gzerror(gz.get(), &err);
-      return fail(ErrorCode::kIo, std::string("read failed: ") + (msg ? msg : "zlib error"), path);
-    }
-    if (got == 0) break;
-    out.append(buf.data(), static_cast<std::size_t>(got));
-  }
-  return out;
-}
+Result<std::string> read_text_file(const std::string& path) { return read_file(path); }
 
 namespace {
 

@@ -50,7 +50,28 @@ INSTANTIATE_TEST_SUITE_P(
         BadHostlist{"a b", "hostlist \"a b\", column 2: unexpected blank"},
         BadHostlist{"n[[1]]", "hostlist \"n[[1]]\", column 3: nested '['"},
         BadHostlist{"n[0-9999999]",
-                    "hostlist \"n[0-9999999]\", column 2: expands to too many names"}));
+                    "hostlist \"n[0-9999999]\", column 2: expands to more than 1000000 names "
+                    "(FABRICPLACE_MAX_HOSTLIST raises the limit)"},
+        // 524288 x 4294967296 wraps to 0 in 64 bits: refused before anything is made.
+        BadHostlist{"n[0-524287][0-4294967295]",
+                    "hostlist \"n[0-524287][0-4294967295]\", column 12: expands to more than "
+                    "1000000 names (FABRICPLACE_MAX_HOSTLIST raises the limit)"},
+        BadHostlist{"n[0-524287][0-4294967295,0-4294967295,0-4294967295,0-4294967295]",
+                    "hostlist \"n[0-524287][0-4294967295,0-4294967295,0-4294967295,0-4294967...\", "
+                    "column 12: expands to more than 1000000 names (FABRICPLACE_MAX_HOSTLIST "
+                    "raises the limit)"},
+        BadHostlist{"a\nb", "hostlist \"a\\nb\", column 2: control character in a host name"},
+        BadHostlist{"n\xff", "hostlist \"n\\xff\", column 2: not valid UTF-8"}));
+
+TEST(Hostlist, ExpansionIsBoundedInBytesToo) {
+  // 1,000 names of 300 KB each would be 300 MB: more than the input limit of 256 MiB.
+  const std::string expr = std::string(300'000, 'n') + "[1-1000]";
+  auto r = hl::expand(expr);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("expands to more than 256 MiB of names"), std::string::npos)
+      << r.error().message;
+  EXPECT_LT(r.error().message.size(), 200u);  // the expression is quoted short
+}
 
 TEST(Hostlist, CompressesTrailingNumbersInSlurmForm) {
   EXPECT_EQ(hl::compress({"node001", "node002", "node003", "node010"}), "node[001-003,010]");

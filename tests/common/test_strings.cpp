@@ -25,13 +25,60 @@ TEST(Strings, ParseHex) {
   EXPECT_FALSE(str::parse_hex("0x10000000000000000"));  // 17 digits
 }
 
+std::vector<std::string_view> all_lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (auto line : str::lines(text)) out.push_back(line);
+  return out;
+}
+
 TEST(Strings, LinesSplitsOnNewlinesAndDropsCarriageReturns) {
-  EXPECT_EQ(str::lines("a\r\nb\n\nc"), (std::vector<std::string_view>{"a", "b", "", "c"}));
-  EXPECT_EQ(str::lines("a\n"), (std::vector<std::string_view>{"a"}));
-  EXPECT_TRUE(str::lines("").empty());
+  EXPECT_EQ(all_lines("a\r\nb\n\nc"), (std::vector<std::string_view>{"a", "b", "", "c"}));
+  EXPECT_EQ(all_lines("a\n"), (std::vector<std::string_view>{"a"}));
+  EXPECT_EQ(all_lines("\n\n"), (std::vector<std::string_view>{"", ""}));
+  EXPECT_TRUE(all_lines("").empty());
+}
+
+TEST(Strings, Utf8ValidationFollowsRfc3629) {
+  EXPECT_EQ(str::invalid_utf8_at("node01 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"), std::string_view::npos);
+  EXPECT_EQ(str::invalid_utf8_at("ab\xff"), 2u);
+  EXPECT_EQ(str::invalid_utf8_at("\xc0\xaf"), 0u);          // overlong '/'
+  EXPECT_EQ(str::invalid_utf8_at("x\xed\xa0\x80"), 1u);     // a surrogate
+  EXPECT_EQ(str::invalid_utf8_at("\xf4\x90\x80\x80"), 0u); // above U+10FFFF
+  EXPECT_EQ(str::invalid_utf8_at("\xe2\x82"), 0u);          // cut short
+  EXPECT_EQ(str::control_char_at("a\tb"), 1u);
+  EXPECT_EQ(str::control_char_at("ab\x7f"), 2u);
+  EXPECT_EQ(str::control_char_at("plain"), std::string_view::npos);
+}
+
+TEST(Strings, ExcerptIsShortPrintableAndCutAtACharacter) {
+  EXPECT_EQ(str::excerpt("a\nb\tc\\d\"e\x01\xff\x1b[2J"), "a\\nb\tc\\d\"e\\x01\\xff\\x1b[2J");
+  EXPECT_EQ(str::excerpt(std::string(100, 'x'), 10), "xxxxxxxxxx...");
+  EXPECT_EQ(str::excerpt("abc\xc3\xa9", 4), "abc...");  // never half a character
+  EXPECT_EQ(str::quoted("ok"), "\"ok\"");
+}
+
+TEST(Strings, SanitizeEscapesOnlyWhatCouldBreakALineAndIsIdempotent) {
+  const std::string once = str::sanitize("a\\b\nSwitchName=x\xff\xc3\xa9");
+  EXPECT_EQ(once, "a\\b\\x0aSwitchName=x\\xff\xc3\xa9");
+  EXPECT_EQ(str::sanitize(once), once);
+}
+
+TEST(Strings, CheckTextNamesLineAndColumnOfTheFirstBadByte) {
+  EXPECT_TRUE(str::check_text("a\tb\r\nc\n", "f"));
+  auto r = str::check_text("ok\nfine\nab\x1b[31m\n", "dump.txt");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(),
+            "dump.txt:3: column 3: byte 0x1b is a control character; expected text (is this a "
+            "binary file?)");
+  r = str::check_text("\xff", "x");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(),
+            "x:1: column 1: byte 0xff is not valid UTF-8; expected text (is this a binary file?)");
 }
 
 TEST(Strings, JsonQuoteEscapes) {
   EXPECT_EQ(str::json_quote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+  // Always valid UTF-8: a stray byte becomes U+FFFD, a valid sequence stays.
+  EXPECT_EQ(str::json_quote("n\xff\xc3\xa9"), "\"n\\ufffd\xc3\xa9\"");
   EXPECT_EQ(str::guid_hex(0x2c9), "0x00000000000002c9");
 }

@@ -218,12 +218,12 @@ TEST(Health, JsonHealthKeysOfTheWrongShapeAreNamed) {
   auto r = read_json(node + R"("problems": "x"}]}], "links": []})", "h.json", b);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().to_string(),
-            "h.json: nodes[0].ports[0].problems: expected an array of strings");
+            "h.json:1: nodes[0].ports[0].problems: expected an array of strings");
   FabricBuilder c;
   r = read_json(node + R"("was_linked_to": ["0x9", 1]}]}], "links": []})", "h.json", c);
   ASSERT_FALSE(r);
   EXPECT_EQ(
       r.error().to_string(),
-      "h.json: nodes[0].ports[0].was_linked_to: expected [\"0x<guid>\", port, \"<description>\", "
+      "h.json:1: nodes[0].ports[0].was_linked_to: expected [\"0x<guid>\", port, \"<description>\", "
       "\"switch|ca|router\"]");
 }

@@ -75,56 +75,54 @@ INSTANTIATE_TEST_SUITE_P(
                 "in.json:3: invalid JSON: parse error at line 3, column 14: syntax error while "
                 "parsing object key - unexpected ','; expected string literal"},
         BadJson{"format", R"({"format": "other", "version": 1})",
-                "in.json: format: expected \"fabricplace-fabric\""},
+                "in.json:1: format: expected \"fabricplace-fabric\""},
         BadJson{"version", R"({"format": "fabricplace-fabric", "version": 7})",
-                "in.json: version: this build reads version 1, got 7"},
+                "in.json:1: version: this build reads version 1, got 7"},
         BadJson{"guid", kHead + R"("nodes": [{"guid": "xyz"}], "links": []})",
-                "in.json: nodes[0].guid: expected a 0x-prefixed hexadecimal string"},
+                "in.json:1: nodes[0].guid: expected a 0x-prefixed hexadecimal string"},
         BadJson{"type", kHead + R"("nodes": [{"guid": "0x1", "type": "hub"}], "links": []})",
-                "in.json: nodes[0].type: expected \"switch\", \"ca\" or \"router\""},
+                "in.json:1: nodes[0].type: expected \"switch\", \"ca\" or \"router\""},
         BadJson{"unknown key", kHead + R"("nodes": [{"guid": "0x1", "colour": 1}], "links": []})",
-                "in.json: nodes[0]: unknown key \"colour\""},
+                "in.json:1: nodes[0]: unknown key \"colour\""},
         BadJson{
             "duplicate",
             kHead +
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []},
                                      {"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []}], "links": []})",
-            "in.json: nodes[1]: duplicate GUID 0x0000000000000001"},
+            "in.json:2: nodes[1]: duplicate GUID 0x0000000000000001"},
         BadJson{
             "dangling link",
             kHead +
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []}],
                            "links": [["0x1", 1, "0x2", 1, "4xHDR"]]})",
-            "in.json: links[0]: port 1 of 0x0000000000000001 is not listed in that node's "
-            "\"ports\""},
+            "in.json:2: links[0]: port 1 of 0x0000000000000001 is not listed in that node's \"ports\""},
         BadJson{
             "unknown node",
             kHead +
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]}],
                            "links": [["0x1", 1, "0x9", 1, "4xHDR"]]})",
-            "in.json: links[0]: port 1 of 0x0000000000000009 is on a node that is not in "
-            "\"nodes\""},
+            "in.json:2: links[0]: port 1 of 0x0000000000000009 is on a node that is not in \"nodes\""},
         BadJson{
             "link twice",
             kHead +
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]},
                                      {"guid": "0x9", "type": "ca", "desc": "b x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0xa", "lid": 0, "lmc": 0}]}],
                            "links": [["0x1", 1, "0x9", 1, "4xHDR"], ["0x1", 1, "0x9", 1, "4xHDR"]]})",
-            "in.json: links[1]: port 1 of 0x0000000000000001 is already linked by an earlier "
+            "in.json:3: links[1]: port 1 of 0x0000000000000001 is already linked by an earlier "
             "entry"},
         BadJson{
             "port twice",
             kHead +
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0",
                                       "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}, {"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]}], "links": []})",
-            "in.json: nodes[0].ports[1]: port 1 is listed twice"},
+            "in.json:2: nodes[0].ports[1]: port 1 is listed twice"},
         BadJson{"missing key", kHead + R"("nodes": [{"guid": "0x1", "type": "ca"}], "links": []})",
-                "in.json: nodes[0]: missing \"desc\""},
+                "in.json:1: nodes[0]: missing \"desc\""},
         BadJson{"object for a string", kHead + R"("nodes": [{"guid": {"x": 1}}], "links": []})",
-                "in.json: nodes[0].guid: expected a value here, not an object"},
-        BadJson{"not an object", "[1, 2]", "in.json: (top level): expected an object"},
+                "in.json:1: nodes[0].guid: expected a value here, not an object"},
+        BadJson{"not an object", "[1, 2]", "in.json:1: (top level): expected an object"},
         BadJson{"bad rate", kHead + R"("nodes": [], "links": [["0x1", 1, "0x2", 1, "5xHDR"]]})",
-                "in.json: links[0][4]: expected a link rate like \"4xHDR\""}));
+                "in.json:1: links[0][4]: expected a link rate like \"4xHDR\""}));
 
 TEST(Json, KeysMayComeInAnyOrderAndLinksBeforeNodes) {
   const std::string text = R"({"links": [["0x9", 1, "0x1", 1, "2xNDR"]], "version": 1,

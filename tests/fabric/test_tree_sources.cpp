@@ -82,7 +82,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadTree{"not_kv", false, "SwitchName=a Nodes=n1 oops\n",
                 "topology.conf:1: expected Key=Value, got \"oops\""},
         BadTree{"empty", false, "# nothing\n",
-                "topology.conf: no SwitchName= lines: not a Slurm topology.conf"},
+                "topology.conf:1: no SwitchName= lines up to the end: not a Slurm topology.conf"},
         BadTree{"csv_header", true, "name,leaf\nh1,l1\n",
                 "t.csv:1: expected the header line \"host,leaf,spine\" or "
                 "\"host,leaf,spine,core\", got \"name,leaf\""},
@@ -93,9 +93,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadTree{"csv_tier_clash", true, "host,leaf,spine\nh1,l1,s1\nh2,s1,s2\n",
                 "t.csv:3: \"s1\" is a leaf here but a spine at line 2"},
         BadTree{"csv_bad_name", true, "host,leaf,spine\nh 1,l1,s1\n",
-                "t.csv:2: column host: expected a name without blanks, commas, brackets or quotes, "
-                "got \"h 1\""},
-        BadTree{"csv_no_rows", true, "host,leaf,spine\n", "t.csv: no host rows after the header"}));
+                "t.csv:2: column host: expected a printable name without blanks, commas, brackets or "
+                "quotes, got \"h 1\""},
+        BadTree{"csv_no_rows", true, "host,leaf,spine\n", "t.csv:1: no host rows after the header, up to the end"}));
 
 TEST(SlurmTopologySource, FlatSwitchesMayHoldThousandsOfHosts) {
   auto f = read("SwitchName=s1 Nodes=node[0001-1000]\n", false);

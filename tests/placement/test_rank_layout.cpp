@@ -313,13 +313,13 @@ TEST(HostMap, BadInputNamesTheLine) {
             "f.hostmap:1: expected \"fabricplace-hostmap 1\" (a host map written by "
             "`fabricplace fabric export --format hostmap`)");
   EXPECT_EQ(err("fabricplace-hostmap 2\n"),
-            "f.hostmap:1: host map format 2; this fabricplace reads format 1");
+            "f.hostmap:1: host map format \"2\"; this fabricplace reads format 1");
   EXPECT_EQ(err("fabricplace-hostmap 1\n# c\nleaf a x n1\n"),
             "f.hostmap:3: pod \"x\": expected a non-negative integer");
   EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0\n"),
             "f.hostmap:2: expected \"leaf NAME POD HOST...\"");
   EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0 n1 n2\nleaf b 0 n3 n1\nend 4\n"),
-            "f.hostmap:3: host n1 is already listed on line 2");
+            "f.hostmap:3: host \"n1\" is already listed on line 2");
   // Truncated: no end line, or one that does not count the hosts listed.
   EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0 n1 n2\n"),
             "f.hostmap:2: no \"end\" line: the host map is truncated (rewrite it with "

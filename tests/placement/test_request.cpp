@@ -129,15 +129,37 @@ TEST(HostStates, JsonStateFile) {
   EXPECT_EQ(bad.error().file, "states.json");
   EXPECT_EQ(bad.error().line, 3);
   EXPECT_EQ(bad.error().code, ErrorCode::kSyntax);
-  EXPECT_EQ(bad.error().message.rfind("node002: unknown node state \"napping\"", 0), 0u)
+  EXPECT_EQ(bad.error().message.rfind("\"node002\": unknown node state \"napping\"", 0), 0u)
       << bad.error().message;
   auto not_string = states_from_json(f, "{\"node001\": 3}", "s.json");
   ASSERT_FALSE(not_string);
-  EXPECT_EQ(not_string.error().message, "node001: expected a state string such as \"idle\", got 3");
+  EXPECT_EQ(not_string.error().message,
+            "\"node001\": expected a state string such as \"idle\", got a number");
   auto broken = states_from_json(f, "{\n\"node001\": \"idle\",\n", "s.json");
   ASSERT_FALSE(broken);
   EXPECT_EQ(broken.error().code, ErrorCode::kSyntax);
   EXPECT_EQ(broken.error().line, 3);
+  // A number beyond double's range: an error with its line, not an escaped exception.
+  auto huge = states_from_json(f, "{\n\"node001\": 1e400}", "s.json");
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error().to_string(),
+            "s.json:2: invalid JSON: number overflow parsing '1e400'");
+  // Nesting ends at the first container where a state belongs: no depth, no recursion.
+  const std::string deep = "{\"node001\": " + std::string(100'000, '[') + "}";
+  auto nested = states_from_json(f, deep, "s.json");
+  ASSERT_FALSE(nested);
+  EXPECT_EQ(nested.error().to_string(),
+            "s.json:1: \"node001\": expected a state string such as \"idle\", got an array");
+  auto top = states_from_json(f, "[1, 2]", "s.json");
+  ASSERT_FALSE(top);
+  EXPECT_EQ(top.error().to_string(), "s.json:1: expected a JSON object of host -> Slurm state");
+  // Lines are found in one pass, whatever the number of hosts.
+  std::string many = "{\n";
+  for (int i = 0; i < 40'000; ++i) many += "\"h" + std::to_string(i) + "\": \"idle\",\n";
+  many += "\"node001\": \"sleepy\"\n}\n";
+  auto late = states_from_json(f, many, "s.json");
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().line, 40'002);
 }
 
 TEST(HostStates, SinfoOutput) {

@@ -6,6 +6,7 @@
 // left untouched. The path "-" means standard output.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -13,8 +14,14 @@
 
 namespace fabricplace {
 
-/// Reads a whole file ("-" reads standard input).
+/// Reads a whole input file ("-" reads standard input; FIFOs and devices are read to their
+/// end), at most `limits().input_bytes` (docs/sources.md, Limits): above it, a kIo error that
+/// names the limit and how to raise it. gzip-compressed content (by its magic bytes, any
+/// name) is decompressed, bounded by the same limit and checked to its end: a truncated or
+/// corrupt stream is an error. A leading UTF-8 byte order mark is dropped, so every input
+/// treats a BOM alike.
 Result<std::string> read_file(const std::string& path);
+Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes);
 
 /// kDurable (the default) flushes the file and the rename to disk; kAtomic only renames (still
 /// never a partial file to readers), for per-job files on a launch's critical path.

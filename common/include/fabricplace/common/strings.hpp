@@ -1,11 +1,15 @@
 // Small string helpers shared by the parsers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "fabricplace/common/error.hpp"
 
 namespace fabricplace::str {
 
@@ -23,11 +27,89 @@ std::string guid_hex(std::uint64_t guid);
 /// "0x%x".
 std::string hex(std::uint64_t value);
 
-/// Splits text into lines (without the '\n', a trailing '\r' removed); the last line is
-/// returned even without a newline.
-std::vector<std::string_view> lines(std::string_view text);
+/// The lines of a text (without the '\n', a trailing '\r' removed), lazily: nothing is
+/// allocated, so a file of a hundred million blank lines costs no memory. The last line is
+/// returned even without a newline. `for (auto line : str::lines(text))`.
+class Lines {
+ public:
+  class iterator {
+   public:
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    iterator(std::string_view text, std::size_t pos) : text_(text), pos_(pos) { find_end(); }
+    std::string_view operator*() const;
+    iterator& operator++() {
+      pos_ = end_ + 1;
+      find_end();
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return pos_ == o.pos_; }
 
-/// JSON string literal with escapes (for the hand-written, byte-stable JSON writers).
+   private:
+    void find_end();
+    std::string_view text_;
+    std::size_t pos_ = 0, end_ = 0;
+  };
+  explicit Lines(std::string_view text) : text_(text) {}
+  iterator begin() const { return {text_, 0}; }
+  iterator end() const { return {text_, text_.size()}; }
+
+ private:
+  std::string_view text_;
+};
+inline Lines lines(std::string_view text) { return Lines(text); }
+
+/// Checks that `text` is UTF-8 without control characters other than tab, CR and newline
+/// (what every line-based input must be); the error (kSyntax) names `file`, the line and
+/// the column of the first offending byte, and never echoes it.
+Result<void> check_text(std::string_view text, const std::string& file);
+
+/// The 1-based line of byte `offset` of `text`.
+int line_at(std::string_view text, std::size_t offset);
+
+/// A char iterator that records how far a parser has read (for nlohmann's SAX parser, which
+/// reports no positions to its handler): `*furthest` is one past the last byte read, so
+/// line_at(text, furthest - text.data() - 1) is the line of the token just read.
+struct TrackingIterator {
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+  const char* p = nullptr;
+  const char** furthest = nullptr;
+  reference operator*() const { return *p; }
+  TrackingIterator& operator++() {
+    *furthest = ++p;
+    return *this;
+  }
+  bool operator==(const TrackingIterator& o) const { return p == o.p; }
+};
+
+/// JSON string literal with escapes (for the hand-written, byte-stable JSON writers). Always
+/// valid UTF-8: a byte that is not part of a well-formed UTF-8 sequence becomes U+FFFD.
 std::string json_quote(std::string_view s);
+
+/// The offset of the first byte that is not part of a well-formed UTF-8 sequence (RFC 3629:
+/// no overlong forms, no surrogates, nothing above U+10FFFF), or npos when `s` is valid.
+std::size_t invalid_utf8_at(std::string_view s);
+
+/// Offset of the first ASCII control character (0x00-0x1f, 0x7f; tab included), or npos.
+std::size_t control_char_at(std::string_view s);
+
+/// A short, printable rendering of input for error messages: at most `max` bytes of `s`
+/// (cut at a character boundary, "..." appended when cut), line breaks written as \n and
+/// \r, other control characters (tab aside) and bytes that are not valid UTF-8 as \xNN, so
+/// nothing binary and no line break ever reaches a terminal through an error message.
+std::string excerpt(std::string_view s, std::size_t max = 60);
+
+/// `s` with every control character and every byte that is not valid UTF-8 written as
+/// \xNN, nothing else changed (so sanitize(sanitize(s)) == sanitize(s)): for free text
+/// (origins, notes) that goes into line-based outputs.
+std::string sanitize(std::string_view s);
+
+/// excerpt() in double quotes: the form error messages quote input in.
+std::string quoted(std::string_view s, std::size_t max = 60);
 
 }  // namespace fabricplace::str

@@ -38,7 +38,7 @@ class FabricBuilder {
   /// discovery). The port is created if needed; health given twice is merged.
   Result<void> set_port_health(Guid node, PortNum port, const PortHealth& health);
   /// Records that the source is incomplete and why (kept by the canonical JSON).
-  void add_incomplete(std::string what) { incomplete_.push_back(std::move(what)); }
+  void add_incomplete(std::string_view what);
   /// Merges a built fabric into this one (union by GUID; conflicts as above).
   Result<void> merge(const Fabric& other);
 
@@ -47,9 +47,11 @@ class FabricBuilder {
   [[nodiscard]] bool is_linked(Guid guid, PortNum port) const;
   [[nodiscard]] const NodeRecord* find_node(Guid guid) const;
 
-  void set_origin(std::string origin) { origin_ = std::move(origin); }
+  /// Free text (origin, notes, warnings) is kept printable: control characters and bytes
+  /// that are not UTF-8 become \xNN (str::sanitize), so none can add a line to an output.
+  void set_origin(std::string_view origin);
   /// A caveat of the source, reported with the classification warnings.
-  void add_warning(std::string warning) { warnings_.push_back(std::move(warning)); }
+  void add_warning(std::string_view warning);
 
   /// Sorts, validates and classifies. The builder is left empty.
   Result<Fabric> build();
@@ -61,14 +63,16 @@ class FabricBuilder {
     PortNum peer_port = 0;
     LinkRate rate;
     bool linked = false;
-    bool present = false;
     PortHealth health;
   };
   struct NodeEntry {
     NodeRecord rec;
-    std::vector<PortEntry> ports;  // indexed by port number; `present` marks real ones
+    std::vector<PortEntry> ports;  // sorted by port number, only the ports named
   };
-  PortEntry& port_entry(NodeEntry& node, PortNum number);
+  static const PortEntry* find_port(const NodeEntry& node, PortNum number);
+  /// The entry of port `number`, created if new (kUnsupported past limits().ports).
+  Result<PortEntry*> port_entry(NodeEntry& node, PortNum number);
+  std::uint64_t num_ports_ = 0;
 
   std::string origin_;
   std::vector<std::string> warnings_;

@@ -58,8 +58,8 @@ struct Trace {
   TraceFormat format = TraceFormat::kAuto;
 };
 
-/// A whole text file, gunzipped when it is gzip-compressed (zlib reads plain files as they
-/// are).
+/// A whole text file, gunzipped when it is gzip-compressed: common's read_file (bounded,
+/// integrity-checked, docs/sources.md Limits).
 Result<std::string> read_text_file(const std::string& path);
 
 /// The format a file's name or first line announces (kAuto: cannot tell).
