@@ -178,6 +178,14 @@ int allocator_steer() {
     per_node = *req.shape.ntasks_per_node;
   else if (req.shape.ntasks)
     per_node = (*req.shape.ntasks + *N - 1) / *N;
+  // Bounded: a hostfile of more lines than any job has tasks is a request Slurm refuses
+  // anyway; building it would only eat the submitting host's memory.
+  constexpr std::uint64_t kMaxLines = std::uint64_t{1} << 22;
+  if (per_node * *N > kMaxLines) {
+    note_once("exact mode: " + std::to_string(per_node * *N) +
+              " tasks are more than a hostfile is written for; constrain mode instead");
+    return 0;
+  }
   std::string lines;
   for (const auto& h : fp::str::split(*hosts, '\n'))
     if (!h.empty())

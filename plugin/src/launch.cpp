@@ -1,8 +1,19 @@
 #include "launch.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <set>
 
 #include "fabricplace/common/file_io.hpp"
@@ -84,24 +95,134 @@ std::optional<TaskPlace> task_place(const HostMap& m, const RankLayout& l, std::
   return std::nullopt;
 }
 
+namespace {
+
+constexpr const char* kNoneWritten = "; no rank files were written";
+
+// A symlinked target is replaced where it points, as write_file_atomic does.
+std::string resolve_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path target(path);
+  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
+    const fs::path next = fs::read_symlink(target, ec);
+    if (ec) break;
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  return target.string();
+}
+
+// Creates a fresh temporary file next to `target`, mode 0666 less the umask (the kernel
+// applies it: no umask() call, which would race with other threads), close-on-exec so no
+// task inherits it. -1 with errno set on failure.
+int create_temporary(const std::string& target, std::string& tmp_path) {
+  static std::atomic<unsigned> counter{0};
+  const auto slash = target.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string() : target.substr(0, slash + 1);
+  const std::string name = slash == std::string::npos ? target : target.substr(slash + 1);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const auto salt =
+        static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count());
+    tmp_path = dir + "." + name + ".tmp." + std::to_string(getpid()) + "." +
+               std::to_string(counter.fetch_add(1)) + "." + std::to_string(salt % 100000u);
+    const int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
+// Writes one temporary: contents, then the mode (and owner, where allowed) of the file it
+// replaces. An empty string on success, else what failed and why.
+std::string write_temporary(int fd, std::string_view text, const std::string& target) {
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::string("write failed: ") + std::strerror(errno);
+    }
+    if (n == 0) return "write failed: no progress";
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  struct stat old {};
+  if (::stat(target.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    if (::fchmod(fd, old.st_mode & 07777) != 0)
+      return std::string("chmod failed: ") + std::strerror(errno);
+    (void)!::fchown(fd, old.st_uid, old.st_gid);  // keeps owner and group where we may (root)
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> write_file_set(const std::vector<FileContent>& files) {
+  std::vector<std::string> targets, temps;  // temps[i] is "" once renamed (or never made)
+  targets.reserve(files.size());
+  temps.reserve(files.size());
+  for (const auto& f : files) targets.push_back(resolve_target(f.path));
+  // Any failure: no temporary, and none of the set's files, is left; a reader sees no set
+  // rather than part of this one or part of an earlier one mixed with it.
+  auto fail_set = [&](std::size_t i, const std::string& why) -> Result<std::vector<std::string>> {
+    for (const auto& t : temps)
+      if (!t.empty()) ::unlink(t.c_str());
+    for (const auto& t : targets) {
+      struct stat st {};
+      if (::lstat(t.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) ::unlink(t.c_str());
+    }
+    return fail(ErrorCode::kIo, why + kNoneWritten, files[i].path);
+  };
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::string tmp;
+    const int fd = create_temporary(targets[i], tmp);
+    if (fd < 0)
+      return fail_set(
+          i, std::string("cannot create a temporary file next to it: ") + std::strerror(errno));
+    temps.push_back(tmp);
+    std::string why = write_temporary(fd, files[i].text, targets[i]);
+    if (::close(fd) != 0 && why.empty()) why = std::string("close failed: ") + std::strerror(errno);
+    if (!why.empty()) return fail_set(i, why);
+  }
+  std::vector<std::string> written;
+  written.reserve(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (::rename(temps[i].c_str(), targets[i].c_str()) != 0)
+      return fail_set(i, std::string("rename failed: ") + std::strerror(errno));
+    temps[i].clear();
+    written.push_back(files[i].path);
+  }
+  return written;
+}
+
+Result<std::vector<std::string>> write_launch_files(
+    const std::string& prefix, const std::function<std::string(placement::RankFormat)>& render) {
+  using placement::RankFormat;
+  static constexpr RankFormat kFormats[] = {RankFormat::kOpenMpi, RankFormat::kSlurm,
+                                            RankFormat::kTorchrun, RankFormat::kJson};
+  static_assert(std::size(kFormats) == std::size(kLaunchFileSuffixes));
+  // Everything rendered before anything is written: a renderer that fails leaves no file.
+  std::vector<FileContent> files;
+  for (std::size_t i = 0; i < std::size(kFormats); ++i) {
+    const std::string path = prefix + kLaunchFileSuffixes[i];
+    try {
+      files.push_back({path, render(kFormats[i])});
+    } catch (const std::bad_alloc&) {
+      return fail(ErrorCode::kIo, std::string("cannot render: out of memory") + kNoneWritten, path);
+    } catch (const std::exception& e) {
+      return fail(ErrorCode::kIo, std::string("cannot render: ") + e.what() + kNoneWritten, path);
+    } catch (...) {
+      return fail(ErrorCode::kIo, std::string("cannot render") + kNoneWritten, path);
+    }
+  }
+  return write_file_set(files);
+}
+
 Result<std::vector<std::string>> write_launch_files(const HostMap& m, const RankLayout& l,
                                                     const std::string& prefix,
                                                     const placement::RankFileOptions& o) {
-  using placement::RankFormat;
-  const std::pair<const char*, RankFormat> files[] = {{".rankfile", RankFormat::kOpenMpi},
-                                                      {".hosts", RankFormat::kSlurm},
-                                                      {".torchrun.env", RankFormat::kTorchrun},
-                                                      {".json", RankFormat::kJson}};
-  std::vector<std::string> written;
-  for (const auto& [suffix, fmt] : files) {
-    const std::string path = prefix + suffix;
-    if (auto r =
-            write_file_atomic(path, placement::write_rank_file(m, l, fmt, o), Durability::kAtomic);
-        !r)
-      return std::unexpected(r.error());
-    written.push_back(path);
-  }
-  return written;
+  return write_launch_files(
+      prefix, [&](placement::RankFormat f) { return placement::write_rank_file(m, l, f, o); });
 }
 
 SrunCounts parse_srun_args(const std::vector<std::string>& args) {

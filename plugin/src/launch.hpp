@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,13 +42,39 @@ struct TaskPlace {
 std::optional<TaskPlace> task_place(const placement::HostMap& m, const placement::RankLayout& l,
                                     std::string_view host, std::uint32_t local_id);
 
-/// The rank files for a job or step, written atomically (temporary file, then rename):
+/// The files of a job's rank-file set, PREFIX + each suffix, in the order they are written:
 /// PREFIX.rankfile (Open MPI), PREFIX.hosts (SLURM_HOSTFILE, one line per task),
-/// PREFIX.torchrun.env and PREFIX.json. Returns the paths written.
+/// PREFIX.torchrun.env and PREFIX.json.
+inline constexpr const char* kLaunchFileSuffixes[] = {".rankfile", ".hosts", ".torchrun.env",
+                                                      ".json"};
+
+/// One file of a set: where it goes and what it holds.
+struct FileContent {
+  std::string path;
+  std::string text;
+};
+
+/// Writes `files` all or none. Each is written to a temporary file next to it (same
+/// directory, so the rename is atomic); only when every one is written are they renamed into
+/// place, in order. On any failure every temporary is removed, and so is every target path
+/// of the set (those renamed in this call and a stale file an earlier run left at one of
+/// them), so a reader finds the whole new set or none of it, never a mix. The error names
+/// the file and the reason ("PATH: write failed: No space left on device; no rank files were
+/// written"). Symlinked targets are followed, as write_file_atomic does.
+Result<std::vector<std::string>> write_file_set(const std::vector<FileContent>& files);
+
+/// The rank files for a job or step (kLaunchFileSuffixes), written all or none through
+/// write_file_set(). Returns the paths written.
 Result<std::vector<std::string>> write_launch_files(const placement::HostMap& m,
                                                     const placement::RankLayout& l,
                                                     const std::string& prefix,
                                                     const placement::RankFileOptions& o);
+/// The same with the renderer given (tests): each file's contents are render(format) for
+/// .rankfile (kOpenMpi), .hosts (kSlurm), .torchrun.env (kTorchrun), .json (kJson). An
+/// exception from the renderer (std::bad_alloc included) is an Error naming the file, and
+/// nothing is written.
+Result<std::vector<std::string>> write_launch_files(
+    const std::string& prefix, const std::function<std::string(placement::RankFormat)>& render);
 
 /// srun's own command line (argv without argv[0]): the task and node counts given there,
 /// which override the job's environment. Scanning stops at the command srun is to run.

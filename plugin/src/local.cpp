@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/hostlist.hpp"
@@ -14,13 +15,14 @@
 
 namespace fabricplace::plugin::spank {
 
+// Messages are said once per srun: srun runs the option callbacks more than once.
 // srun reads SLURM_HOSTFILE after the option callbacks (opt.c _opt_verify) and before
 // spank_init_post_opt, so this runs in every --fabric-* callback with what is known then:
 // srun's own command line (all of it, from /proc) and the job's environment. The file lists
 // the job's hosts in ring order, K lines each; srun runs the first ntasks lines.
 void local_steer_srun() {
   auto& st = state();
-  if (!st.options.tp || mode() == Mode::kOff) return;
+  if (!st.options.tp || mode() == Mode::kOff || st.srun_aside) return;
   const char* job = std::getenv("SLURM_JOB_ID");
   if (!job) return;  // srun outside an allocation: Slurm allocates; nothing to order yet
   const char* user_file = std::getenv("SLURM_HOSTFILE");
@@ -38,7 +40,8 @@ void local_steer_srun() {
   auto stand_aside = [](const std::string& why) { note_once(why + "; srun keeps Slurm's order"); };
   // The step's node count and ranks per node: srun's command line first, else the job's.
   auto job_hosts = fp::hostlist::expand(nodes->second);
-  if (!job_hosts) return;
+  if (!job_hosts || job_hosts->empty()) return;  // bounded by common's hostlist limit
+  if (job_hosts->size() > std::numeric_limits<std::uint32_t>::max()) return;
   std::uint32_t N = static_cast<std::uint32_t>(job_hosts->size());
   if (counts.nodes)
     N = std::min(N, *counts.nodes);
@@ -69,18 +72,18 @@ void local_steer_srun() {
                        std::to_string(N) + " nodes x " + std::to_string(K));
   auto map = load_host_map(host_map_path());
   if (!map) {
-    note(true, map.error().to_string() + "; srun keeps Slurm's order");
+    note_once(map.error().to_string() + "; srun keeps Slurm's order", true);
     return;
   }
   auto tp = tp_in_ranks(*st.options.tp, static_cast<std::uint32_t>(st.config.gpus_per_node), K);
   if (!tp) {
-    note(true, tp.error().message + "; srun keeps Slurm's order");
+    note_once(tp.error().message + "; srun keeps Slurm's order", true);
     return;
   }
   auto ring = plan_launch(**map, nodes->second, K, *tp);
   if (!ring) {
-    note(ring.error().code != fp::ErrorCode::kUsage,
-         ring.error().message + "; srun keeps Slurm's order");
+    note_once(ring.error().message + "; srun keeps Slurm's order",
+              ring.error().code != fp::ErrorCode::kUsage);
     return;
   }
   // A subset of the job (-N smaller than the job): the first hosts of the ring.
@@ -91,7 +94,17 @@ void local_steer_srun() {
   const auto text =
       fp::placement::write_rank_file(**map, *ring, fp::placement::RankFormat::kSlurm, {});
   if (auto w = fp::write_file_atomic(path, text, fp::Durability::kAtomic); !w) {
-    note(true, w.error().to_string() + "; srun keeps Slurm's order");
+    // Slurm's order, as the message says, for the rest of this srun: no later callback
+    // retries (a disk with room again would make the message false), and a hostfile an
+    // earlier callback wrote is taken back.
+    note_once(w.error().to_string() + "; srun keeps Slurm's order", true);
+    if (!st.srun_hostfile.empty()) {
+      if (const char* hf = std::getenv("SLURM_HOSTFILE"); hf && st.srun_hostfile == hf)
+        unsetenv("SLURM_HOSTFILE");
+      std::remove(st.srun_hostfile.c_str());
+      st.srun_hostfile.clear();
+    }
+    st.srun_aside = true;
     return;
   }
   st.srun_hostfile = path;

@@ -15,10 +15,21 @@
 namespace fabricplace::plugin::spank {
 namespace {
 
+// A variable of the step's environment. Values are bounded: past 8 KiB (a hostlist of
+// thousands of unrelated names) once more with room for 1 MiB; longer is ignored, said once.
 std::optional<std::string> step_env(spank_t sp, const char* name) {
   char buf[8192];
-  if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS || !*buf) return std::nullopt;
-  return std::string(buf);
+  const auto rc = spank_getenv(sp, name, buf, sizeof buf);
+  if (rc == ESPANK_SUCCESS) return *buf ? std::optional<std::string>(buf) : std::nullopt;
+  if (rc != ESPANK_NOSPACE) return std::nullopt;
+  constexpr std::size_t kMax = std::size_t{1} << 20;
+  std::string big(kMax, '\0');
+  if (spank_getenv(sp, name, big.data(), static_cast<int>(big.size())) != ESPANK_SUCCESS) {
+    note_once(std::string(name) + " is longer than 1 MiB; fabricplace ignores it", true);
+    return std::nullopt;
+  }
+  big.resize(std::char_traits<char>::length(big.c_str()));
+  return big;
 }
 
 }  // namespace
@@ -142,7 +153,11 @@ int remote_user_init(spank_t sp) {
          ring.error().message + "; no rank files written");
     return 0;
   }
-  const std::string prefix = st.options.rankfile.value_or("fabricplace." + std::to_string(job_id));
+  std::string prefix = st.options.rankfile.value_or("fabricplace." + std::to_string(job_id));
+  // Relative to the job's directory (this process's), made absolute so messages in slurmd's
+  // log say where.
+  if (prefix.front() != '/')
+    if (char cwd[4096]; getcwd(cwd, sizeof cwd)) prefix = std::string(cwd) + "/" + prefix;
   // The batch step writes them; in a job without one (salloc), the first job-wide step does,
   // and later steps (with their own task counts) leave them as they are.
   if (step_id != SLURM_BATCH_SCRIPT && access((prefix + ".rankfile").c_str(), F_OK) == 0) return 0;
@@ -151,8 +166,9 @@ int remote_user_init(spank_t sp) {
   ro.origin = (*map)->origin;
   ro.local = node_bindings(k->first);
   if (!ro.local.empty()) ro.node_source = st.config.hwloc_xml;
-  if (auto w = write_launch_files(**map, *ring, prefix, ro); !w)
-    note(true, w.error().to_string() + "; rank files not written");
+  // All four or none (a full disk, a read-only directory): the message names the file and
+  // the reason, and says no rank files were written; the step runs on.
+  if (auto w = write_launch_files(**map, *ring, prefix, ro); !w) note(true, w.error().to_string());
   return 0;
 }
 

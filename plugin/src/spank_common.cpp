@@ -1,4 +1,6 @@
 // Helpers shared by the per-context files (spank_common.hpp).
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,18 +18,45 @@ State& state() {
   return s;
 }
 
+namespace {
+
+// Appends one line to the plugstack log= file: opened non-blocking (a FIFO without a reader
+// must not hang a launch), close-on-exec, one write() so concurrent steps do not interleave.
+void append_log(const char* line, std::size_t n) noexcept {
+  const auto& log = state().config.log_path;
+  if (log.empty()) return;
+  const int fd =
+      ::open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);
+  if (fd < 0) return;
+  (void)!::write(fd, line, n);
+  ::close(fd);
+}
+
+}  // namespace
+
 void note(bool error, const std::string& msg) {
   if (error)
     slurm_error("fabricplace: %s", msg.c_str());
   else
     slurm_info("fabricplace: %s", msg.c_str());
-  if (const auto& log = state().config.log_path; !log.empty()) {
-    if (FILE* f = std::fopen(log.c_str(), "a")) {
-      std::fprintf(f, "%s pid=%d ctx=%d %s\n", error ? "error" : "info", static_cast<int>(getpid()),
-                   static_cast<int>(spank_context()), msg.c_str());
-      std::fclose(f);
-    }
-  }
+  if (state().config.log_path.empty()) return;
+  const std::string line =
+      std::string(error ? "error" : "info") + " pid=" + std::to_string(getpid()) +
+      " ctx=" + std::to_string(static_cast<int>(spank_context())) + " " + msg + "\n";
+  append_log(line.data(), line.size());
+}
+
+void note_internal_error(const char* hook, const char* what) noexcept {
+  slurm_error(
+      "fabricplace: %s: internal error: %s; continuing without fabricplace (Slurm's own order)",
+      hook, what);
+  char line[512];
+  const int n =
+      std::snprintf(line, sizeof line,
+                    "error pid=%d ctx=%d %s: internal error: %s; continuing without "
+                    "fabricplace (Slurm's own order)\n",
+                    static_cast<int>(getpid()), static_cast<int>(spank_context()), hook, what);
+  if (n > 0) append_log(line, std::min(static_cast<std::size_t>(n), sizeof line - 1));
 }
 
 void note_once(const std::string& msg, bool error) {
@@ -56,7 +85,14 @@ std::vector<std::string> own_args() {
 SubmitShape job_shape() {
   const auto args = own_args();
   auto shape = submit_shape({}, args);
-  if (shape.script)
+  // The script's #SBATCH lines, from a regular file only and of a size sbatch itself takes
+  // (its default max_script_size, 4 MiB): sbatch has already read a FIFO, which would block
+  // here forever, and a device would never end. Otherwise the count is unknown, which the
+  // checks do not hold against the job.
+  constexpr off_t kMaxScript = off_t{4} << 20;
+  struct stat st {};
+  if (shape.script && ::stat(shape.script->c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      st.st_size <= kMaxScript)
     if (auto text = fp::read_file(*shape.script))
       shape = submit_shape(sbatch_directives(*text), args);
   return shape;

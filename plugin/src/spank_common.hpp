@@ -10,6 +10,7 @@ extern "C" {
 }
 
 #include <exception>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct State {
   PluginConfig config;
   JobOptions options;
   std::string srun_hostfile;  ///< the SLURM_HOSTFILE this process wrote (srun, exact mode)
+  bool srun_aside = false;    ///< srun could not write its hostfile: Slurm's order, for good
   bool exact = false;         ///< exact mode pinned the nodes (allocator)
   bool validated = false;     ///< the request passed the submission checks (allocator)
   // Remote: the ring of this step, computed in user_init, read by task_init (forked after).
@@ -44,17 +46,28 @@ void note(bool error, const std::string& msg);
 /// note(), once per process for a given message (option callbacks run several times).
 void note_once(const std::string& msg, bool error = false);
 
-/// Runs a hook body; an exception becomes one logged error and the fallback (return 0):
-/// nothing crosses extern "C".
+/// What guard() says when even a message could not be built (out of memory): fixed text,
+/// no allocation of ours.
+void note_internal_error(const char* hook, const char* what) noexcept;
+
+/// Runs a hook body; an exception (std::bad_alloc included) becomes one logged error and the
+/// fallback (return 0): nothing crosses extern "C", and a failure to build the message is
+/// caught too.
 template <class Fn>
 int guard(const char* hook, Fn&& fn) noexcept {
   try {
     return fn();
+  } catch (const std::bad_alloc&) {
+    note_internal_error(hook, "out of memory");
   } catch (const std::exception& e) {
-    note(true, std::string(hook) + ": internal error: " + e.what() +
-                   "; continuing without fabricplace (Slurm's own order)");
+    try {
+      note(true, std::string(hook) + ": internal error: " + e.what() +
+                     "; continuing without fabricplace (Slurm's own order)");
+    } catch (...) {
+      note_internal_error(hook, "an exception");
+    }
   } catch (...) {
-    note(true, std::string(hook) + ": internal error; continuing without fabricplace");
+    note_internal_error(hook, "an unknown exception");
   }
   return 0;
 }

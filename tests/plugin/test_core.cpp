@@ -1,7 +1,28 @@
 // The plugin's Slurm-free core: option values, srun/sbatch command lines and #SBATCH lines,
-// submission checks against the fabric, and a task's place in the ring.
+// submission checks against the fabric, a task's place in the ring, and the rank files
+// written all or none (a missing or read-only directory, a full disk, a renderer that throws).
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <new>
+#include <sstream>
+#include <stdexcept>
+
+#include "fabricplace/common/file_io.hpp"
 #include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/placement/placement.hpp"
 #include "launch.hpp"
@@ -131,6 +152,285 @@ TEST_F(Fabric8, TaskPlaces) {
   auto bad = plan_launch(m, "node[001,042]", 1, 1);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "the job's nodes: 1 host(s) not in the fabric: node042");
+}
+
+// ---- rank files: all or none ------------------------------------------------------------------
+
+// A scratch directory, removed (with what is left in it) at the end.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    char tmpl[] = "/tmp/fp-plugin-test.XXXXXX";
+    const char* p = ::mkdtemp(tmpl);
+    path = p ? p : "";
+  }
+  ~ScratchDir() {
+    if (path.empty()) return;
+    ::chmod(path.c_str(), 0755);
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
+
+// The names in a directory, sorted ("" when it cannot be read).
+std::string entries(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string error_text(const Result<std::vector<std::string>>& r) {
+  return r ? "" : r.error().to_string();
+}
+
+// "ERROR|ENTRIES": the directory read after the write (operands of + are unsequenced).
+std::string outcome(const Result<std::vector<std::string>>& r, const std::string& dir) {
+  const std::string e = error_text(r);
+  return e + "|" + entries(dir);
+}
+
+// Runs `fn` in a child process (for what must not touch the test process: a private mount
+// namespace, a file-size limit) and returns what it returned; "CHILD FAILED" if it died.
+std::string in_child(const std::function<std::string()>& fn) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "CHILD FAILED: pipe";
+  const pid_t pid = ::fork();
+  if (pid < 0) return "CHILD FAILED: fork";
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out;
+    try {
+      out = fn();
+    } catch (...) {
+      out = "CHILD FAILED: exception";
+    }
+    const char* p = out.data();
+    std::size_t left = out.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fds[1], p, left);
+      if (n <= 0) break;
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return "CHILD FAILED: status " + std::to_string(status);
+  return out;
+}
+
+// In a child with a private mount namespace, a tmpfs of `options` mounted on `dir`; "SKIP: ..."
+// when this cannot be done here (not root, no mount namespaces).
+std::string on_private_tmpfs(const std::string& dir, const std::string& options,
+                             const std::function<std::string()>& fn) {
+  if (::geteuid() != 0) return "SKIP: not root (a tmpfs needs mount privileges)";
+  return in_child([&]() -> std::string {
+    if (::unshare(CLONE_NEWNS) != 0)
+      return std::string("SKIP: unshare(CLONE_NEWNS): ") + std::strerror(errno);
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+      return std::string("SKIP: mount --make-rprivate /: ") + std::strerror(errno);
+    unsigned long flags = 0;
+    std::string data = options;
+    if (data.rfind("ro,", 0) == 0) {
+      flags |= MS_RDONLY;
+      data = data.substr(3);
+    }
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", flags, data.c_str()) != 0)
+      return std::string("SKIP: mount -t tmpfs: ") + std::strerror(errno);
+    return fn();
+  });
+}
+
+#define SKIP_IF_ASKED(out)                                              \
+  do {                                                                  \
+    if ((out).rfind("SKIP: ", 0) == 0) GTEST_SKIP() << (out).substr(6); \
+  } while (0)
+
+// Fills the file system of `dir` to the last page, then frees `pages` pages: the next files
+// written there get that much room, then ENOSPC.
+bool fill_leaving(const std::string& dir, std::size_t pages) {
+  const std::string filler = dir + "/filler";
+  const int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return false;
+  const std::string block(4096, 'x');
+  off_t size = 0;
+  for (;;) {
+    const ssize_t n = ::write(fd, block.data(), block.size());
+    if (n <= 0) break;
+    size += n;
+  }
+  const bool full = errno == ENOSPC;
+  const off_t keep = size - static_cast<off_t>(4096 * pages);
+  const bool ok = full && keep >= 0 && ::ftruncate(fd, keep) == 0;
+  ::close(fd);
+  return ok;
+}
+
+struct LaunchFiles : Fabric8 {
+  ScratchDir dir;
+  placement::RankLayout layout;
+  placement::RankFileOptions opts;
+  std::string prefix;
+  void SetUp() override {
+    ASSERT_FALSE(dir.path.empty());
+    auto l = plan_launch(m, "node[001-003,005]", 2, 4);
+    ASSERT_TRUE(l) << l.error().message;
+    layout = *l;
+    opts.cores.cores = 4;
+    prefix = dir.path + "/fabricplace.42";
+  }
+  std::string expected(placement::RankFormat f) const {
+    return placement::write_rank_file(m, layout, f, opts);
+  }
+};
+
+TEST_F(LaunchFiles, AllFourWrittenNothingElseLeft) {
+  // A stale file of an earlier run (a requeued job) is replaced, keeping its mode.
+  ASSERT_TRUE(write_file_atomic(prefix + ".hosts", "stale\n"));
+  ASSERT_EQ(::chmod((prefix + ".hosts").c_str(), 0600), 0);
+  auto w = write_launch_files(m, layout, prefix, opts);
+  ASSERT_TRUE(w) << w.error().to_string();
+  EXPECT_EQ(*w, (std::vector<std::string>{prefix + ".rankfile", prefix + ".hosts",
+                                          prefix + ".torchrun.env", prefix + ".json"}));
+  EXPECT_EQ(entries(dir.path),
+            "fabricplace.42.hosts fabricplace.42.json fabricplace.42.rankfile "
+            "fabricplace.42.torchrun.env");  // no temporaries left
+  EXPECT_EQ(slurp(prefix + ".rankfile"), expected(placement::RankFormat::kOpenMpi));
+  EXPECT_EQ(slurp(prefix + ".hosts"), expected(placement::RankFormat::kSlurm));
+  EXPECT_EQ(slurp(prefix + ".torchrun.env"), expected(placement::RankFormat::kTorchrun));
+  EXPECT_EQ(slurp(prefix + ".json"), expected(placement::RankFormat::kJson));
+  struct stat st {};
+  ASSERT_EQ(::stat((prefix + ".hosts").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ASSERT_EQ(::stat((prefix + ".json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0666u & ~mask);  // a new file: 0666 less the umask
+}
+
+TEST_F(LaunchFiles, MissingDirectory) {
+  const std::string p = dir.path + "/no/such/dir/fabricplace.42";
+  auto w = write_launch_files(m, layout, p, opts);
+  EXPECT_EQ(error_text(w), p + ".rankfile: cannot create a temporary file next to it: No such file "
+                               "or directory; no rank files were written");
+  EXPECT_EQ(entries(dir.path), "");
+}
+
+TEST_F(LaunchFiles, ReadOnlyDirectoryByMode) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory modes (ReadOnlyMount covers root)";
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0555), 0);
+  auto w = write_launch_files(m, layout, prefix, opts);
+  EXPECT_EQ(error_text(w), prefix +
+                               ".rankfile: cannot create a temporary file next to it: Permission "
+                               "denied; no rank files were written");
+  EXPECT_EQ(entries(dir.path), "");
+}
+
+TEST_F(LaunchFiles, ReadOnlyMount) {
+  const auto out = on_private_tmpfs(dir.path, "ro,size=64k", [&] {
+    return outcome(write_launch_files(m, layout, prefix, opts), dir.path);
+  });
+  SKIP_IF_ASKED(out);
+  EXPECT_EQ(out, prefix +
+                     ".rankfile: cannot create a temporary file next to it: Read-only file "
+                     "system; no rank files were written|");
+}
+
+TEST_F(LaunchFiles, FullDiskLeavesNoneOfTheSet) {
+  // A 64 KiB tmpfs holding an earlier run's complete set, then filled but for one page: the
+  // new .rankfile fits in it, the .hosts after it does not. Nothing of either set is left.
+  const auto out = on_private_tmpfs(dir.path, "size=64k,mode=0777", [&]() -> std::string {
+    auto old =
+        write_launch_files(prefix, [](placement::RankFormat) { return std::string("old\n"); });
+    if (!old) return "old set: " + old.error().to_string();
+    if (!fill_leaving(dir.path, 1))
+      return std::string("cannot fill the tmpfs: ") + std::strerror(errno);
+    return outcome(write_launch_files(m, layout, prefix, opts), dir.path);
+  });
+  SKIP_IF_ASKED(out);
+  EXPECT_EQ(out, prefix +
+                     ".hosts: write failed: No space left on device; no rank files were "
+                     "written|filler");
+}
+
+TEST_F(LaunchFiles, FileSizeLimitLeavesNoneOfTheSet) {
+  // Without root: RLIMIT_FSIZE (SIGXFSZ ignored) makes the write of the large .hosts fail
+  // after the small .rankfile was written.
+  const auto out = in_child([&] {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit lim{600, 600};
+    if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) return std::string("setrlimit failed");
+    auto w = write_launch_files(prefix, [](placement::RankFormat f) {
+      return std::string(f == placement::RankFormat::kSlurm ? 1000 : 100, 'x');
+    });
+    return outcome(w, dir.path);
+  });
+  EXPECT_EQ(out, prefix + ".hosts: write failed: File too large; no rank files were written|");
+}
+
+TEST_F(LaunchFiles, RenderFailureWritesNothing) {
+  auto w = write_launch_files(prefix, [](placement::RankFormat f) -> std::string {
+    if (f == placement::RankFormat::kTorchrun)
+      throw std::runtime_error("a bad byte in a host name");
+    return "x\n";
+  });
+  EXPECT_EQ(error_text(w), prefix +
+                               ".torchrun.env: cannot render: a bad byte in a host name; no rank "
+                               "files were written");
+  EXPECT_EQ(entries(dir.path), "");
+  w = write_launch_files(prefix, [](placement::RankFormat f) -> std::string {
+    if (f == placement::RankFormat::kJson) throw std::bad_alloc();
+    return "x\n";
+  });
+  EXPECT_EQ(error_text(w),
+            prefix + ".json: cannot render: out of memory; no rank files were written");
+  EXPECT_EQ(entries(dir.path), "");
+}
+
+TEST_F(LaunchFiles, RenameFailureTakesBackWhatWasRenamed) {
+  // .torchrun.env is a directory (rename(2) cannot replace it) and a stale .json of an
+  // earlier run lies there: .rankfile and .hosts are renamed into place, the third rename
+  // fails, and then neither those two, nor the stale .json, nor any temporary is left.
+  ASSERT_EQ(::mkdir((prefix + ".torchrun.env").c_str(), 0755), 0);
+  ASSERT_TRUE(write_file_atomic(prefix + ".torchrun.env/keep", "x"));
+  ASSERT_TRUE(write_file_atomic(prefix + ".json", "{\"stale\": true}\n"));
+  auto w = write_launch_files(m, layout, prefix, opts);
+  EXPECT_EQ(error_text(w), prefix +
+                               ".torchrun.env: rename failed: Is a directory; no rank files were "
+                               "written");
+  EXPECT_EQ(entries(dir.path), "fabricplace.42.torchrun.env");
+}
+
+TEST_F(LaunchFiles, ThroughSymlinks) {
+  // A symlinked target is replaced where it points (as write_file_atomic does).
+  ASSERT_EQ(::mkdir((dir.path + "/real").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("real/r.hosts", (prefix + ".hosts").c_str()), 0);
+  auto w = write_launch_files(m, layout, prefix, opts);
+  ASSERT_TRUE(w) << w.error().to_string();
+  EXPECT_EQ(slurp(dir.path + "/real/r.hosts"), expected(placement::RankFormat::kSlurm));
+  EXPECT_EQ(entries(dir.path + "/real"), "r.hosts");
 }
 
 TEST(PluginLaunch, TpInRanksAndPaths) {
