@@ -2,6 +2,18 @@
 
 #include <fcntl.h>
 #include <hwloc.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FABRICPLACE_NODE_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define FABRICPLACE_NODE_SANITIZED 1
+#endif
+#endif
+#ifdef FABRICPLACE_NODE_SANITIZED
+#include <sanitizer/common_interface_defs.h>
+#endif
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -561,17 +573,35 @@ struct ChildPlan {
   SharedState* shared = nullptr;
 };
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#ifdef FABRICPLACE_NODE_SANITIZED
 constexpr bool kSanitizerShadowMemory = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-constexpr bool kSanitizerShadowMemory = true;
+
+// Under a sanitizer, hwloc's allocations go through the sanitizer's allocator, which turns
+// e.g. hwloc's double free on malformed-crash.xml into a report and exit(1) where a plain build
+// gets SIGSEGV. The reader reports such a death as a crash with SIGSEGV, so that sanitizer
+// builds give the errors (and CLI outputs) plain ones give; the report goes to the sanitizer's
+// log_path when one is set (ASAN_OPTIONS=log_path=/tmp/asan), else nowhere.
+void sanitizer_died() {
+  if (g_child_shared) g_child_shared->fatal_signal.store(SIGSEGV, std::memory_order_relaxed);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(SIGSEGV, &dfl, nullptr);
+  sigset_t segv;
+  sigemptyset(&segv);
+  sigaddset(&segv, SIGSEGV);
+  ::sigprocmask(SIG_UNBLOCK, &segv, nullptr);
+  ::raise(SIGSEGV);
+}
+void quiet_sanitizer_in_child() {
+  if (const char* log = __sanitizer_get_report_path(); !log || !*log)
+    if (const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC); null >= 0)
+      __sanitizer_set_report_fd(reinterpret_cast<void*>(static_cast<std::intptr_t>(null)));
+  __sanitizer_set_death_callback(sanitizer_died);
+}
 #else
 constexpr bool kSanitizerShadowMemory = false;
-#endif
-#else
-constexpr bool kSanitizerShadowMemory = false;
+void quiet_sanitizer_in_child() {}
 #endif
 
 void lower_limit(int resource, rlim_t soft, rlim_t hard) {
@@ -653,6 +683,8 @@ std::string memory_note(std::uint64_t memory_bytes) {
     if (plan.out_fd == 2 || plan.in_fd == 2) ::dup2(null, 2);
     if (null > 3) ::close(null);
   }
+
+  quiet_sanitizer_in_child();
 
   // Limits: memory, CPU time, no core file; alarm() stops it should the parent be gone.
   if (!kSanitizerShadowMemory && plan.vm_bytes > 0) {

@@ -532,7 +532,7 @@ TEST(NodeTopologyHostileXml, FileLargerThanTheLimitIsRefusedUnread) {
                 "hundred KB)");
   EXPECT_LT(seconds_since(t0), 2.0);
 
-  // A lower limit, for a real file: 130 KB is more than 1000 bytes.
+  // A lower limit, for a real file: 52 KB is more than 1000 bytes.
   XmlLoadLimits small;
   small.max_bytes = 1000;
   auto s = load_hwloc_xml(data("dgx2-with-hcas.xml"), small);
@@ -676,7 +676,8 @@ TEST(NodeTopologyHostileXml, CheapChecksBeforeHwlocRuns) {
   EXPECT_EQ(j.error().message,
             "not an hwloc XML topology (it must begin with an XML declaration or <topology>)");
 
-  const ScratchFile nul(std::string("<?xml version=\"1.0\"?>\n<topology\0>", 35));
+  constexpr char kWithNul[] = "<?xml version=\"1.0\"?>\n<topology\0>";
+  const ScratchFile nul(std::string(kWithNul, sizeof kWithNul - 1));
   auto n = load_hwloc_xml(nul.path.string());
   ASSERT_FALSE(n);
   EXPECT_EQ(n.error().message, "not an hwloc XML topology (a NUL byte at offset 31)");

@@ -58,7 +58,8 @@ struct NodeTopology {
 };
 
 /// Largest hwloc XML file load_hwloc_xml accepts: 64 MiB. Real exports are a few hundred KB
-/// (a DGX-2 with all its I/O devices: 130 KB), so anything this large is a mistake or hostile.
+/// (the DGX-2H of tests/data/hwloc with all its I/O devices: 52 KB), so anything this large is a
+/// mistake or hostile.
 inline constexpr std::uint64_t kMaxHwlocXmlBytes = std::uint64_t{64} << 20;
 
 /// Bounds on one load_hwloc_xml call (docs/node-topology.md, "Malformed and hostile files").
