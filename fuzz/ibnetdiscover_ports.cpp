@@ -1,0 +1,15 @@
+// fuzz_ibnetdiscover_ports: fabric::read_ibnetdiscover_ports() over `ibnetdiscover -p` output (one line per port);
+// a fabric that builds must pass Fabric::check() and round-trip through canonical JSON.
+#include "fabricplace/fabric/sources.hpp"
+#include "fabric_check.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace fabricplace;
+  fabric::FabricBuilder b("fuzz");
+  if (auto r = fabric::read_ibnetdiscover_ports(fuzz::text_of(data, size), "fuzz.txt", b); !r) {
+    (void)r.error().to_string();
+    return 0;
+  }
+  if (auto f = b.build()) fuzz::check_fabric(*f);
+  return 0;
+}

@@ -1,0 +1,16 @@
+// fuzz_tiers_csv: fabric::read_tiers_csv() over a "host,leaf,spine[,core]" tiers CSV; a fabric that builds must
+// pass Fabric::check() and round-trip through canonical JSON.
+#include "fabricplace/fabric/sources.hpp"
+#include "fabric_check.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace fabricplace;
+  fabric::FabricBuilder b("fuzz");
+  const fabric::SourceOptions options;
+  if (auto r = fabric::read_tiers_csv(fuzz::text_of(data, size), "fuzz.txt", options, b); !r) {
+    (void)r.error().to_string();
+    return 0;
+  }
+  if (auto f = b.build()) fuzz::check_fabric(*f);
+  return 0;
+}
