@@ -191,6 +191,18 @@ std::string sanitize(std::string_view s) {
   return out;
 }
 
+int LineCounter::line_at(std::size_t offset) {
+  offset = std::min(offset, text_.size());
+  if (offset < offset_) {
+    offset_ = 0;
+    line_ = 1;
+  }
+  line_ += static_cast<int>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(offset_),
+                                       text_.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  offset_ = offset;
+  return line_;
+}
+
 int line_at(std::string_view text, std::size_t offset) {
   offset = std::min(offset, text.size());
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));

@@ -496,7 +496,8 @@ Result<void> read_plain(std::string_view text, const std::string& file, FabricBu
   }
   if (rec.nodes.empty())
     return fail(ErrorCode::kSyntax,
-                "no Switch, Ca or Rt record found: not an ibnetdiscover topology file", file);
+                "no Switch, Ca or Rt record found up to the end: not an ibnetdiscover topology file",
+                file, lineno);
   return detail::resolve_dump(rec, file, builder);
 }
 
@@ -633,7 +634,8 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
     rec.ports.push_back(p);
   }
   if (rec.ports.empty())
-    return fail(ErrorCode::kSyntax, "no port lines found: not an ibnetdiscover -p report", file);
+    return fail(ErrorCode::kSyntax,
+                "no port lines found up to the end: not an ibnetdiscover -p report", file, lineno);
   // A node only ever seen as a peer was never listed itself: the report is truncated.
   return detail::resolve_dump(rec, file, builder);
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/json_io.hpp"
 
@@ -92,7 +93,7 @@ struct PendingLink {
 class Reader final : public json::json_sax_t {
  public:
   Reader(std::string_view text, const std::string& file, FabricBuilder& builder)
-      : text_(text), file_(file), b_(builder) {}
+      : text_(text), lines_(text), file_(file), b_(builder) {}
 
   /// How far the parser has read (TrackingIterator): gives every error its line.
   const char* furthest = nullptr;
@@ -277,12 +278,15 @@ class Reader final : public json::json_sax_t {
 
   Ctx top() const { return stack_.back(); }
   bool push(Ctx c) {
+    if (stack_.size() >= limits().json_depth)
+      return bad("(top level)", "nested deeper than " + std::to_string(limits().json_depth) +
+                                    " levels (FABRICPLACE_MAX_JSON_DEPTH raises the limit)");
     stack_.push_back(c);
     return true;
   }
-  int line_now() const {
+  int line_now() {
     if (!furthest || furthest <= text_.data()) return 1;
-    return str::line_at(text_, static_cast<std::size_t>(furthest - text_.data()) - 1);
+    return lines_.line_at(static_cast<std::size_t>(furthest - text_.data()) - 1);
   }
 
   bool bad(const std::string& path, const std::string& what, ErrorCode code = ErrorCode::kSyntax,
@@ -639,6 +643,7 @@ class Reader final : public json::json_sax_t {
   }
 
   std::string_view text_;
+  str::LineCounter lines_;
   const std::string& file_;
   FabricBuilder& b_;
   int node_line_ = 0;

@@ -102,7 +102,8 @@ Result<Routes> lft_routes(const Fabric& f, std::string_view text, const std::str
     if (t.starts_with("Unicast lids")) {
       auto g = t.find(" guid ");
       if (g == std::string_view::npos) {
-        return fail(ErrorCode::kSyntax, "expected 'Unicast lids [..] of switch Lid N guid 0x...'",
+        return fail(ErrorCode::kSyntax,
+                    "expected 'Unicast lids [..] of switch Lid N guid 0x...', got " + str::quoted(t),
                     file, n);
       }
       auto rest = t.substr(g + 6);
@@ -128,7 +129,7 @@ Result<Routes> lft_routes(const Fabric& f, std::string_view text, const std::str
     if (rest.starts_with("UNREACHABLE")) continue;
     auto port = str::parse_uint(rest.substr(0, rest.find(' ')), kMaxIbPort);
     if (!lid || !port) {
-      return fail(ErrorCode::kSyntax, "expected '0xLID PORT # ...'", file, n);
+      return fail(ErrorCode::kSyntax, "expected '0xLID PORT # ...', got " + str::quoted(t), file, n);
     }
     auto it = host_of_lid.find(static_cast<std::uint32_t>(*lid));
     if (it == host_of_lid.end()) continue;  // a switch's LID, or a LID of no host we route to
@@ -145,8 +146,8 @@ Result<Routes> lft_routes(const Fabric& f, std::string_view text, const std::str
     ++entries;
   }
   if (switches == 0) {
-    return fail(ErrorCode::kSyntax, "no 'Unicast lids ... of switch' section: not an LFT dump",
-                file);
+    return fail(ErrorCode::kSyntax,
+                "no 'Unicast lids ... of switch' section up to the end: not an LFT dump", file, n);
   }
   (void)entries;
   return r;

@@ -24,19 +24,23 @@ class TreeBuilder {
  public:
   TreeBuilder(std::string origin, LinkRate rate) : b_(std::move(origin)), rate_(rate) {}
 
-  Guid switch_guid(const std::string& name) {
+  Guid switch_guid(const std::string& name, int line = 0) {
     auto [it, inserted] = switches_.try_emplace(name, kTreeSwitchBase + switches_.size() + 1);
-    if (inserted) order_.push_back(name);
+    if (inserted) {
+      order_.push_back(name);
+      line_of_.push_back(line);
+    }
     return it->second;
   }
-  void parent_of(const std::string& child, const std::string& parent) {
-    edges_.emplace_back(switch_guid(child), switch_guid(parent));
+  void parent_of(const std::string& child, const std::string& parent, int line) {
+    edges_.emplace_back(switch_guid(child, line), switch_guid(parent, line));
   }
-  void host_under(const std::string& host, const std::string& leaf) {
-    hosts_[host].push_back(switch_guid(leaf));
+  void host_under(const std::string& host, const std::string& leaf, int line) {
+    hosts_[host].push_back(switch_guid(leaf, line));
   }
   bool has_switch(const std::string& name) const { return switches_.contains(name); }
   const std::string& name_of(Guid g) const { return order_.at(g - kTreeSwitchBase - 1); }
+  int line_of(Guid g) const { return line_of_.at(g - kTreeSwitchBase - 1); }
 
   Result<Fabric> build() {
     std::map<Guid, PortNum> next_port;
@@ -51,8 +55,10 @@ class TreeBuilder {
     auto take = [&](Guid g) -> Result<PortNum> {
       auto& p = next_port[g];
       if (p == std::numeric_limits<PortNum>::max())
-        return fail(ErrorCode::kUnsupported, "switch " + name_of(g) + " would need more than " +
-                                                 std::to_string(p) + " ports");
+        return fail(ErrorCode::kUnsupported,
+                    "switch " + name_of(g) + " would need more than " + std::to_string(p) +
+                        " ports",
+                    {}, line_of(g));
       return ++p;
     };
     std::sort(edges_.begin(), edges_.end());
@@ -99,6 +105,7 @@ class TreeBuilder {
   LinkRate rate_;
   std::unordered_map<std::string, Guid> switches_;
   std::vector<std::string> order_;
+  std::vector<int> line_of_;  // where each switch was first named
   std::vector<std::pair<Guid, Guid>> edges_;
   std::map<std::string, std::vector<Guid>> hosts_;
 };
@@ -182,7 +189,7 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
     if (nodes.empty() && switches.empty())
       return fail(ErrorCode::kSyntax, "switch " + name + " has neither Nodes= nor Switches=", file,
                   lineno);
-    tb.switch_guid(name);
+    tb.switch_guid(name, lineno);
     if (!nodes.empty()) {
       auto hosts = hostlist::expand(nodes);
       if (!hosts) return fail(ErrorCode::kSyntax, "Nodes=: " + hosts.error().message, file, lineno);
@@ -191,7 +198,7 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
         if (!inserted && it->second.first == name)
           return fail(ErrorCode::kDuplicate, "host " + h + " listed twice under " + name, file,
                       lineno);
-        tb.host_under(h, name);
+        tb.host_under(h, name, lineno);
       }
       if (host_leaf.size() + defined.size() > limits().nodes)
         return fail(ErrorCode::kUnsupported,
@@ -264,7 +271,7 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       }
     }
   }
-  for (const auto& r : switch_refs) tb.parent_of(r.child, r.parent);
+  for (const auto& r : switch_refs) tb.parent_of(r.child, r.parent, r.line);
   return copy_into(tb.build(), builder, "topology.conf", file);
 }
 
@@ -328,9 +335,9 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
                   "more than " + std::to_string(limits().nodes) +
                       " hosts and switches (FABRICPLACE_MAX_NODES raises the limit)",
                   file, lineno);
-    tb.host_under(host, std::string(cells[1]));
+    tb.host_under(host, std::string(cells[1]), lineno);
     for (std::size_t k = 2; k < columns; ++k)
-      tb.parent_of(std::string(cells[k - 1]), std::string(cells[k]));
+      tb.parent_of(std::string(cells[k - 1]), std::string(cells[k]), lineno);
   }
   if (columns == 0)
     return fail(ErrorCode::kSyntax,

@@ -205,7 +205,8 @@ namespace {
 // with its line, and no document tree is ever built.
 class StatesReader final : public nlohmann::json::json_sax_t {
  public:
-  StatesReader(std::string_view text, const std::string& file) : text_(text), file_(file) {}
+  StatesReader(std::string_view text, const std::string& file)
+      : text_(text), lines_(text), file_(file) {}
   const char* furthest = nullptr;
   std::optional<Error> error;
   std::vector<std::tuple<std::string, std::string, int>> entries;  // host, state, line
@@ -244,9 +245,9 @@ class StatesReader final : public nlohmann::json::json_sax_t {
     parse_error_what = e.what();
     return false;
   }
-  int line_now() const {
+  int line_now() {
     if (!furthest || furthest <= text_.data()) return 1;
-    return str::line_at(text_, static_cast<std::size_t>(furthest - text_.data()) - 1);
+    return lines_.line_at(static_cast<std::size_t>(furthest - text_.data()) - 1);
   }
 
  private:
@@ -263,6 +264,7 @@ class StatesReader final : public nlohmann::json::json_sax_t {
     return false;
   }
   std::string_view text_;
+  str::LineCounter lines_;
   const std::string& file_;
   int depth_ = 0;
   std::string key_;

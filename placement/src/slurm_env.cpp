@@ -47,7 +47,7 @@ Result<std::pair<std::uint32_t, std::string>> slurm_tasks_per_node(const EnvFn& 
   if (auto v = env("SLURM_NTASKS_PER_NODE")) {
     auto n = str::parse_uint(*v, 1u << 16);
     if (!n || *n == 0)
-      return fail(ErrorCode::kUsage, "SLURM_NTASKS_PER_NODE=" + *v +
+      return fail(ErrorCode::kUsage, "SLURM_NTASKS_PER_NODE=" + str::quoted(*v) +
                                          ": expected a positive count; pass --tasks-per-node");
     return R{static_cast<std::uint32_t>(*n), "SLURM_NTASKS_PER_NODE"};
   }
@@ -55,11 +55,11 @@ Result<std::pair<std::uint32_t, std::string>> slurm_tasks_per_node(const EnvFn& 
     return R{1, "no task count asked of Slurm (-n, --ntasks-per-node): one per node"};
   const auto counts = task_counts(*tasks);
   if (!counts)
-    return fail(ErrorCode::kUsage, "SLURM_TASKS_PER_NODE=" + *tasks +
+    return fail(ErrorCode::kUsage, "SLURM_TASKS_PER_NODE=" + str::quoted(*tasks) +
                                        ": expected counts like 8(x4) or 8,8; pass "
                                        "--tasks-per-node");
   if (counts->size() != 1)
-    return fail(ErrorCode::kUsage, "SLURM_TASKS_PER_NODE=" + *tasks +
+    return fail(ErrorCode::kUsage, "SLURM_TASKS_PER_NODE=" + str::quoted(*tasks) +
                                        ": the job's tasks per node are uneven, and a rank file "
                                        "gives every host the same number of ranks; pass "
                                        "--tasks-per-node (or ask Slurm for --ntasks-per-node)");

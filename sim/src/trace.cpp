@@ -76,15 +76,15 @@ Result<void> parse_philly(std::string_view text, const std::string& file, std::v
     auto dur = parse_double(f[5]);
     if (!submit || *submit < 0) {
       return fail(ErrorCode::kSyntax,
-                  "arrival time '" + std::string(f[1]) + "' is not a non-negative number", file,
+                  "arrival time " + str::quoted(f[1], 30) + " is not a non-negative number", file,
                   static_cast<int>(n));
     }
     if (!gpus) {
-      return fail(ErrorCode::kSyntax, "size '" + std::string(f[4]) + "' is not an integer", file,
+      return fail(ErrorCode::kSyntax, "size " + str::quoted(f[4], 30) + " is not an integer", file,
                   static_cast<int>(n));
     }
     if (!dur) {
-      return fail(ErrorCode::kSyntax, "duration '" + std::string(f[5]) + "' is not a number", file,
+      return fail(ErrorCode::kSyntax, "duration " + str::quoted(f[5], 30) + " is not a number", file,
                   static_cast<int>(n));
     }
     rows.push_back({std::string(str::trim(f[0])), *submit, *dur, *gpus, n});
@@ -112,15 +112,15 @@ Result<void> parse_itp(std::string_view text, const std::string& file, std::vect
     auto gpus = parse_int(f[3]);
     if (!submit || *submit < 0) {
       return fail(ErrorCode::kSyntax,
-                  "submission_time '" + std::string(f[1]) + "' is not a non-negative number", file,
+                  "submission_time " + str::quoted(f[1], 30) + " is not a non-negative number", file,
                   static_cast<int>(n));
     }
     if (!dur) {
-      return fail(ErrorCode::kSyntax, "duration '" + std::string(f[2]) + "' is not a number", file,
+      return fail(ErrorCode::kSyntax, "duration " + str::quoted(f[2], 30) + " is not a number", file,
                   static_cast<int>(n));
     }
     if (!gpus) {
-      return fail(ErrorCode::kSyntax, "num_gpu '" + std::string(f[3]) + "' is not an integer", file,
+      return fail(ErrorCode::kSyntax, "num_gpu " + str::quoted(f[3], 30) + " is not an integer", file,
                   static_cast<int>(n));
     }
     rows.push_back({std::string(str::trim(f[0])), *submit, *dur, *gpus, n});

@@ -79,7 +79,7 @@ if SLURM_JOB_NODELIST='node[003,001]' SLURM_TASKS_PER_NODE='3,2' SLURM_NTASKS=5 
   fail "uneven SLURM_TASKS_PER_NODE accepted"
 fi
 [[ "$(cat "$d/ranks")" == old ]] || fail "uneven tasks per node clobbered the old file"
-grep -qF "SLURM_TASKS_PER_NODE=3,2: the job's tasks per node are uneven" "$d/err" || fail "unclear error: $(cat "$d/err")"
+grep -qF "SLURM_TASKS_PER_NODE=\"3,2\": the job's tasks per node are uneven" "$d/err" || fail "unclear error: $(cat "$d/err")"
 rm -f "$d/ranks" "$d/err"
 
 # Output into a directory that does not exist: clear error, nothing created.

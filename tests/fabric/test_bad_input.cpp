@@ -2,6 +2,8 @@
 // cross-reference errors, the referring line) and what was expected.
 #include <gtest/gtest.h>
 
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "test_support.hpp"
 
@@ -131,7 +133,8 @@ INSTANTIATE_TEST_SUITE_P(
             "dump.txt:16: node id GUID 0x1070fd0300200002 differs from 0x1070fd0300200004 given on "
             "line 15"},
         Bad{"no_nodes", "# only comments\n\n",
-            "dump.txt: no Switch, Ca or Rt record found: not an ibnetdiscover topology file"},
+            "dump.txt:2: no Switch, Ca or Rt record found up to the end: not an ibnetdiscover "
+            "topology file"},
         Bad{"ports_bad_type",
             "CA 0 1 0x1070fd0300200001 4x HDR - XX 0 1 0xfc6a1c0300100004 ( 'a b' - 'c' )\n",
             "dump.txt:1: expected the peer's node type SW, CA or RT; got \"CA 0 1 0x1070fd0300200001 "
@@ -208,4 +211,86 @@ TEST(SourceErrors, MergeConflictsNameTheFile) {
             "while merging it by GUID: port \"node021 mlx5_0\"[1] is linked to "
             "\"MF0;leaf02:MQM8700/U1\"[1] and to "
             "\"MF0;leaf01:MQM8700/U1\"[21]");
+}
+
+// ---- issue #12: bounds and text ------------------------------------------------------
+
+TEST(Bounds, SpecsAreSizedBeforeAnythingIsAllocated) {
+  for (const char* spec : {"rail:sus=1048576,hosts=1,rails=64,up=64,radix=254",
+                           "rail:sus=1048576,hosts=1,rails=64,up=64,radix=254,spines=1",
+                           "fat3:pods=254,leaves=127,down=127,up=127,spines=127,radix=254",
+                           "fat2:leaves=1048576,down=127,up=127,radix=254"}) {
+    auto f = load_fabric(spec);
+    ASSERT_FALSE(f) << spec;
+    EXPECT_EQ(f.error().code, ErrorCode::kUsage);
+    EXPECT_NE(f.error().message.find("asks for more than 262144 switches and HCAs "
+                                     "(FABRICPLACE_MAX_NODES raises the limit)"),
+              std::string::npos)
+        << f.error().message;
+  }
+}
+
+TEST(Bounds, TopologyChainsAreCheckedWithoutRecursion) {
+  // 100,000 switches in one chain: a valid (if odd) tree, then the same chain closed.
+  std::string chain = "SwitchName=s0 Nodes=n0\n";
+  for (int i = 1; i <= 100'000; ++i)
+    chain += "SwitchName=s" + std::to_string(i) + " Switches=s" + std::to_string(i - 1) + "\n";
+  FabricBuilder b;
+  ASSERT_TRUE(read_slurm_topology(chain, "chain.conf", {}, b));
+  std::string cycle = "SwitchName=s0 Nodes=n0 Switches=s100000\n" + chain.substr(chain.find('\n') + 1);
+  FabricBuilder c;
+  auto r = read_slurm_topology(cycle, "cycle.conf", {}, c);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(),
+            "cycle.conf:1: switch s0 lists s100000 as a child, but s100000 is already above it: "
+            "a cycle, not a tree");
+}
+
+TEST(Bounds, NamesThatCouldAddLinesToAnOutputAreRefused) {
+  // A control byte in a dump, found before parsing, with its line and column.
+  std::string dump = kGood;
+  dump.replace(dump.find("node002 mlx5_0"), 7, "node\x1b[2");
+  FabricBuilder b;
+  auto t = str::check_text(dump, "dump.txt");
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().to_string(),
+            "dump.txt:7: column 56: byte 0x1b is a control character; expected text (is this a "
+            "binary file?)");
+  // An escaped newline in canonical JSON reaches the builder, which refuses it.
+  auto f = load_fabric("fat2:leaves=1,down=2,up=2");
+  ASSERT_TRUE(f);
+  std::string json = to_json(*f);
+  const auto at = json.find("\"node001 mlx5_0\"");
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, 16, "\"node001\\nSwitchName=evil mlx5_0\"");
+  FabricBuilder j;
+  auto r = read_json(json, "in.json", j);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().file, "in.json");
+  EXPECT_EQ(r.error().line, str::line_at(json, at));
+  EXPECT_NE(r.error().message.find("description \"node001\\nSwitchName=evil mlx5_0\" holds a "
+                                   "control character"),
+            std::string::npos)
+      << r.error().message;
+}
+
+TEST(Bounds, PortNumbersCostOneEntryEach) {
+  // A node naming port 65535 used to allocate 65536 port slots; now it is one entry, and
+  // the port beyond the node's count is an error at build().
+  FabricBuilder b;
+  NodeRecord n;
+  n.guid = 0x10;
+  n.type = NodeType::kSwitch;
+  n.description = "s1";
+  n.num_ports = 36;
+  ASSERT_TRUE(b.add_node(n));
+  ASSERT_TRUE(b.add_port(0x10, PortRecord{65535, 0x10, 0, 0}));
+  ASSERT_TRUE(b.add_port(0x10, PortRecord{3, 0x10, 0, 0}));
+  EXPECT_TRUE(b.has_port(0x10, 65535));
+  EXPECT_TRUE(b.has_port(0x10, 3));
+  EXPECT_FALSE(b.has_port(0x10, 4));
+  auto f = b.build();
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().message,
+            "node 0x0000000000000010 (\"s1\") has 36 ports but uses port 65535");
 }

@@ -160,11 +160,11 @@ TEST(LftDump, ErrorsNameFileAndLine) {
                  "0x0001 zz # x\n",
                  "t.dump");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().to_string(), "t.dump:2: expected '0xLID PORT # ...'");
+  EXPECT_EQ(r.error().to_string(), "t.dump:2: expected '0xLID PORT # ...', got \"0x0001 zz # x\"");
   r = lft_routes(f, "nothing here\n", "t.dump");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().to_string(),
-            "t.dump: no 'Unicast lids ... of switch' section: not an LFT dump");
+            "t.dump:1: no 'Unicast lids ... of switch' section up to the end: not an LFT dump");
   // A fabric without LIDs (a spec) cannot take a dump.
   auto spec = generate("fat2:leaves=2,down=2,up=2");
   ASSERT_TRUE(spec);

@@ -167,11 +167,11 @@ TEST(Trace, ErrorsNameFileLineAndWhatWasExpected) {
             "t.csv:2: expected 6 comma-separated fields (job id, arrival time (sec), topology, "
             "shape, size, duration (sec)), found 5");
   EXPECT_EQ(e("#job id,arrival time (sec),topology,shape,size,duration (sec)\n1,x,CLOS,1,1,5\n"),
-            "t.csv:2: arrival time 'x' is not a non-negative number");
+            "t.csv:2: arrival time \"x\" is not a non-negative number");
   EXPECT_EQ(e("job_id,submission_time,duration,num_gpu\na,1,2,3\nb,1,2,three\n"),
-            "t.csv:3: num_gpu 'three' is not an integer");
+            "t.csv:3: num_gpu \"three\" is not an integer");
   EXPECT_EQ(e("job_id,submission_time,duration,num_gpu\na,-5,2,3\n"),
-            "t.csv:2: submission_time '-5' is not a non-negative number");
+            "t.csv:2: submission_time \"-5\" is not a non-negative number");
   EXPECT_EQ(e("1 2 3\n", "x.swf"),
             "x.swf:1: expected the 18 whitespace-separated fields of the Standard Workload "
             "Format, found 3");
@@ -182,7 +182,7 @@ TEST(Trace, ErrorsNameFileLineAndWhatWasExpected) {
             "name it with --trace-format");
   auto missing = read_traces({"/nonexistent/trace.csv"}, {});
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().to_string(), "/nonexistent/trace.csv: no such file");
+  EXPECT_EQ(missing.error().to_string(), "/nonexistent/trace.csv: cannot open: No such file or directory");
 }
 
 }  // namespace

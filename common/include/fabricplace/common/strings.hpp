@@ -68,6 +68,20 @@ Result<void> check_text(std::string_view text, const std::string& file);
 /// The 1-based line of byte `offset` of `text`.
 int line_at(std::string_view text, std::size_t offset);
 
+/// Line numbers of increasing offsets into one text, in one pass over it all: each call
+/// counts only the newlines since the previous one (a call with a smaller offset starts
+/// over). For parsers that ask for the line of every record.
+class LineCounter {
+ public:
+  explicit LineCounter(std::string_view text) : text_(text) {}
+  int line_at(std::size_t offset);
+
+ private:
+  std::string_view text_;
+  std::size_t offset_ = 0;
+  int line_ = 1;
+};
+
 /// A char iterator that records how far a parser has read (for nlohmann's SAX parser, which
 /// reports no positions to its handler): `*furthest` is one past the last byte read, so
 /// line_at(text, furthest - text.data() - 1) is the line of the token just read.

@@ -17,7 +17,7 @@ inline constexpr int kJsonVersion = 1;
 
 std::string to_json(const Fabric& fabric);
 /// Reads canonical JSON into `builder` (and sets its origin). Errors name the JSON path
-/// ("nodes[3].guid") and, for syntax errors, the line.
+/// ("nodes[3].guid") and the line (of the node or link for errors found at its end).
 Result<void> read_json(std::string_view text, const std::string& file, FabricBuilder& builder);
 
 }  // namespace fabricplace::fabric

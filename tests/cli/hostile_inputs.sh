@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Hostile and malformed inputs through the real CLI (issue #12): every one ends in exit 1 or
+# 2 with one short, printable message naming the file and line, within 10 s and under 1 GB
+# of resident memory (GNU time's %M). Each case is made here, from nothing but bash and
+# python3, so the test needs no fixtures that could drift from what it checks.
+set -euo pipefail
+bin=$1 data=$2
+for v in $(compgen -e | grep '^SLURM_' || true); do unset "$v"; done
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+[[ -x /usr/bin/time ]] || { echo "FAIL: /usr/bin/time missing (scripts/install-deps.sh installs it)"; exit 1; }
+failures=0 passed=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# run NAME RC WANT -- COMMAND...: exit status RC, stderr contains WANT (fixed string), one
+# short printable message, in time and memory.
+run() {
+  local name=$1 rc=$2 want=$3
+  shift 4
+  local got=0
+  /usr/bin/time -o "$d/time" -f '%e %M' timeout -s KILL 10 "$@" >"$d/out" 2>"$d/err" </dev/null || got=$?
+  if [[ $got -eq 137 ]]; then fail "$name: killed after 10 s"; return; fi
+  local secs kb
+  read -r secs kb < <(tail -1 "$d/time")
+  # GNU time adds "Command exited with non-zero status N" before its own line.
+  grep -v '^Command exited with non-zero status' "$d/err" >"$d/msg" || true
+  if [[ $got -ne $rc ]]; then fail "$name: exit $got, expected $rc: $(head -c 400 "$d/msg")"; return; fi
+  if [[ -n $want ]] && ! grep -qF -- "$want" "$d/msg"; then fail "$name: expected \"$want\" in: $(head -c 400 "$d/msg")"; return; fi
+  local bytes lines
+  bytes=$(wc -c <"$d/msg") lines=$(wc -l <"$d/msg")
+  if [[ $bytes -gt 600 ]]; then fail "$name: message of $bytes bytes"; return; fi
+  if LC_ALL=C grep -q '[^[:print:][:space:]]' "$d/msg"; then fail "$name: raw bytes in the message"; return; fi
+  if [[ $kb -gt 1048576 ]]; then fail "$name: $kb KB resident"; return; fi
+  echo "ok   $name (exit $got, ${secs} s, $((kb / 1024)) MB, $lines line(s))"
+  passed=$((passed + 1))
+}
+py() { python3 -c "$@"; }
+
+# ---- specs: counts checked in 64 bits before anything is allocated
+run spec_rail_wrap 2 "spec: rail: asks for more than 262144 switches and HCAs" -- \
+  "$bin" fabric show 'rail:sus=1048576,hosts=1,rails=64,up=64,radix=254'
+run spec_rail_spines 2 "spec: rail: asks for more than 262144 switches and HCAs" -- \
+  "$bin" fabric show 'rail:sus=1048576,hosts=1,rails=64,up=64,radix=254,spines=1'
+run spec_fat3_huge 2 "spec: fat3: asks for more than 262144 switches and HCAs" -- \
+  "$bin" fabric show 'fat3:pods=254,leaves=127,down=127,up=127,spines=127,radix=254'
+
+# ---- topology.conf: a 100,000-switch chain closed into a cycle (an iterative check)
+py "
+print('SwitchName=s0 Nodes=n0 Switches=s100000')
+for i in range(1, 100001): print(f'SwitchName=s{i} Switches=s{i-1}')" >"$d/cycle.conf"
+run topology_deep_cycle 1 "cycle.conf:1: switch s0 lists s100000 as a child, but s100000 is already above it" -- \
+  "$bin" fabric show "$d/cycle.conf"
+py "
+print('SwitchName=leaf Nodes=n[0-524287][0-4294967295,0-4294967295]')" >"$d/wide.conf"
+run topology_hostlist_wrap 1 "wide.conf:1: Nodes=: hostlist \"n[0-524287][0-4294967295,0-4294967295]\", column 12: expands to more than 1000000 names" -- \
+  "$bin" fabric show "$d/wide.conf"
+py "
+for i in range(3000): print(f'SwitchName=l{i} Nodes=h{i}x[0-999]')" >"$d/many.conf"
+run topology_too_many_hosts 1 "many.conf:262: more than 262144 hosts and switches (FABRICPLACE_MAX_NODES raises the limit)" -- \
+  "$bin" fabric show "$d/many.conf"
+
+# ---- --state JSON
+S=fat2:leaves=2,down=4,up=4
+printf '{"node001": 1e400}' >"$d/huge.json"
+run state_number_overflow 1 "huge.json:1: invalid JSON: number overflow parsing '1e400'" -- \
+  "$bin" place --fabric "$S" --nodes 2 --state "$d/huge.json"
+py "print('{\"node001\": ' + '[' * 100000 + ']' * 100000 + '}')" >"$d/deep.json"
+run state_deep 1 "deep.json:1: \"node001\": expected a state string such as \"idle\", got an array" -- \
+  "$bin" place --fabric "$S" --nodes 2 --state "$d/deep.json"
+py "
+import json
+d = {f'h{i:05d}': 'idle' for i in range(40000)}
+d['node001'] = 'napping'
+print(json.dumps(d, indent=1))" >"$d/many.json"
+run state_40k_hosts 1 "many.json:40002: \"node001\": unknown node state \"napping\"" -- \
+  "$bin" place --fabric "$S" --nodes 2 --state "$d/many.json"
+printf '\xef\xbb\xbf{"node001": "idle"}' >"$d/bom.json"
+run state_bom 0 "bom.json: 7 host(s) of the fabric not reported" -- \
+  "$bin" place --fabric "$S" --nodes 1 --state "$d/bom.json"
+
+# ---- hostlists wherever they are taken
+run busy_hostlist_wrap 2 "--busy: hostlist \"n[0-524287][0-4294967295,0-4294967295]\", column 12: expands to more than 1000000 names" -- \
+  "$bin" place --fabric "$S" --nodes 2 --busy 'n[0-524287][0-4294967295,0-4294967295]'
+run hosts_hostlist_wrap 2 "expands to more than 1000000 names" -- \
+  "$bin" rankfile --fabric "$S" --hosts 'n[0-524287][0-4294967295]' --tasks-per-node 1 --format slurm
+
+# ---- text that is not text: non-UTF-8 and control bytes, never written back out
+sed 's/"node002 mlx5_0"/"node002\xff mlx5_0"/' "$data/fabrics/fat2_L8.ibnetdiscover.txt" >"$d/latin1.txt"
+line=$(grep -na $'node002\xff' "$d/latin1.txt" | head -1 | cut -d: -f1)
+run dump_not_utf8 1 "latin1.txt:$line: column" -- "$bin" fabric import "$d/latin1.txt" -o "$d/out.json"
+[[ ! -e "$d/out.json" ]] || fail "dump_not_utf8: wrote $d/out.json"
+sed 's/"node002 mlx5_0"/"node002\x1b[2J mlx5_0"/' "$data/fabrics/fat2_L8.ibnetdiscover.txt" >"$d/esc.txt"
+run dump_control_char 1 "is a control character; expected text" -- "$bin" fabric show "$d/esc.txt"
+"$bin" fabric import "$data/fabrics/fat2_L8.ibnetdiscover.txt" -o "$d/good.json"
+sed 's/"node002 mlx5_0"/"node002\\nSwitchName=evil Nodes=node002 mlx5_0"/' "$d/good.json" >"$d/inject.json"
+run json_newline_in_name 1 "holds a control character" -- \
+  "$bin" fabric export "$d/inject.json" --format slurm-topology -o "$d/topology.conf"
+[[ ! -e "$d/topology.conf" ]] || fail "json_newline_in_name: wrote a topology.conf"
+sed 's/"node002 mlx5_0"/"node002\xc3 mlx5_0"/' "$d/good.json" >"$d/bad-utf8.json"
+run json_not_utf8 1 "bad-utf8.json:" -- "$bin" fabric show "$d/bad-utf8.json"
+
+# ---- amplification: a canonical JSON of many nodes each naming port 65535
+py "
+import json
+nodes = [{'guid': '0x%016x' % (0x100 + i), 'type': 'switch', 'desc': 's%d' % i, 'nports': 36,
+          'vendid': '0x2c9', 'devid': '0xcf08', 'sysimgguid': '0x%016x' % (0x100 + i),
+          'lid': 0, 'lmc': 0, 'enhanced_port0': True, 'ports': [65535]} for i in range(4000)]
+print(json.dumps({'format': 'fabricplace-fabric', 'version': 1, 'nodes': nodes, 'links': []}))" >"$d/ports.json"
+run json_port_65535 1 "has 36 ports but uses port 65535" -- "$bin" fabric show "$d/ports.json"
+
+# ---- unbounded reads
+run read_dev_zero 1 "/dev/zero: is more than 256 MiB, the input limit" -- "$bin" fabric show /dev/zero
+py "
+import sys, zlib
+z = zlib.compressobj(9, zlib.DEFLATED, 31)
+out = bytearray()
+chunk = b'\n' * (1 << 20)
+for _ in range(1024): out += z.compress(chunk)
+out += z.flush()
+sys.stdout.buffer.write(out)" >"$d/newlines.swf.gz"
+run trace_gzip_bomb 1 "newlines.swf.gz: decompresses to more than 256 MiB, the input limit" -- \
+  "$bin" simulate --fabric "$S" --trace "$d/newlines.swf.gz" --out "$d/sim"
+gz="$data/traces/ricc-2010-head300.swf.gz"
+head -c $(($(wc -c <"$gz") / 2)) "$gz" >"$d/cut.swf.gz"
+run trace_gzip_truncated 1 "cut.swf.gz: gzip: truncated" -- \
+  "$bin" simulate --fabric "$S" --trace "$d/cut.swf.gz" --out "$d/sim"
+py "import sys; sys.stdout.write('\n' * (100 << 20))" >"$d/blank.txt"
+run blank_lines_fabric 1 "blank.txt:104857600: no Switch, Ca or Rt record" -- "$bin" fabric show "$d/blank.txt"
+
+# ---- threads: as many as help
+run simulate_threads 0 "" -- "$bin" simulate --fabric "$S" --trace "$data/traces/philly-head300.csv" \
+  --threads 100000 --max-jobs 20 --out "$d/sim"
+
+# ---- outputs: a FIFO is written into, never replaced; an empty -o is a usage error
+mkfifo "$d/fifo"
+cat "$d/fifo" >"$d/from-fifo" &
+reader=$!
+run output_fifo 0 "" -- "$bin" fabric export "$S" --format slurm-topology -o "$d/fifo"
+wait $reader
+[[ -p "$d/fifo" ]] || fail "output_fifo: the FIFO was replaced"
+grep -q '^SwitchName=' "$d/from-fifo" || fail "output_fifo: the reader got no topology"
+run output_dev_null 0 "" -- "$bin" fabric export "$S" --format json -o /dev/null
+[[ -c /dev/null ]] || fail "output_dev_null: /dev/null is no longer a device"
+run output_empty 2 "fabricplace: error: empty output file name" -- "$bin" fabric export "$S" --format json -o ''
+
+# ---- messages: short, escaped, with the line, however long or binary the input
+py "import sys; sys.stdout.write('SwitchName=s1 Nodes=n1\nSwitchName=s2 ' + 'x' * (10 << 20) + '\n')" >"$d/long.conf"
+run long_line 1 "long.conf:2: expected Key=Value, got \"xxxxxxxx" -- "$bin" fabric show "$d/long.conf"
+head -c 4096 /dev/urandom >"$d/random.bin"
+run binary_input 1 "random.bin:" -- "$bin" fabric show "$d/random.bin"
+printf '\xef\xbb\xbf# weights\nleaves = 900\n' >"$d/bom-policy.conf"
+run policy_bom 0 "" -- "$bin" place --fabric "$S" --nodes 2 --policy-config "$d/bom-policy.conf"
+printf 'leaves = 900\n\x00\x01 = 3\n' >"$d/bin-policy.conf"
+run policy_binary 1 "bin-policy.conf:2:" -- "$bin" place --fabric "$S" --nodes 2 --policy-config "$d/bin-policy.conf"
+
+echo "$passed passed, $failures failed"
+[[ $failures -eq 0 ]]
