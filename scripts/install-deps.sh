@@ -18,6 +18,7 @@ packages=(
   hwloc                                          # lstopo (node topology: GPUs, HCAs, cores)
   lua5.1                                         # etc/job_submit.lua's unit test (slurmctld's Lua)
   util-linux                                     # unshare (a UTS namespace per slurmd), flock
+  time                                           # GNU time: peak memory of the hostile-input tests
 )
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then
