@@ -175,7 +175,7 @@ std::string compress(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& prefix : order) {
     if (!out.empty()) out += ',';
-    if (prefix.back() == '\x01') {
+    if (!prefix.empty() && prefix.back() == '\x01') {  // "000": an all-digit name has no prefix
       out.append(prefix, 0, prefix.size() - 1);
       continue;
     }

@@ -73,6 +73,12 @@ TEST(Hostlist, ExpansionIsBoundedInBytesToo) {
   EXPECT_LT(r.error().message.size(), 200u);  // the expression is quoted short
 }
 
+TEST(Hostlist, AllDigitNamesCompressAndReadBack) {  // fuzz: tests/data/fuzz/hostlist
+  EXPECT_EQ(hl::compress({"000"}), "000");
+  EXPECT_EQ(hl::compress({"1", "2", "3"}), "[1-3]");
+  EXPECT_EQ(*hl::expand(hl::compress({"1", "2", "3"})), (std::vector<std::string>{"1", "2", "3"}));
+}
+
 TEST(Hostlist, CompressesTrailingNumbersInSlurmForm) {
   EXPECT_EQ(hl::compress({"node001", "node002", "node003", "node010"}), "node[001-003,010]");
   EXPECT_EQ(hl::compress({"n9", "n10", "n11"}), "n[9-11]");
