@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -53,6 +54,31 @@ struct Row {
   std::uint32_t line;
 };
 
+// Times beyond a century and counts beyond any machine are typos or hostile input; refusing
+// them keeps every later sum and product of the simulation finite and printable.
+constexpr double kMaxSeconds = 3.2e9;
+constexpr std::int64_t kMaxCount = 1'000'000'000;
+
+std::string short_num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+Result<void> in_range(const Row& r, const std::string& file) {
+  const int line = static_cast<int>(r.line);
+  if (r.submit > kMaxSeconds)
+    return fail(ErrorCode::kSyntax, "submit time " + short_num(r.submit) +
+                                        " s is beyond a century (3.2e9 s)", file, line);
+  if (std::abs(r.duration) > kMaxSeconds)
+    return fail(ErrorCode::kSyntax, "duration " + short_num(r.duration) +
+                                        " s is beyond a century (3.2e9 s)", file, line);
+  if (r.gpus > kMaxCount || r.gpus < -kMaxCount)
+    return fail(ErrorCode::kSyntax, "GPU count " + std::to_string(r.gpus) +
+                                        " is beyond any machine (1e9)", file, line);
+  return {};
+}
+
 struct Skips {
   std::size_t no_gpus = 0, bad_duration = 0;
 };
@@ -88,6 +114,7 @@ Result<void> parse_philly(std::string_view text, const std::string& file, std::v
                   static_cast<int>(n));
     }
     rows.push_back({std::string(str::trim(f[0])), *submit, *dur, *gpus, n});
+    if (auto r = in_range(rows.back(), file); !r) return r;
   }
   return {};
 }
@@ -124,6 +151,7 @@ Result<void> parse_itp(std::string_view text, const std::string& file, std::vect
                   static_cast<int>(n));
     }
     rows.push_back({std::string(str::trim(f[0])), *submit, *dur, *gpus, n});
+    if (auto r = in_range(rows.back(), file); !r) return r;
   }
   return {};
 }
@@ -158,8 +186,13 @@ Result<void> parse_swf(std::string_view text, const std::string& file, std::uint
       return fail(ErrorCode::kSyntax, "submit time is negative", file, static_cast<int>(n));
     }
     std::int64_t procs = *alloc > 0 ? *alloc : *req;
+    if (procs > kMaxCount)
+      return fail(ErrorCode::kSyntax,
+                  "processor count " + std::to_string(procs) + " is beyond any machine (1e9)", file,
+                  static_cast<int>(n));
     std::int64_t gpus = procs > 0 ? (procs + per_gpu - 1) / per_gpu : 0;
     rows.push_back({std::string(f[0]), *submit, *run, gpus, n});
+    if (auto r = in_range(rows.back(), file); !r) return r;
   }
   return {};
 }

@@ -127,6 +127,13 @@ run trace_gzip_truncated 1 "cut.swf.gz: gzip: truncated" -- \
 py "import sys; sys.stdout.write('\n' * (100 << 20))" >"$d/blank.txt"
 run blank_lines_fabric 1 "blank.txt:104857600: no Switch, Ca or Rt record" -- "$bin" fabric show "$d/blank.txt"
 
+printf '#job id,arrival time (sec),topology,shape,size,duration (sec)\n1,0,CLOS,1,8,1e308\n' >"$d/far.csv"
+run trace_time_beyond 1 "far.csv:2: duration 1e+308 s is beyond a century" -- \
+  "$bin" simulate --fabric "$S" --trace "$d/far.csv" --out "$d/sim"
+printf '1 0 0 5 99999999999999999 -1 -1 8 -1 -1 1 1 1 1 1 1 1 1\n' >"$d/procs.swf"
+run trace_count_beyond 1 "procs.swf:1: processor count 99999999999999999 is beyond any machine" -- \
+  "$bin" simulate --fabric "$S" --trace "$d/procs.swf" --out "$d/sim"
+
 # ---- threads: as many as help
 run simulate_threads 0 "" -- "$bin" simulate --fabric "$S" --trace "$data/traces/philly-head300.csv" \
   --threads 100000 --max-jobs 20 --out "$d/sim"
