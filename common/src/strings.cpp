@@ -128,6 +128,10 @@ std::size_t utf8_len(std::string_view s, std::size_t i) {
 
 std::size_t invalid_utf8_at(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
     const std::size_t n = utf8_len(s, i);
     if (n == 0) return i;
     i += n;
@@ -257,14 +261,28 @@ std::string json_quote(std::string_view s) {
 }
 
 Result<void> check_text(std::string_view text, const std::string& file) {
-  const auto bad_utf8 = str::invalid_utf8_at(text);
-  std::size_t bad_ctl = std::string_view::npos;
-  for (std::size_t i = 0; i < std::min(text.size(), bad_utf8); ++i) {
+  // One pass, ASCII first (a few instructions a byte: this runs on every dump read).
+  std::size_t bad_utf8 = std::string_view::npos, bad_ctl = std::string_view::npos;
+  for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+    if (c >= 0x20 && c < 0x7f) {
+      ++i;
+      continue;
+    }
+    if (c == '\n' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
       bad_ctl = i;
       break;
     }
+    const std::size_t n = utf8_len(text, i);
+    if (n == 0) {
+      bad_utf8 = i;
+      break;
+    }
+    i += n;
   }
   const std::size_t at = std::min(bad_utf8, bad_ctl);
   if (at == std::string_view::npos) return {};
