@@ -165,12 +165,13 @@ std::string compress(const std::vector<std::string>& names) {
     while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9') --d;
     const std::size_t ndig = name.size() - d;
     std::string prefix = name.substr(0, d);
-    // Names without trailing digits, or with too many to hold in 64 bits, stay literal.
-    if (ndig == 0 || ndig > 18) prefix = name + '\x01';
+    // Names without trailing digits, or whose number is above what a range holds (expand()
+    // reads bounds up to 2^32 - 1, as Slurm does), stay literal: n4294967296 has no range.
+    const bool ranged = ndig > 0 && ndig <= 10 && std::stoull(name.substr(d)) <= UINT32_MAX;
+    if (!ranged) prefix = name + '\x01';
     auto [it, inserted] = groups.try_emplace(prefix);
     if (inserted) order.push_back(prefix);
-    if (ndig > 0 && ndig <= 18)
-      it->second.push_back(Entry{std::stoull(name.substr(d)), name.substr(d)});
+    if (ranged) it->second.push_back(Entry{std::stoull(name.substr(d)), name.substr(d)});
   }
   std::string out;
   for (const auto& prefix : order) {

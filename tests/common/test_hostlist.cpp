@@ -77,6 +77,10 @@ TEST(Hostlist, AllDigitNamesCompressAndReadBack) {  // fuzz: tests/data/fuzz/hos
   EXPECT_EQ(hl::compress({"000"}), "000");
   EXPECT_EQ(hl::compress({"1", "2", "3"}), "[1-3]");
   EXPECT_EQ(*hl::expand(hl::compress({"1", "2", "3"})), (std::vector<std::string>{"1", "2", "3"}));
+  // Numbers above a range's 32 bits stay literal, so the result reads back.
+  EXPECT_EQ(hl::compress({"n4294967295", "n4294967296", "n4294967297"}),
+            "n4294967295,n4294967296,n4294967297");
+  EXPECT_EQ(hl::compress({"n4294967294", "n4294967295"}), "n[4294967294-4294967295]");
 }
 
 TEST(Hostlist, CompressesTrailingNumbersInSlurmForm) {
