@@ -24,18 +24,45 @@ namespace fabricplace::plugin {
 using placement::HostMap;
 using placement::RankLayout;
 
+namespace {
+
+struct LoadedMap {
+  HostMap map;
+  std::string id;  ///< host_map_id() of the text it was parsed from
+};
+std::mutex g_maps_mu;
+std::map<std::string, std::unique_ptr<LoadedMap>> g_maps;
+
+}  // namespace
+
 Result<const HostMap*> load_host_map(const std::string& path) {
-  static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<HostMap>> cache;
-  const std::lock_guard lock(mu);
-  if (auto it = cache.find(path); it != cache.end()) return it->second.get();
+  const std::lock_guard lock(g_maps_mu);
+  if (auto it = g_maps.find(path); it != g_maps.end()) return &it->second->map;
   auto text = read_file(path);
   if (!text) return std::unexpected(text.error());
   auto m = placement::parse_host_map(*text, path);
   if (!m) return std::unexpected(m.error());
-  auto& slot = cache[path];
-  slot = std::make_unique<HostMap>(std::move(*m));
-  return slot.get();
+  auto& slot = g_maps[path];
+  slot = std::make_unique<LoadedMap>(LoadedMap{std::move(*m), host_map_id(*text)});
+  return &slot->map;
+}
+
+std::string host_map_id(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = kHex[h & 15];
+  return out;
+}
+
+std::string loaded_host_map_id(const std::string& path) {
+  const std::lock_guard lock(g_maps_mu);
+  const auto it = g_maps.find(path);
+  return it == g_maps.end() ? std::string() : it->second->id;
 }
 
 std::string default_host_map_path(const std::string& fabric_path) {
@@ -93,6 +120,14 @@ std::optional<TaskPlace> task_place(const HostMap& m, const RankLayout& l, std::
       return p;
     }
   return std::nullopt;
+}
+
+TaskPlace place_in_order(std::uint32_t task_id, std::uint32_t tp_ranks) {
+  TaskPlace p;
+  p.ring_rank = task_id;
+  p.tp_group = tp_ranks ? task_id / tp_ranks : 0;
+  p.tp_rank = tp_ranks ? task_id % tp_ranks : 0;
+  return p;
 }
 
 namespace {

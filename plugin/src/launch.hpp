@@ -19,6 +19,13 @@ namespace fabricplace::plugin {
 /// The host map at `path`, parsed once per process and kept (a slurmstepd serves one step).
 Result<const placement::HostMap*> load_host_map(const std::string& path);
 
+/// Which version of a host map a process read: FNV-1a 64 of its text, 16 hex digits. srun
+/// passes its own to the step (FABRICPLACE_HOSTMAP_ID) so that a node that read another
+/// version (the file was replaced during the launch) sets no ring variables from it.
+std::string host_map_id(std::string_view text);
+/// The id of the host map load_host_map(path) loaded in this process; "" if none.
+std::string loaded_host_map_id(const std::string& path);
+
 /// The host map next to a fabric JSON: "/etc/slurm/fabric.json" -> "/etc/slurm/fabric.hostmap".
 std::string default_host_map_path(const std::string& fabric_path);
 
@@ -41,6 +48,10 @@ struct TaskPlace {
 };
 std::optional<TaskPlace> task_place(const placement::HostMap& m, const placement::RankLayout& l,
                                     std::string_view host, std::uint32_t local_id);
+/// A task's place when srun already ran the tasks in ring order (the plugin's hostfile):
+/// its task id is its ring rank, TP groups of `tp_ranks` consecutive ranks. Needs no host
+/// map, so it agrees with the order srun chose even if the map changed since.
+TaskPlace place_in_order(std::uint32_t task_id, std::uint32_t tp_ranks);
 
 /// The files of a job's rank-file set, PREFIX + each suffix, in the order they are written:
 /// PREFIX.rankfile (Open MPI), PREFIX.hosts (SLURM_HOSTFILE, one line per task),

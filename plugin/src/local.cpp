@@ -1,4 +1,5 @@
 // srun (SPANK local context) inside an allocation: the tasks in the fabric's ring order.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,45 @@
 #include "spank_common.hpp"
 
 namespace fabricplace::plugin::spank {
+namespace {
+
+// Whether slurmctld has heard from `host` since it started: a node it has just recovered
+// from its state (a restart: every node UNKNOWN until slurmd registers again, a few
+// seconds) or one that stopped responding cannot take a step with an explicit host list
+// yet: slurmctld refuses it at once ("Memory required by task is not available"), where
+// without the hostfile srun waits until the node answers. Read through the host process's
+// Slurm API (srun links libslurm): one small RPC. Unknown (the RPC failed): true, so the
+// plugin behaves as before.
+bool node_answers(const std::string& host) {
+  using load_fn = int (*)(node_info_msg_t**, char*, uint16_t);
+  using free_fn = void (*)(node_info_msg_t*);
+  auto load = reinterpret_cast<load_fn>(dlsym(RTLD_DEFAULT, "slurm_load_node_single"));
+  auto release = reinterpret_cast<free_fn>(dlsym(RTLD_DEFAULT, "slurm_free_node_info_msg"));
+  if (!load || !release) return true;
+  node_info_msg_t* info = nullptr;
+  std::string name = host;
+  if (load(&info, name.data(), SHOW_ALL) != 0 || !info) return true;
+  bool answers = true;
+  for (uint32_t i = 0; i < info->record_count; ++i) {
+    const uint32_t st = info->node_array[i].node_state;
+    if ((st & NODE_STATE_BASE) == NODE_STATE_UNKNOWN || (st & NODE_STATE_NO_RESPOND))
+      answers = false;
+  }
+  release(info);
+  return answers;
+}
+
+// A hostfile an earlier callback of this srun wrote: unset and removed (Slurm's order).
+void take_back_hostfile() {
+  auto& st = state();
+  if (st.srun_hostfile.empty()) return;
+  if (const char* hf = std::getenv("SLURM_HOSTFILE"); hf && st.srun_hostfile == hf)
+    unsetenv("SLURM_HOSTFILE");
+  std::remove(st.srun_hostfile.c_str());
+  st.srun_hostfile.clear();
+}
+
+}  // namespace
 
 // Messages are said once per srun: srun runs the option callbacks more than once.
 // srun reads SLURM_HOSTFILE after the option callbacks (opt.c _opt_verify) and before
@@ -23,6 +63,10 @@ namespace fabricplace::plugin::spank {
 void local_steer_srun() {
   auto& st = state();
   if (!st.options.tp || mode() == Mode::kOff || st.srun_aside) return;
+  // Which host map this srun read, for the step's nodes: one that reads another version
+  // (the file replaced meanwhile) sets no ring variables from it (remote.cpp).
+  if (load_host_map(host_map_path()))
+    setenv("FABRICPLACE_HOSTMAP_ID", loaded_host_map_id(host_map_path()).c_str(), 1);
   const char* job = std::getenv("SLURM_JOB_ID");
   if (!job) return;  // srun outside an allocation: Slurm allocates; nothing to order yet
   const char* user_file = std::getenv("SLURM_HOSTFILE");
@@ -88,6 +132,16 @@ void local_steer_srun() {
   }
   // A subset of the job (-N smaller than the job): the first hosts of the ring.
   if (N < ring->hosts.size()) ring->hosts.resize(N);
+  // The step's first host stands for all: slurmctld re-registers every node at once after a
+  // restart. A node it has not heard from would make the hostfile fail the step.
+  if (const auto& first = (**map).names[fp::fabric::idx(ring->hosts.front())];
+      !node_answers(first)) {
+    take_back_hostfile();
+    st.srun_aside = true;
+    return stand_aside(first +
+                       " has not answered slurmctld yet (slurmctld restarted, or the "
+                       "node is not responding)");
+  }
   const char* tmp = std::getenv("TMPDIR");
   const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/fabricplace-srun-" + job +
                            "-" + std::to_string(getpid()) + ".hosts";
@@ -98,12 +152,7 @@ void local_steer_srun() {
     // retries (a disk with room again would make the message false), and a hostfile an
     // earlier callback wrote is taken back.
     note_once(w.error().to_string() + "; srun keeps Slurm's order", true);
-    if (!st.srun_hostfile.empty()) {
-      if (const char* hf = std::getenv("SLURM_HOSTFILE"); hf && st.srun_hostfile == hf)
-        unsetenv("SLURM_HOSTFILE");
-      std::remove(st.srun_hostfile.c_str());
-      st.srun_hostfile.clear();
-    }
+    take_back_hostfile();
     st.srun_aside = true;
     return;
   }

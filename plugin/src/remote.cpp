@@ -89,8 +89,24 @@ int remote_user_init(spank_t sp) {
     note_once("the step's tasks per node are uneven (" + step_tasks.value_or("?") +
               "); no FABRICPLACE_* task variables");
   } else if (step_nodes && local_tasks > 0 && step_id != SLURM_BATCH_SCRIPT) {
+    // srun ran the tasks in its ring order (its hostfile): task id = ring rank, whatever
+    // host map this node reads now. Else this node's ring, unless srun read another version
+    // of the host map (it was replaced during the launch): other nodes may hold either, and
+    // ranks of two rings would collide.
+    const auto hostfile = env("SLURM_HOSTFILE");
+    const bool steered = hostfile && hostfile->find("/fabricplace-srun-") != std::string::npos;
+    const auto srun_map = env("FABRICPLACE_HOSTMAP_ID");
+    std::uint32_t total = 0;
+    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total);
     if (auto tp = tp_in_ranks(*st.options.tp, gpus, local_tasks); !tp) {
       note(false, tp.error().message + "; no FABRICPLACE_* task variables");
+    } else if (steered && total > 0 && total % *tp == 0) {
+      st.order_tp = *tp;
+      st.order_size = total;
+    } else if (srun_map && *srun_map != loaded_host_map_id(host_map_path())) {
+      note_once(host_map_path() +
+                ": replaced during this launch (srun read another version than this node); no "
+                "FABRICPLACE_* task variables");
     } else if (auto ring = plan_launch(**map, *step_nodes, local_tasks, *tp); !ring) {
       note(ring.error().code != fp::ErrorCode::kUsage,
            ring.error().message + "; no FABRICPLACE_* task variables");
@@ -191,6 +207,17 @@ int remote_task_init(spank_t sp) {
       hf && hf->find("/fabricplace-srun-") != std::string::npos) {
     spank_unsetenv(sp, "SLURM_HOSTFILE");
     spank_unsetenv(sp, "SLURM_DISTRIBUTION");
+  }
+  spank_unsetenv(sp, "FABRICPLACE_HOSTMAP_ID");  // srun's, for user_init; not the tasks'
+  if (st.order_tp) {
+    std::uint32_t task_id = 0;
+    if (spank_get_item(sp, S_TASK_GLOBAL_ID, &task_id) != ESPANK_SUCCESS) return 0;
+    const auto place = place_in_order(task_id, *st.order_tp);
+    spank_setenv(sp, "FABRICPLACE_RING_RANK", std::to_string(place.ring_rank).c_str(), 1);
+    spank_setenv(sp, "FABRICPLACE_RING_SIZE", std::to_string(st.order_size).c_str(), 1);
+    spank_setenv(sp, "FABRICPLACE_TP_GROUP", std::to_string(place.tp_group).c_str(), 1);
+    spank_setenv(sp, "FABRICPLACE_TP_RANK", std::to_string(place.tp_rank).c_str(), 1);
+    return 0;
   }
   if (!st.ring || !st.map) return 0;
   const auto host = step_env(sp, "SLURMD_NODENAME");

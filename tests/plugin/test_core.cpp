@@ -433,6 +433,20 @@ TEST_F(LaunchFiles, ThroughSymlinks) {
   EXPECT_EQ(entries(dir.path + "/real"), "r.hosts");
 }
 
+TEST(PluginLaunch, PlaceInSrunOrderAndMapIds) {
+  // srun ran the tasks in ring order: task id = ring rank, TP groups of consecutive ranks.
+  const auto p = place_in_order(7, 4);
+  EXPECT_EQ(p.ring_rank, 7u);
+  EXPECT_EQ(p.tp_group, 1u);
+  EXPECT_EQ(p.tp_rank, 3u);
+  EXPECT_EQ(place_in_order(0, 1).tp_group, 0u);
+  // Versions of a host map: same text, same id; one byte apart, another.
+  EXPECT_EQ(host_map_id(""), "cbf29ce484222325");  // FNV-1a 64 offset basis
+  EXPECT_EQ(host_map_id("leaf a 0 n1\n"), host_map_id("leaf a 0 n1\n"));
+  EXPECT_NE(host_map_id("leaf a 0 n1 n2\n"), host_map_id("leaf a 0 n2 n1\n"));
+  EXPECT_EQ(loaded_host_map_id("/no/such/host.map"), "");
+}
+
 TEST(PluginLaunch, TpInRanksAndPaths) {
   EXPECT_EQ(*tp_in_ranks(16, 8, 8), 16u);
   EXPECT_EQ(*tp_in_ranks(16, 8, 1), 2u);  // one rank per node driving 8 GPUs

@@ -7,10 +7,18 @@ SLURM_TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB_SH=$SLURM_TESTS_DIR/lab.sh
 LAB_DIR=""
 LAB_KEEP=0   # keep DIR (logs) after a failure
+LAB_ON_STOP=()  # commands lab_stop runs after `down`, before DIR is removed (lab_on_stop)
+
+# lab_on_stop 'COMMAND': run by lab_stop once the lab is down (unmount a tmpfs inside DIR,
+# stop a helper this test started by its PID), so DIR can be removed.
+lab_on_stop() { LAB_ON_STOP+=("$1"); }
 
 lab_stop() {
   [[ -n $LAB_DIR ]] || return 0
+  local c
   "$LAB_SH" down --dir "$LAB_DIR" >/dev/null 9>&- || echo "lab.sh down failed" >&2
+  for c in "${LAB_ON_STOP[@]}"; do eval "$c" || echo "cleanup failed: $c" >&2; done
+  LAB_ON_STOP=()
   if [[ $LAB_KEEP == 1 ]]; then
     echo "lab logs kept in $LAB_DIR/log" >&2
   else
@@ -170,4 +178,124 @@ wait_gone() {
 show_files() {
   local f
   for f in "$@"; do [[ -s $f ]] && { echo "---- $f"; head -40 "$f"; }; done
+}
+
+# ---- faults (tests/slurm/plugin_fault_*.sh) ------------------------------------------------
+
+# job_field JOBID FIELD: one field of `scontrol show job` (JobState, ExitCode, NodeList,
+# Features, ReqNodeList, Reason, ...); "" when the job or the field is unknown
+job_field() {
+  scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
+}
+
+# wait_terminal JOBID [SECONDS=60]: 0 once the job is in a final state (COMPLETED, FAILED,
+# NODE_FAIL, ...; slurmctld keeps it MinJobAge=300 s), 1 on the deadline
+wait_terminal() {
+  local deadline=$(($(date +%s) + ${2:-60})) st
+  while :; do
+    st=$(job_field "$1" JobState)
+    case $st in
+      COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|PREEMPTED|BOOT_FAIL|DEADLINE|OUT_OF_MEMORY) return 0 ;;
+    esac
+    [[ $(date +%s) -ge $deadline ]] && return 1
+    sleep 0.2
+  done
+}
+
+# wait_all_terminal SECONDS JOBID...: wait_terminal for each under one deadline; prints the
+# jobs still not final (and their states) and returns 1 if any
+wait_all_terminal() {
+  local deadline=$(($(date +%s) + $1)) j left
+  shift
+  while :; do
+    left=""
+    for j in "$@"; do
+      case $(job_field "$j" JobState) in
+        COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|PREEMPTED|BOOT_FAIL|DEADLINE|OUT_OF_MEMORY) ;;
+        *) left+=" $j" ;;
+      esac
+    done
+    [[ -z $left ]] && return 0
+    if [[ $(date +%s) -ge $deadline ]]; then
+      for j in $left; do echo "  job $j: $(job_field "$j" JobState) $(job_field "$j" Reason)"; done
+      return 1
+    fi
+    sleep 0.3
+  done
+}
+
+# next_second: sleep until the wall clock's second changes. slurmctld refreshes the job table
+# job_submit.lua sees (slurm.jobs) only when its last job change is in a later second than
+# the last refresh: jobs created in the same second as the previous submission are missing.
+next_second() {
+  local s; s=$(date +%s)
+  while [[ $(date +%s) == "$s" ]]; do sleep 0.05; done
+}
+
+# wait_nodes_registered [SECONDS=30]: 0 once slurmctld has heard from every node again (after
+# a restart every node is UNKNOWN until its slurmd registers, a few seconds)
+wait_nodes_registered() {
+  local deadline=$(($(date +%s) + ${1:-30}))
+  local states
+  while :; do
+    states=$(sinfo -h -N -o %t 2>/dev/null)
+    [[ -n $states ]] && ! grep -qE 'unk|\*' <<<"$states" && return 0
+    [[ $(date +%s) -ge $deadline ]] && return 1
+    sleep 0.2
+  done
+}
+
+# rank_set PREFIX: the job's rank-file set PREFIX.{rankfile,hosts,torchrun.env,json}:
+#   "absent"                  none of the four, and no temporary of them
+#   "complete HOST HOST ..."  all four, agreeing on the host order (printed: the ring)
+#   "partial ..." / "inconsistent ..." otherwise, saying what is wrong
+rank_set() {
+  local p=$1 s have=() tmps
+  for s in rankfile hosts torchrun.env json; do [[ -e $p.$s ]] && have+=(".$s"); done
+  tmps=$(find "$(dirname "$p")" -maxdepth 1 -name ".$(basename "$p").*.tmp.*" 2>/dev/null | wc -l)
+  if [[ ${#have[@]} == 0 && $tmps == 0 ]]; then echo absent; return 0; fi
+  if [[ ${#have[@]} != 4 || $tmps != 0 ]]; then
+    echo "partial: ${have[*]:-no files}, $tmps temporaries"
+    return 0
+  fi
+  local r h t j
+  r=$(sed -n 's/^rank [0-9]*=\([^ ]*\) .*/\1/p' "$p.rankfile" | uniq | paste -sd' ')
+  h=$(grep -v '^#' "$p.hosts" | uniq | paste -sd' ')
+  t=$(sed -n 's/^  \([^)*]*\)) NODE_RANK=\([0-9]*\) ;;$/\2 \1/p' "$p.torchrun.env" | sort -n | awk '{print $2}' | paste -sd' ')
+  j=$(awk '/"hosts": \[/ {f = 1; next} f && /\]/ {f = 0} f {gsub(/[ ",]/, ""); print}' "$p.json" | paste -sd' ')
+  if [[ -z $r || $r != "$h" || $r != "$t" || $r != "$j" ]]; then
+    echo "inconsistent: rankfile '$r', hosts '$h', torchrun.env '$t', json '$j'"
+    return 0
+  fi
+  echo "complete $r"
+}
+
+# same_hosts "HOST HOST ..." HOSTLIST: the same set of hosts
+same_hosts() {
+  [[ $(tr ' ' '\n' <<<"$1" | grep . | sort | paste -sd' ') == \
+     "$(scontrol show hostnames "$2" | sort | paste -sd' ')" ]]
+}
+
+# no_crash_in_logs: slurmctld's and every slurmd's (and slurmstepd's) log are free of a
+# fatal error, a crash or an exception the plugin let through; prints what it found
+no_crash_in_logs() {
+  local hits
+  hits=$(grep -HiE 'fatal|segfault|segmentation|core dumped|signal 11|signal 6|sigsegv|sigabrt|terminate called|internal error|exception' \
+           "$LAB_DIR"/log/slurmctld.log "$LAB_DIR"/log/slurmd-*.log "$LAB_DIR"/log/fabricplace.log 2>/dev/null)
+  [[ -z $hits ]] && return 0
+  head -20 <<<"$hits"
+  return 1
+}
+
+# only_messages FILE REGEX...: every line of FILE that carries "fabricplace:" matches one of
+# the (extended) regular expressions; prints those that do not
+only_messages() {
+  local f=$1 line re ok bad=0
+  shift
+  while IFS= read -r line; do
+    ok=0
+    for re in "$@"; do [[ $line =~ $re ]] && { ok=1; break; }; done
+    [[ $ok == 1 ]] || { echo "unexpected: $line"; bad=1; }
+  done < <(grep -F 'fabricplace:' "$f" 2>/dev/null)
+  return $bad
 }

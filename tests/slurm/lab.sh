@@ -5,6 +5,9 @@
 #             [--job-submit FILE] [--restart]
 #   lab.sh down [--dir DIR] [--purge]
 #   lab.sh status [--dir DIR]
+#   lab.sh restart-ctld [--dir DIR] [--kill]
+#   lab.sh kill-slurmd NODE [--dir DIR]
+#   lab.sh start-slurmd NODE [--dir DIR]
 #
 # The nodes, topology.conf and per-node features come from `fabricplace fabric export SPEC`
 # (--format slurm-topology / slurm-features); DIR/etc/fabric.json (and fabric.hostmap and
@@ -15,12 +18,19 @@
 # K-th host). topology/tree, select/cons_tres CR_Core, a node-exclusive partition, CPUs per
 # node = this machine's cores, no accounting. See tests/slurm/README.md.
 #
+# Faults, for tests (tests/slurm/plugin_fault_*.sh): restart-ctld stops slurmctld by PID
+# (SIGTERM: it saves its state; --kill: SIGKILL, a crash) and starts it again recovering
+# that state (no -c), waiting until it answers; kill-slurmd SIGKILLs one node's slurmd (its
+# slurmstepds and tasks go on, as on a node whose slurmd crashed); start-slurmd starts it
+# again (ReturnToService=2: the node returns once it registers).
+#
 # Exit status: 0 ok; 1 error (nothing left running); 2 usage; 77 Slurm cannot run here
 # ("slurm lab: cannot run here: ...", tests SKIP on it). `status`: 0 up, 3 down.
 #
 # Environment: FABRICPLACE_LAB (default DIR, /tmp/fabricplace-slurmlab), FABRICPLACE (the
 # fabricplace binary), FABRICPLACE_LAB_CTLD_PORT (16817), FABRICPLACE_LAB_BASE_PORT (17000),
 # FABRICPLACE_LAB_UP_TIMEOUT (30 s), FABRICPLACE_LAB_CTLD_DEBUG / _SLURMD_DEBUG (info),
+# FABRICPLACE_LAB_SLURMD_TIMEOUT (SlurmdTimeout, 300 s: how long a silent node stays up),
 # NO_UNSHARE=1 (no UTS namespaces; chosen automatically where unshare is not permitted).
 # In plugstack/job_submit files, @LAB@ stands for DIR.
 set -uo pipefail
@@ -28,14 +38,15 @@ set -uo pipefail
 prog=lab.sh
 die()  { echo "slurm lab: $*" >&2; exit 1; }
 skip() { echo "slurm lab: cannot run here: $*" >&2; exit 77; }
-usage() { sed -n '4,7p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 [[ $# -ge 1 ]] || usage
 cmd=$1; shift
 dir=${FABRICPLACE_LAB:-/tmp/fabricplace-slurmlab}
-spec="" fp=${FABRICPLACE:-fabricplace} plugstack="" jobsubmit="" restart=0 purge=0
+spec="" fp=${FABRICPLACE:-fabricplace} plugstack="" jobsubmit="" restart=0 purge=0 kill=0 node=""
 while [[ $# -gt 0 ]]; do
   case $1 in
+    --kill) kill=1; shift ;;
     --fabric) spec=${2:?--fabric needs a value}; shift 2 ;;
     --fabricplace) fp=${2:?--fabricplace needs a value}; shift 2 ;;
     --dir) dir=${2:?--dir needs a value}; shift 2 ;;
@@ -44,7 +55,10 @@ while [[ $# -gt 0 ]]; do
     --restart) restart=1; shift ;;
     --purge) purge=1; shift ;;
     -h|--help) usage ;;
-    *) echo "$prog: unknown argument: $1" >&2; usage ;;
+    -*) echo "$prog: unknown argument: $1" >&2; usage ;;
+    *)
+      if [[ ( $cmd == kill-slurmd || $cmd == start-slurmd ) && -z $node ]]; then node=$1; shift
+      else echo "$prog: unknown argument: $1" >&2; usage; fi ;;
   esac
 done
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
@@ -162,6 +176,66 @@ lab_status() {
   echo "slurm lab: up ($dir): slurmctld pid $(cat "$RUN/slurmctld.pid"), $up/$n slurmd running"
   echo "export SLURM_CONF=$SLURM_CONF"
   timeout 10 sinfo -N -o '%N %t %c %f'
+}
+
+# -------------------------------------------------------------------------- faults
+lab_env() {  # the settings of the lab that is up (NO_UNSHARE as it was brought up)
+  [[ -r $dir/env ]] || die "no lab in $dir (no $dir/env)"
+  # shellcheck disable=SC1091
+  . "$dir/env"
+  [[ ${FABRICPLACE_LAB_UNSHARE:-1} == 0 ]] && NO_UNSHARE=1
+  return 0
+}
+
+wait_gone_pid() {  # wait_gone_pid PID SECONDS: 0 once PID has exited
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do alive "$1" || return 0; sleep 0.1; done
+  return 1
+}
+
+lab_restart_ctld() {
+  local t0 pid sig=TERM deadline
+  t0=$(now)
+  lab_env
+  ctld_alive || die "slurmctld is not running in $dir"
+  pid=$(cat "$RUN/slurmctld.pid")
+  [[ $kill == 1 ]] && sig=KILL
+  kill -"$sig" "$pid" 2>/dev/null
+  if ! wait_gone_pid "$pid" 30; then
+    echo "slurm lab: slurmctld $pid still running 30 s after SIG$sig; SIGKILL" >&2
+    kill -KILL "$pid" 2>/dev/null; wait_gone_pid "$pid" 5 || die "slurmctld $pid does not exit"
+  fi
+  # The port is released with the process; a restart that finds it taken fails to bind.
+  local port; port=$(sed -n 's/^SlurmctldPort=//p' "$SLURM_CONF")
+  for _ in $(seq 1 50); do port_in_use "${port:-$CTLD_PORT}" || break; sleep 0.1; done
+  ns slurmctl slurmctld -f "$SLURM_CONF" || die "slurmctld failed to restart"
+  deadline=$(($(date +%s) + ${FABRICPLACE_LAB_UP_TIMEOUT:-30}))
+  until timeout 5 scontrol ping 2>/dev/null | grep -q 'is UP'; do
+    ctld_alive || { tail -15 "$LOG/slurmctld.log" >&2; die "slurmctld died after its restart"; }
+    [[ $(date +%s) -ge $deadline ]] && die "slurmctld does not answer ${FABRICPLACE_LAB_UP_TIMEOUT:-30} s after its restart"
+    sleep 0.1
+  done
+  echo "slurm lab: slurmctld restarted (SIG$sig, pid $pid -> $(cat "$RUN/slurmctld.pid")) in $(elapsed "$t0") s"
+}
+
+lab_kill_slurmd() {
+  [[ -n $node ]] || { echo "$prog kill-slurmd: NODE is required" >&2; usage; }
+  local f=$RUN/slurmd-$node.pid pid
+  if [[ ! -s $f ]] || ! alive "$(cat "$f")"; then die "slurmd of $node is not running"; fi
+  pid=$(cat "$f")
+  kill -KILL "$pid"
+  wait_gone_pid "$pid" 10 || die "slurmd $pid of $node does not exit"
+  echo "slurm lab: slurmd of $node (pid $pid) killed"
+}
+
+lab_start_slurmd() {
+  [[ -n $node ]] || { echo "$prog start-slurmd: NODE is required" >&2; usage; }
+  lab_env
+  local f=$RUN/slurmd-$node.pid
+  [[ -s $f ]] && alive "$(cat "$f")" && die "slurmd of $node is already running"
+  grep -q "^NodeName=$node " "$SLURM_CONF" || die "no node $node in $SLURM_CONF"
+  ns "$node" slurmd -f "$SLURM_CONF" -N "$node" || die "slurmd -N $node failed to start"
+  echo "slurm lab: slurmd of $node started (pid $(cat "$f" 2>/dev/null))"
 }
 
 # ------------------------------------------------------------------------------ up
@@ -319,7 +393,7 @@ ${jobsubmit:+JobSubmitPlugins=lua}
 MailProg=/bin/true
 ReturnToService=2
 SlurmdParameters=config_overrides
-SlurmdTimeout=300
+SlurmdTimeout=${FABRICPLACE_LAB_SLURMD_TIMEOUT:-300}
 SlurmctldTimeout=60
 MessageTimeout=20
 KillWait=2
@@ -371,5 +445,8 @@ case $cmd in
   up) lab_up ;;
   down) lab_down ;;
   status) lab_status ;;
+  restart-ctld) lab_restart_ctld ;;
+  kill-slurmd) lab_kill_slurmd ;;
+  start-slurmd) lab_start_slurmd ;;
   *) echo "$prog: unknown command: $cmd" >&2; usage ;;
 esac
