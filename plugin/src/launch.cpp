@@ -38,6 +38,13 @@ std::map<std::string, std::unique_ptr<LoadedMap>> g_maps;
 Result<const HostMap*> load_host_map(const std::string& path) {
   const std::lock_guard lock(g_maps_mu);
   if (auto it = g_maps.find(path); it != g_maps.end()) return &it->second->map;
+  // A FIFO or a device (a misconfigured hostmap=) would block or never end: every launch
+  // would hang on it. Regular files only.
+  if (struct stat sb{}; ::stat(path.c_str(), &sb) == 0 && !S_ISREG(sb.st_mode))
+    return fail(ErrorCode::kIo,
+                "not a regular file (expected a host map written by `fabricplace fabric export "
+                "--format hostmap`)",
+                path);
   auto text = read_file(path);
   if (!text) return std::unexpected(text.error());
   auto m = placement::parse_host_map(*text, path);

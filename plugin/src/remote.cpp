@@ -64,6 +64,11 @@ std::vector<fp::placement::LocalRank> node_bindings(std::uint32_t tasks_per_node
 int remote_user_init(spank_t sp) {
   auto& st = state();
   if (!st.enabled || !st.options.tp || mode() == Mode::kOff) return 0;
+  std::uint32_t job_id = 0, step_id = 0, node_id = 0, local_tasks = 0;
+  spank_get_item(sp, S_JOB_STEPID, &step_id);
+  // The extern step (PrologFlags=contain) runs no task of the user's: nothing to order, and
+  // the rank files are the batch step's (or the first job-wide srun's).
+  if (step_id == SLURM_EXTERN_CONT) return 0;
   auto map = load_host_map(host_map_path());
   if (!map) {
     note(true, map.error().to_string() + "; tasks keep Slurm's order");
@@ -71,9 +76,7 @@ int remote_user_init(spank_t sp) {
   }
   st.map = *map;
   const fp::placement::EnvFn env = [sp](const char* n) { return step_env(sp, n); };
-  std::uint32_t job_id = 0, step_id = 0, node_id = 0, local_tasks = 0;
   spank_get_item(sp, S_JOB_ID, &job_id);
-  spank_get_item(sp, S_JOB_STEPID, &step_id);
   spank_get_item(sp, S_JOB_NODEID, &node_id);
   spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks);
   const auto gpus = static_cast<std::uint32_t>(st.config.gpus_per_node);

@@ -1,5 +1,7 @@
 #include "submit.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include <map>
@@ -122,6 +124,11 @@ Result<std::string> exact_hostfile(const ExactRequest& r) {
   const std::lock_guard lock(mu);
   auto& entry = cache[r.fabric_path];
   if (!entry.first) {
+    // Regular files only: a FIFO or a device would hang sbatch.
+    if (struct stat sb{}; ::stat(r.fabric_path.c_str(), &sb) == 0 && !S_ISREG(sb.st_mode)) {
+      cache.erase(r.fabric_path);
+      return fail(ErrorCode::kIo, "not a regular file (expected the fabric JSON)", r.fabric_path);
+    }
     auto f = fabric::load_fabric(r.fabric_path);
     if (!f) {
       cache.erase(r.fabric_path);

@@ -447,6 +447,24 @@ TEST(PluginLaunch, PlaceInSrunOrderAndMapIds) {
   EXPECT_EQ(loaded_host_map_id("/no/such/host.map"), "");
 }
 
+TEST(PluginLaunch, FifosAreRefusedNotRead) {
+  // A misconfigured hostmap= or fabric= naming a FIFO must not hang a launch or sbatch.
+  ScratchDir dir;
+  const std::string fifo = dir.path + "/fabric.hostmap";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto m = load_host_map(fifo);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().to_string(),
+            fifo +
+                ": not a regular file (expected a host map written by `fabricplace fabric "
+                "export --format hostmap`)");
+  ExactRequest r;
+  r.fabric_path = fifo;
+  auto h = exact_hostfile(r);
+  ASSERT_FALSE(h);
+  EXPECT_EQ(h.error().to_string(), fifo + ": not a regular file (expected the fabric JSON)");
+}
+
 TEST(PluginLaunch, TpInRanksAndPaths) {
   EXPECT_EQ(*tp_in_ranks(16, 8, 8), 16u);
   EXPECT_EQ(*tp_in_ranks(16, 8, 1), 2u);  // one rank per node driving 8 GPUs

@@ -98,7 +98,7 @@ swaps=$(cat "$V/swaps" 2>/dev/null || echo 0)
 echo "50 jobs done in $(elapsed_s "$t0") s; the files were replaced $swaps times meanwhile"
 check "the fabric files were replaced while the jobs launched ($swaps times)" test "$swaps" -ge 20
 
-seen_a=0 seen_b=0 both=0 bad_state="" bad_set="" bad_step="" bad_rank=""
+seen_a=0 seen_b=0 both=0 bad_state="" bad_set="" bad_step="" bad_rank="" bad_jobs=""
 for i in $(seq 1 50); do
   j=${id[$i]:-}
   [[ -n $j ]] || continue
@@ -120,6 +120,7 @@ for i in $(seq 1 50); do
   if [[ $(sed -n 's/^step rc //p' "out.$i") != 0 || $(grep -c '^task ' "out.$i") != $((n * k)) ||
         ( $order != "$a" && $order != "$b" ) ]]; then
     bad_step+=$'\n'"  r$i ($j, $nodes): rc $(sed -n 's/^step rc //p' "out.$i"), order '$order'; A: $a; B: $b"
+    bad_jobs+=" $i:$j"
   fi
   wrong=$(sed -n 's/^task //p' "out.$i" | awk '$3 != "unset" && $3 != $1' | paste -sd'|')
   [[ -z $wrong ]] || bad_rank+=$'\n'"  r$i ($j, $nodes): task/host/ring rank $wrong; A: $a; B: $b"
@@ -145,6 +146,10 @@ check "no fatal error or crash in slurmctld's, slurmd's or the plugin's logs${ou
 
 if ((fails)); then
   tail -20 "$LAB_DIR/log/fabricplace.log"
+  for ij in $bad_jobs; do  # what Slurm said about a job whose step went wrong
+    show_files "err.${ij%%:*}" "out.${ij%%:*}"
+    grep -h "\[${ij#*:}\.\|JobId=${ij#*:} \|StepId=${ij#*:}\." "$LAB_DIR"/log/slurmd-*.log "$LAB_DIR/log/slurmctld.log" | tail -30
+  done
   LAB_KEEP=1
 fi
 echo "== $fails failed ($(elapsed_s "$t0") s)"
