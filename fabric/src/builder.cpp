@@ -1,6 +1,7 @@
 #include "fabricplace/fabric/builder.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "fabricplace/common/hostlist.hpp"
@@ -402,8 +403,15 @@ Result<Fabric> FabricBuilder::build() {
     f.hosts_.push_back(std::move(h));
   }
 
-  // 5. Classification.
+  // 5. Classification. Levels are 8-bit (leaf 1, spine 2, ...; real fabrics have 2 to 5): a
+  // chain of 255 switches above its hosts is refused rather than wrapped.
   classify(f, f.topo_);
+  for (NodeId s : f.switches_)
+    if (f.topo_.level[idx(s)] == std::numeric_limits<std::uint8_t>::max())
+      return fail(ErrorCode::kUnsupported,
+                  "switch " + str::quoted(f.topo_.switch_name[idx(s)]) +
+                      " is more than 254 switch levels above the nearest HCA: deeper than any "
+                      "fabric (fat-trees have 2 to 5 levels)");
   f.topo_.incomplete = std::move(incomplete_);
   incomplete_.clear();
   f.topo_.warnings.insert(f.topo_.warnings.begin(), warnings_.begin(), warnings_.end());

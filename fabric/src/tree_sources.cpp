@@ -95,7 +95,18 @@ class TreeBuilder {
       if (auto r = b_.add_link(child, *pc, parent, *pp, rate_); !r)
         return std::unexpected(r.error());
     }
-    return b_.build();
+    auto built = b_.build();
+    // An error about one switch ("switch \"s255\" is ...") names the line it was defined on.
+    if (!built && built.error().line == 0 && built.error().message.starts_with("switch \"")) {
+      const std::string& m = built.error().message;
+      const auto end = m.find('"', 8);
+      if (const auto it = switches_.find(m.substr(8, end - 8)); it != switches_.end()) {
+        Error e = built.error();
+        e.line = line_of(it->second);
+        return std::unexpected(std::move(e));
+      }
+    }
+    return built;
   }
 
   FabricBuilder& builder() { return b_; }

@@ -236,7 +236,11 @@ TEST(Bounds, TopologyChainsAreCheckedWithoutRecursion) {
   for (int i = 1; i <= 100'000; ++i)
     chain += "SwitchName=s" + std::to_string(i) + " Switches=s" + std::to_string(i - 1) + "\n";
   FabricBuilder b;
-  ASSERT_TRUE(read_slurm_topology(chain, "chain.conf", {}, b));
+  auto deep = read_slurm_topology(chain, "chain.conf", {}, b);
+  ASSERT_FALSE(deep);  // no cycle, but deeper than 8-bit levels hold (fuzz find): refused
+  EXPECT_EQ(deep.error().to_string(),
+            "chain.conf:255: switch \"s254\" is more than 254 switch levels above the nearest "
+            "HCA: deeper than any fabric (fat-trees have 2 to 5 levels)");
   std::string cycle = "SwitchName=s0 Nodes=n0 Switches=s100000\n" + chain.substr(chain.find('\n') + 1);
   FabricBuilder c;
   auto r = read_slurm_topology(cycle, "cycle.conf", {}, c);
