@@ -1,11 +1,16 @@
-// The checks every target that builds a fabric runs on it.
+// The checks every target that builds a fabric runs on it: invariants, the canonical JSON
+// round trip, and every exporter (none may fail or throw; an ibnetdiscover export reads back).
 #pragma once
 
 #include <string>
 
 #include "fabricplace/fabric/builder.hpp"
+#include "fabricplace/fabric/export.hpp"
 #include "fabricplace/fabric/fabric.hpp"
 #include "fabricplace/fabric/json_io.hpp"
+#include "fabricplace/fabric/report.hpp"
+#include "fabricplace/fabric/slurm_tree.hpp"
+#include "fabricplace/fabric/sources.hpp"
 #include "fuzz_util.hpp"
 
 namespace fabricplace::fuzz {
@@ -26,6 +31,24 @@ inline void check_fabric(const fabric::Fabric& f) {
   const std::string twice = fabric::to_json(*g);
   if (once != twice)
     violated("to_json(read_json(to_json(f))) != to_json(f)", first_difference(once, twice));
+
+  // Exporters: `fabric show [--json]`, `fabric export --format slurm-topology|slurm-features|
+  // dot|ibnetdiscover|ibsim-net`.
+  (void)fabric::show_text(f);
+  (void)fabric::show_json(f);
+  const auto tree = fabric::slurm_tree(f);
+  (void)fabric::to_slurm_topology(f, tree);
+  (void)fabric::to_slurm_features(f, tree);
+  (void)fabric::to_dot(f);
+  if (fabric::fits_infiniband(f)) {
+    (void)fabric::to_ibsim_net(f);
+    const std::string dump = fabric::to_ibnetdiscover(f);
+    fabric::FabricBuilder d("fuzz export");
+    const auto rd = fabric::read_ibnetdiscover(dump, "export.ibnetdiscover.txt", d);
+    if (!rd) violated("read_ibnetdiscover(to_ibnetdiscover(f)) failed", rd.error().to_string());
+    auto h = d.build();
+    if (!h) violated("build() of read_ibnetdiscover(to_ibnetdiscover(f)) failed", h.error().to_string());
+  }
 }
 
 }  // namespace fabricplace::fuzz

@@ -2,7 +2,7 @@
 // (`fabric export --format hostmap`, read by the SPANK plugin at every launch). A map that
 // parses must round-trip: its text written by to_host_map_text() parses again and writes the
 // same bytes; the Lua table writer must not fail on it; resolve_hosts() over all its names
-// gives every host once.
+// gives every host once; a ring over all its hosts is written in every rank file format.
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fuzz_util.hpp"
@@ -23,6 +23,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (m->names.size() <= 4096) {
     auto all = placement::resolve_hosts(*m, hostlist::compress(m->names), "fuzz");
     if (all) fuzz::require(all->size() == m->names.size(), "resolve_hosts(compress(names)): not every host once");
+  }
+  if (!m->names.empty() && m->names.size() <= 512) {
+    std::vector<fabric::HostId> hosts;
+    for (std::uint32_t i = 0; i < m->names.size(); ++i) hosts.push_back(fabric::HostId{i});
+    auto layout = placement::rank_layout(*m, hosts, 2, 2);
+    if (!layout) fuzz::violated("rank_layout over every host of a host map failed", layout.error().to_string());
+    for (auto f : {placement::RankFormat::kOpenMpi, placement::RankFormat::kHostfile,
+                   placement::RankFormat::kMpich, placement::RankFormat::kSlurm,
+                   placement::RankFormat::kTorchrun, placement::RankFormat::kJson})
+      (void)placement::write_rank_file(*m, *layout, f, placement::RankFileOptions{});
   }
   return 0;
 }

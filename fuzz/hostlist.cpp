@@ -15,6 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)names.error().to_string();
     return 0;
   }
+  // The round trip costs three passes over the names: up to 64Ki of them (expand itself may
+  // give up to its limit, FABRICPLACE_MAX_HOSTLIST).
+  if (names->size() > 65536) return 0;
   const std::string compressed = hostlist::compress(*names);
   auto back = hostlist::expand(compressed);
   if (!back) fuzz::violated("expand(compress(names)) failed", compressed + "\n" + back.error().to_string());
@@ -23,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::require(back->size() == b.size(), "compress() kept a duplicate", compressed);
   // natural_less: irreflexive and asymmetric on neighbours (sorting relies on it).
   std::vector<std::string> sorted(a.begin(), a.end());
-  if (sorted.size() <= 4096) {
+  if (sorted.size() <= 4096) {  // sorting is a check of natural_less, not of the parser
     std::sort(sorted.begin(), sorted.end(), hostlist::natural_less);
     for (std::size_t i = 0; i + 1 < sorted.size(); ++i) {
       fuzz::require(!hostlist::natural_less(sorted[i], sorted[i]), "natural_less(x, x)", sorted[i]);

@@ -4,7 +4,8 @@
 //   fuzz_replay_<target> [--known-open LIST] PATH...
 //
 // PATH is a file or a directory (its regular files, in name order; a missing directory is
-// no input). LIST names inputs that crash and are not fixed yet, one path per line relative
+// no input). A FILE.gz is gunzipped first (scripts/fuzz.sh does the same for the corpus), so
+// an input beyond the 64 KiB kept in tests/data (a deeply nested document) can be stored small. LIST names inputs that crash and are not fixed yet, one path per line relative
 // to the list's directory ('#' comments); they are skipped with a message. A crash, a failed
 // check or an uncaught exception ends the process abnormally, after naming the input.
 #include <algorithm>
@@ -18,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <zlib.h>
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
 
@@ -26,6 +29,16 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string read_all(const fs::path& p, bool& ok) {
+  if (p.extension() == ".gz") {
+    gzFile gz = gzopen(p.c_str(), "rb");
+    ok = gz != nullptr;
+    std::string out;
+    char buf[65536];
+    int n = 0;
+    while (gz && (n = gzread(gz, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+    if (gz && (n < 0 || gzclose(gz) != Z_OK)) ok = false;
+    return out;
+  }
   std::ifstream in(p, std::ios::binary);
   ok = static_cast<bool>(in);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

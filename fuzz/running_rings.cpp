@@ -4,7 +4,7 @@
 // (fat2:leaves=4,down=4,up=2,spines=2, opensm ftree routes): resolve_hosts() per line and
 // add_ring_flows() for it; the first line with distinct hosts is taken as the job, laid out
 // by rank_layout() and re-ordered by route_aware_ring() over the other rings' flows, which
-// must keep the job's hosts.
+// must keep the job's hosts; the result is written in every rank file format.
 #include <algorithm>
 
 #include "fabricplace/common/strings.hpp"
@@ -72,5 +72,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::sort(after.begin(), after.end());
   fuzz::require(before == after, "route_aware_ring changed the job's hosts");
   (void)placement::max_switch_link_flows(f, flows);
+  for (auto fmt : {placement::RankFormat::kOpenMpi, placement::RankFormat::kHostfile,
+                   placement::RankFormat::kMpich, placement::RankFormat::kSlurm,
+                   placement::RankFormat::kTorchrun, placement::RankFormat::kJson})
+    (void)placement::write_rank_file(x.map, *layout, fmt, placement::RankFileOptions{});
   return 0;
 }

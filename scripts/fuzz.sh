@@ -180,9 +180,10 @@ for t in "${targets[@]}"; do
     [[ $rc == 124 || $rc == 137 ]] && why="the run did not end by itself (killed by timeout after $((seconds + 300)) s)"
     echo "     ${why:-exit status $rc, see $log}"
     grep -m6 -E '^ +#[0-9]+ 0x' "$log" | grep -v -E 'libFuzzer|fuzzer::|__sanitizer|__asan|__ubsan|libc\.so' | head -4 | sed 's/^ */       /'
-    for a in "${found[@]}"; do
+    for a in "${found[@]:0:5}"; do
       echo "     artifact: ${a#"$root/"}  (reproduce: build/fuzz/fuzz/fuzz_$t ${a#"$root/"})"
     done
+    [[ ${#found[@]} -gt 5 ]] && echo "     ... and $((${#found[@]} - 5)) more in build/fuzz/artifacts/$t/"
     echo "     log: build/fuzz/logs/$t.log"
   fi
 done
