@@ -116,6 +116,34 @@ Result<std::string> gunzip(const std::string& in, const std::string& path, std::
 
 Result<std::string> read_file(const std::string& path) { return read_file(path, limits().input_bytes); }
 
+std::string resolve_symlinks(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path target(path);
+  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
+    const fs::path next = fs::read_symlink(target, ec);
+    if (ec) break;
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  return target.string();
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) {  // no progress (never for files; a device could): do not spin
+      errno = EIO;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
 Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes) {
   if (path.empty()) return fail(ErrorCode::kUsage, "empty file name");
   Result<std::string> data;
@@ -151,14 +179,8 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
   }
   if (path.empty()) return fail(ErrorCode::kUsage, "empty output file name");
   namespace fs = std::filesystem;
-  std::error_code ec;
   // Writing through a symlink replaces the file it points to, not the link.
-  fs::path target(path);
-  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
-    const fs::path next = fs::read_symlink(target, ec);
-    if (ec) break;
-    target = next.is_absolute() ? next : target.parent_path() / next;
-  }
+  const fs::path target(resolve_symlinks(path));
   // A FIFO or a character device (/dev/null, /dev/stdout, a pipe a reader waits on) is
   // written into directly: replacing it with a regular file would break whoever uses it.
   // Anything else that is not a regular file is refused.
@@ -172,18 +194,10 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
     if (fd < 0)
       return fail(ErrorCode::kIo, std::string("cannot open for writing: ") + std::strerror(errno),
                   path);
-    const char* p = content.data();
-    std::size_t left = content.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd, p, left);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        const std::string msg = std::string("write failed: ") + std::strerror(errno);
-        ::close(fd);
-        return fail(ErrorCode::kIo, msg, path);
-      }
-      p += n;
-      left -= static_cast<std::size_t>(n);
+    if (!write_all(fd, content)) {
+      const std::string msg = std::string("write failed: ") + std::strerror(errno);
+      ::close(fd);
+      return fail(ErrorCode::kIo, msg, path);
     }
     if (::close(fd) != 0)
       return fail(ErrorCode::kIo, std::string("close failed: ") + std::strerror(errno), path);
@@ -202,17 +216,7 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
     ::unlink(tmpl.c_str());
     return fail(ErrorCode::kIo, msg, path);
   };
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return cleanup("write failed");
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  if (!write_all(fd, content)) return cleanup("write failed");
   if (d == Durability::kDurable && ::fsync(fd) != 0) return cleanup("fsync failed");
   // mkstemp creates 0600: keep the mode of the file being replaced, or use 0666 minus umask.
   struct stat old {};

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -141,19 +140,6 @@ namespace {
 
 constexpr const char* kNoneWritten = "; no rank files were written";
 
-// A symlinked target is replaced where it points, as write_file_atomic does.
-std::string resolve_target(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path target(path);
-  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
-    const fs::path next = fs::read_symlink(target, ec);
-    if (ec) break;
-    target = next.is_absolute() ? next : target.parent_path() / next;
-  }
-  return target.string();
-}
-
 // Creates a fresh temporary file next to `target`, mode 0666 less the umask (the kernel
 // applies it: no umask() call, which would race with other threads), close-on-exec so no
 // task inherits it. -1 with errno set on failure.
@@ -176,18 +162,7 @@ int create_temporary(const std::string& target, std::string& tmp_path) {
 // Writes one temporary: contents, then the mode (and owner, where allowed) of the file it
 // replaces. An empty string on success, else what failed and why.
 std::string write_temporary(int fd, std::string_view text, const std::string& target) {
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return std::string("write failed: ") + std::strerror(errno);
-    }
-    if (n == 0) return "write failed: no progress";
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  if (!write_all(fd, text)) return std::string("write failed: ") + std::strerror(errno);
   struct stat old {};
   if (::stat(target.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
     if (::fchmod(fd, old.st_mode & 07777) != 0)
@@ -203,7 +178,7 @@ Result<std::vector<std::string>> write_file_set(const std::vector<FileContent>& 
   std::vector<std::string> targets, temps;  // temps[i] is "" once renamed (or never made)
   targets.reserve(files.size());
   temps.reserve(files.size());
-  for (const auto& f : files) targets.push_back(resolve_target(f.path));
+  for (const auto& f : files) targets.push_back(resolve_symlinks(f.path));  // as write_file_atomic does
   // Any failure: no temporary, and none of the set's files, is left; a reader sees no set
   // rather than part of this one or part of an earlier one mixed with it.
   auto fail_set = [&](std::size_t i, const std::string& why) -> Result<std::vector<std::string>> {

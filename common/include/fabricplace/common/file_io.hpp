@@ -27,6 +27,13 @@ Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes);
 /// never a partial file to readers), for per-job files on a launch's critical path.
 enum class Durability : bool { kAtomic, kDurable };
 
+/// Where writing `path` lands: symlinks followed (up to 40), relative ones from their own
+/// directory, so the file they point to is replaced, not the link.
+std::string resolve_symlinks(const std::string& path);
+
+/// Writes all of `data` to `fd`, retrying short writes and EINTR; false with errno set.
+bool write_all(int fd, std::string_view data);
+
 /// Atomically replaces `path` with `content` (see above).
 Result<void> write_file_atomic(const std::string& path, std::string_view content,
                                Durability d = Durability::kDurable);
