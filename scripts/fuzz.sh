@@ -125,8 +125,7 @@ declare -A running=()
 cleanup() {
   local pid
   for pid in "${!running[@]}"; do
-    kill -TERM "$pid" 2>/dev/null
-    pkill -TERM -P "$pid" 2>/dev/null
+    pkill -TERM -P "$pid" 2>/dev/null  # its `timeout`, which passes TERM on to the fuzzer
   done
   wait 2>/dev/null
 }
