@@ -94,12 +94,27 @@ Result<std::vector<std::string>> expand(std::string_view expr) {
     const std::string_view term = expr.substr(term_start, i - term_start);
     if (term.empty()) return std::unexpected(syntax(expr, term_start, "empty host name"));
     // Expand one term: literal pieces and bracket sets, cartesian product left to right.
+    // Before each step its size is bounded in names and in bytes (a name of the term is at
+    // most its literal text plus, per bracket, the digits of its widest bound), with
+    // overflow-safe products: n[0-524287][0-4294967295] must not wrap to a small number.
+    const std::uint64_t max = limits().hostlist_names, max_bytes = limits().input_bytes;
+    auto bytes_ok = [&](std::uint64_t names_n, std::uint64_t name_len) {
+      std::uint64_t b = 0;
+      return mul_within(names_n, name_len + 32, max_bytes, b) &&
+             add_within(out_bytes, b, max_bytes, b);
+    };
+    const std::string too_big = "expands to more than " + std::to_string(max_bytes >> 20) +
+                                " MiB of names";
     std::vector<std::string> names{""};
+    std::uint64_t name_len = 0;  // the longest name so far
     std::size_t j = 0;
     while (j < term.size()) {
       const auto open = term.find('[', j);
       const std::string_view lit =
           term.substr(j, open == std::string_view::npos ? term.npos : open - j);
+      name_len += lit.size();
+      if (!bytes_ok(names.size(), name_len))
+        return std::unexpected(syntax(expr, term_start + j, too_big));
       for (auto& n : names) n.append(lit);
       if (open == std::string_view::npos) break;
       const auto close = term.find(']', open);
@@ -108,29 +123,22 @@ Result<std::vector<std::string>> expand(std::string_view expr) {
       auto ranges =
           parse_ranges(expr, term.substr(open + 1, close - open - 1), term_start + open + 1);
       if (!ranges) return std::unexpected(ranges.error());
-      // Overflow-safe: count and the product are checked against the limit before any
-      // allocation (n[0-524287][0-4294967295] must not wrap to a small number).
-      const std::uint64_t max = limits().hostlist_names;
       std::uint64_t count = 0, total = 0;
-      for (const auto& r : *ranges)
+      std::size_t digits = 0;
+      for (const auto& r : *ranges) {
+        digits = std::max({digits, r.width, std::to_string(r.hi).size()});
         if (!add_within(count, r.hi - r.lo + 1, max, count)) {
           count = max + 1;
           break;
         }
+      }
       if (count > max || !mul_within(count, names.size(), max, total) ||
           total + out.size() > max)
         return std::unexpected(syntax(expr, term_start + open, too_many()));
-      // And in bytes: a long literal times many numbers. A name is never longer than its
-      // term (a number has no more digits than its bounds as written), plus a string's own
-      // 32 bytes.
-      if (std::uint64_t bytes = 0;
-          !mul_within(total, term.size() + 32, limits().input_bytes, bytes) ||
-          !add_within(out_bytes, bytes, limits().input_bytes, bytes))
-        return std::unexpected(syntax(expr, term_start + open, "expands to more than " +
-                                                                   std::to_string(limits().input_bytes >> 20) +
-                                                                   " MiB of names"));
+      name_len += digits;
+      if (!bytes_ok(total, name_len)) return std::unexpected(syntax(expr, term_start + open, too_big));
       std::vector<std::string> next;
-      next.reserve(names.size() * count);
+      next.reserve(total);
       for (const auto& n : names)
         for (const auto& r : *ranges)
           for (std::uint64_t v = r.lo; v <= r.hi; ++v) next.push_back(n + pad(v, r.width));
