@@ -178,7 +178,9 @@ for t in "${targets[@]}"; do
     why=$(grep -m1 -E '^==[0-9]+==ERROR|^SUMMARY|ERROR: libFuzzer|fuzz: property violated|runtime error|^not built' "$log" || true)
     [[ $rc == 124 || $rc == 137 ]] && why="the run did not end by itself (killed by timeout after $((seconds + 300)) s)"
     echo "     ${why:-exit status $rc, see $log}"
-    grep -m6 -E '^ +#[0-9]+ 0x' "$log" | grep -v -E 'libFuzzer|fuzzer::|__sanitizer|__asan|__ubsan|libc\.so' | head -4 | sed 's/^ */       /'
+    # The first frames in the project's code (past libc, the sanitizers, libFuzzer, fuzz/).
+    grep -E '^ +#[0-9]+ 0x' "$log" | grep -E "$root/" | grep -v -E "$root/fuzz/|fuzzer::" | head -3 |
+      sed -E "s/^ *#[0-9]+ 0x[0-9a-f]+ in /       at /; s#$root/##; s/\(([^()]|\([^()]*\))*\)//g" | cut -c1-160
     for a in "${found[@]:0:5}"; do
       echo "     artifact: ${a#"$root/"}  (reproduce: build/fuzz/fuzz/fuzz_$t ${a#"$root/"})"
     done
