@@ -16,6 +16,7 @@
 
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/routes.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
@@ -56,12 +57,19 @@ Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
     auto text = read_file(o.running);
     if (!text) return std::unexpected(text.error());
     int n = 0;
+    std::uint64_t names = 0;  // all rings together are bounded like one hostlist
     for (auto line : str::lines(*text)) {
       ++n;
       auto t = str::trim(line);
       if (t.empty() || t.front() == '#') continue;
       auto ring = placement::resolve_hosts(f, t, "a running ring");
       if (!ring) return fail(ErrorCode::kReference, ring.error().message, o.running, n);
+      names += ring->size();
+      if (names > limits().hostlist_names)
+        return fail(ErrorCode::kUnsupported,
+                    "the running rings name more than " + std::to_string(limits().hostlist_names) +
+                        " hosts in all (FABRICPLACE_MAX_HOSTLIST raises the limit)",
+                    o.running, n);
       for (HostId h : *ring) {
         if (std::find(layout.hosts.begin(), layout.hosts.end(), h) != layout.hosts.end()) {
           return fail(ErrorCode::kReference,

@@ -169,6 +169,16 @@ Result<void> FabricBuilder::add_node(const NodeRecord& node) {
                                         str::quoted(node.description) +
                                         " holds a control character (byte " +
                                         std::to_string(bad + 1) + ")");
+  // A host name goes into Slurm's files (Nodes=, features, host maps, hostfiles): none of
+  // the characters that mean something there ("no#de002" would end a topology.conf line,
+  // "a,b" make two hosts).
+  if (node.type == NodeType::kCa)
+    if (const auto host = split_ca_description(node.description).first;
+        host.find_first_of(",[]=#\"'\\") != std::string_view::npos)
+      return fail(ErrorCode::kSyntax,
+                  "node " + str::guid_hex(node.guid) + ": host name " + str::quoted(host) +
+                      " (from its description) holds one of , [ ] = # \" ' \\, which Slurm's "
+                      "files and hostlists give a meaning; expected a plain host name");
   auto [it, inserted] = nodes_.try_emplace(node.guid);
   if (inserted) {
     if (nodes_.size() > limits().nodes) {

@@ -69,8 +69,8 @@ Result<HealthThresholds> parse_health_config(std::string_view text, const std::s
         const auto v = str::parse_uint(value, UINT64_MAX);
         if (!v)
           return fail(ErrorCode::kSyntax,
-                      std::string(name) + ": expected a non-negative integer threshold, got \"" +
-                          std::string(value) + "\"",
+                      str::excerpt(name, 40) + ": expected a non-negative integer threshold, got " +
+                          str::quoted(value, 40),
                       file, line);
         t.max[static_cast<std::size_t>(*c)] = *v;
         return {};

@@ -351,7 +351,7 @@ class Reader final : public json::json_sax_t {
       return std::nullopt;
     }
     const auto h = str::parse_hex(v.s);
-    if (!h) bad(path(), "\"" + v.s + "\" is not a 64-bit hexadecimal number");
+    if (!h) bad(path(), str::quoted(v.s, 40) + " is not a 64-bit hexadecimal number");
     return h;
   }
   template <class Path>

@@ -18,8 +18,10 @@ constexpr std::uint32_t kVendorMellanox = 0x2c9;
 constexpr std::uint32_t kDevQuantum = 0xcf08, kDevQuantum2 = 0xd2f0, kDevSwitchIB2 = 0xcb84;
 constexpr std::uint32_t kDevConnectX6 = 0x101b;
 
+// Every spec message passes through here: at most 300 bytes, control bytes escaped (a spec
+// is a command-line word, and can be as long and as odd as the shell allows).
 std::unexpected<Error> spec_error(const std::string& what) {
-  return fail(ErrorCode::kUsage, what, "spec");
+  return fail(ErrorCode::kUsage, str::excerpt(what, 300), "spec");
 }
 
 struct KeyInfo {

@@ -97,8 +97,8 @@ Result<Weights> parse_weights(std::string_view text, const std::string& file) {
         const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
         if (ec != std::errc() || end != value.data() + value.size() || !(v >= 0) || std::isinf(v))
           return fail(ErrorCode::kSyntax,
-                      std::string(name) + ": expected a non-negative number, got \"" +
-                          std::string(value) + "\"",
+                      str::excerpt(name, 40) + ": expected a non-negative number, got " +
+                          str::quoted(value, 40),
                       file, line);
         w.*(key->field) = v;
         return {};

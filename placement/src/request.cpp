@@ -91,7 +91,7 @@ Result<std::vector<fabric::HostId>> resolve_hosts(
   if (!unknown.empty())
     return fail(ErrorCode::kUsage,
                 std::string(what) + ": " + std::to_string(unknown.size()) +
-                    " host(s) not in the fabric: " + hostlist::compress(unknown));
+                    " host(s) not in the fabric: " + str::excerpt(hostlist::compress(unknown), 200));
   return out;
 }
 
@@ -119,7 +119,8 @@ void warn_strangers(NodeStates& s, std::vector<std::string> strangers, const std
   if (strangers.empty()) return;
   std::sort(strangers.begin(), strangers.end(), hostlist::natural_less);
   s.warnings.push_back(source + ": " + std::to_string(strangers.size()) +
-                       " host(s) not in the fabric ignored: " + hostlist::compress(strangers));
+                       " host(s) not in the fabric ignored: " +
+                       str::excerpt(hostlist::compress(strangers), 200));
 }
 
 void warn_unreported(const fabric::Fabric& f, NodeStates& s, const std::string& source) {

@@ -67,6 +67,13 @@ std::string short_num(double v) {
 
 Result<void> in_range(const Row& r, const std::string& file) {
   const int line = static_cast<int>(r.line);
+  // The id is written to jobs.csv: short printable text only.
+  if (r.id.size() > 256 || str::invalid_utf8_at(r.id) != std::string::npos ||
+      str::control_char_at(r.id) != std::string::npos)
+    return fail(ErrorCode::kSyntax,
+                "job id " + str::quoted(r.id, 40) +
+                    ": expected at most 256 bytes of printable UTF-8 text",
+                file, line);
   if (r.submit > kMaxSeconds)
     return fail(ErrorCode::kSyntax, "submit time " + short_num(r.submit) +
                                         " s is beyond a century (3.2e9 s)", file, line);

@@ -37,11 +37,11 @@ run() {
 py() { python3 -c "$@"; }
 
 # ---- specs: counts checked in 64 bits before anything is allocated
-run spec_rail_wrap 2 "spec: rail: asks for more than 262144 switches and HCAs" -- \
+run spec_rail_wrap 2 "spec: rail: asks for more than 131072 switches and HCAs" -- \
   "$bin" fabric show 'rail:sus=1048576,hosts=1,rails=64,up=64,radix=254'
-run spec_rail_spines 2 "spec: rail: asks for more than 262144 switches and HCAs" -- \
+run spec_rail_spines 2 "spec: rail: asks for more than 131072 switches and HCAs" -- \
   "$bin" fabric show 'rail:sus=1048576,hosts=1,rails=64,up=64,radix=254,spines=1'
-run spec_fat3_huge 2 "spec: fat3: asks for more than 262144 switches and HCAs" -- \
+run spec_fat3_huge 2 "spec: fat3: asks for more than 131072 switches and HCAs" -- \
   "$bin" fabric show 'fat3:pods=254,leaves=127,down=127,up=127,spines=127,radix=254'
 
 # ---- topology.conf: a 100,000-switch chain closed into a cycle (an iterative check)
@@ -56,7 +56,7 @@ run topology_hostlist_wrap 1 "wide.conf:1: Nodes=: hostlist \"n[0-524287][0-4294
   "$bin" fabric show "$d/wide.conf"
 py "
 for i in range(3000): print(f'SwitchName=l{i} Nodes=h{i}x[0-999]')" >"$d/many.conf"
-run topology_too_many_hosts 1 "many.conf:262: more than 262144 hosts and switches (FABRICPLACE_MAX_NODES raises the limit)" -- \
+run topology_too_many_hosts 1 "many.conf:131: more than 131072 hosts and switches (FABRICPLACE_MAX_NODES raises the limit)" -- \
   "$bin" fabric show "$d/many.conf"
 
 # ---- --state JSON
@@ -151,6 +151,19 @@ run output_dev_null 0 "" -- "$bin" fabric export "$S" --format json -o /dev/null
 run output_empty 2 "fabricplace: error: empty output file name" -- "$bin" fabric export "$S" --format json -o ''
 
 # ---- messages: short, escaped, with the line, however long or binary the input
+long=$(py "print('x' * 100000)")
+run spec_long_value 2 "spec: fat2: cut=xxxxxxxx" -- "$bin" fabric show "fat2:leaves=2,down=4,up=4,cut=$long"
+run spec_escape_key 2 'unknown key "\x1b[2J"' -- "$bin" fabric show $'fat2:\e[2J=1'
+run busy_long_name 2 "--busy: 1 host(s) not in the fabric: xxxxxxxx" -- "$bin" place --fabric "$S" --nodes 1 --busy "$long"
+printf 'leaves = %s\n' "$(py "print('9' * 1000000)")" >"$d/big-weight.conf"
+run policy_long_value 1 "big-weight.conf:1: leaves: expected a non-negative number, got \"9999" -- \
+  "$bin" place --fabric "$S" --nodes 2 --policy-config "$d/big-weight.conf"
+sed "0,/\"vendid\": \"0x[0-9a-f]*\"/s//\"vendid\": \"0x$(py "print('1' * 100000)")\"/" "$d/good.json" >"$d/hex.json"
+run json_long_hex 1 "hex.json:" -- "$bin" fabric show "$d/hex.json"
+sed 's/"node002 mlx5_0"/"no#de002 mlx5_0"/' "$data/fabrics/fat2_L8.ibnetdiscover.txt" >"$d/hash.txt"
+run dump_slurm_unsafe_host 1 'host name "no#de002" (from its description) holds one of' -- \
+  "$bin" fabric export "$d/hash.txt" --format slurm-topology -o "$d/t.conf"
+[[ ! -e "$d/t.conf" ]] || fail "dump_slurm_unsafe_host: wrote a topology.conf"
 py "import sys; sys.stdout.write('SwitchName=s1 Nodes=n1\nSwitchName=s2 ' + 'x' * (10 << 20) + '\n')" >"$d/long.conf"
 run long_line 1 "long.conf:2: expected Key=Value, got \"xxxxxxxx" -- "$bin" fabric show "$d/long.conf"
 head -c 4096 /dev/urandom >"$d/random.bin"

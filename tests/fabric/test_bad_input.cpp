@@ -223,7 +223,7 @@ TEST(Bounds, SpecsAreSizedBeforeAnythingIsAllocated) {
     auto f = load_fabric(spec);
     ASSERT_FALSE(f) << spec;
     EXPECT_EQ(f.error().code, ErrorCode::kUsage);
-    EXPECT_NE(f.error().message.find("asks for more than 262144 switches and HCAs "
+    EXPECT_NE(f.error().message.find("asks for more than 131072 switches and HCAs "
                                      "(FABRICPLACE_MAX_NODES raises the limit)"),
               std::string::npos)
         << f.error().message;

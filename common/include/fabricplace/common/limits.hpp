@@ -6,8 +6,8 @@
 // machine; each can be raised (or lowered) through an environment variable, read once:
 //
 //   FABRICPLACE_MAX_INPUT_MB    input bytes per file, in MiB               (default 256)
-//   FABRICPLACE_MAX_NODES       switches + CAs one fabric may hold          (default 262,144)
-//   FABRICPLACE_MAX_PORTS       ports one fabric may hold                  (default 2,097,152)
+//   FABRICPLACE_MAX_NODES       switches + CAs one fabric may hold          (default 131,072)
+//   FABRICPLACE_MAX_PORTS       ports one fabric may hold                  (default 1,048,576)
 //   FABRICPLACE_MAX_HOSTLIST    names one hostlist expression may expand to (default 1,000,000)
 //   FABRICPLACE_MAX_JSON_DEPTH  nesting of a JSON input                    (default 64)
 //
@@ -21,9 +21,10 @@ namespace fabricplace {
 
 struct Limits {
   std::uint64_t input_bytes = std::uint64_t{256} << 20;
-  // A fabric at these limits takes about 1.2 GB and 12 s to build (docs/performance.md).
-  std::uint64_t nodes = 262'144;
-  std::uint64_t ports = 2'097'152;
+  // A fabric at these limits takes about 0.6 GB and 6 s to build and show, so no input of
+  // the defaults costs more than 1 GB or 10 s (docs/performance.md).
+  std::uint64_t nodes = 131'072;
+  std::uint64_t ports = 1'048'576;
   std::uint64_t hostlist_names = 1'000'000;
   std::uint64_t json_depth = 64;
 };
