@@ -23,8 +23,8 @@ run() {
   local got=0
   /usr/bin/time -o "$d/time" -f '%e %M' timeout -s KILL "$secs" "$@" >"$d/out" 2>"$d/err" </dev/null || got=$?
   if [[ $got -eq 137 ]]; then fail "$name: killed after $secs s"; return; fi
-  local secs kb
-  read -r secs kb < <(tail -1 "$d/time")
+  local took kb
+  read -r took kb < <(tail -1 "$d/time")
   # GNU time adds "Command exited with non-zero status N" before its own line.
   grep -v '^Command exited with non-zero status' "$d/err" >"$d/msg" || true
   if [[ $got -ne $rc ]]; then fail "$name: exit $got, expected $rc: $(head -c 400 "$d/msg")"; return; fi
@@ -34,7 +34,7 @@ run() {
   if [[ $bytes -gt 600 ]]; then fail "$name: message of $bytes bytes"; return; fi
   if LC_ALL=C grep -q '[^[:print:][:space:]]' "$d/msg"; then fail "$name: raw bytes in the message"; return; fi
   if [[ $kb -gt 1048576 ]]; then fail "$name: $kb KB resident"; return; fi
-  echo "ok   $name (exit $got, ${secs} s, $((kb / 1024)) MB, $lines line(s))"
+  echo "ok   $name (exit $got, ${took} s, $((kb / 1024)) MB, $lines line(s))"
   passed=$((passed + 1))
 }
 py() { python3 -c "$@"; }
