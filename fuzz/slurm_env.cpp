@@ -1,11 +1,10 @@
 // fuzz_slurm_env: the Slurm job environment rules of placement/slurm_env.hpp (shared by
 // `rankfile --from-slurm-job` and the SPANK plugin). The input is an environment, one
 // NAME=VALUE per line (an empty value is unset, as the getter's contract says);
-// slurm_job_nodes(), slurm_tasks_per_node() and task_counts() of every value run on it, and
-// the node list found is expanded as the CLI does.
+// slurm_job_nodes(), slurm_tasks_per_node() and task_counts() of every value run on it (the
+// node list's expansion is fuzz_hostlist's: here it would only cost time).
 #include <map>
 
-#include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/slurm_env.hpp"
 #include "fuzz_util.hpp"
@@ -26,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return it->second;
   };
   if (auto nodes = placement::slurm_job_nodes(env)) {
-    if (nodes->second.size() <= 4096) (void)hostlist::expand(nodes->second);
+    fuzz::require(!nodes->second.empty(), "slurm_job_nodes gave an empty node list");
   } else {
     (void)nodes.error().to_string();
   }

@@ -177,6 +177,7 @@ for t in "${targets[@]}"; do
   if [[ $verdict == FAIL ]]; then
     why=$(grep -m1 -E '^==[0-9]+==ERROR|^SUMMARY|ERROR: libFuzzer|fuzz: property violated|runtime error|^not built' "$log" || true)
     [[ $rc == 124 || $rc == 137 ]] && why="the run did not end by itself (killed by timeout after $((seconds + 300)) s)"
+    [[ -z $why ]] && grep -q '^Slowest unit: ' "$log" && why="a slow input: $(grep -m1 '^Slowest unit: ' "$log")"
     echo "     ${why:-exit status $rc, see $log}"
     # The first frames in the project's code (past libc, the sanitizers, libFuzzer, fuzz/).
     grep -E '^ +#[0-9]+ 0x' "$log" | grep -E "$root/" | grep -v -E "$root/fuzz/|fuzzer::" | head -3 |
