@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   std::size_t ran = 0, skipped = 0;
   for (const auto& p : inputs) {
     if (known_open.contains(fs::weakly_canonical(p))) {
-      std::printf("SKIP %s: listed in KNOWN_OPEN (a crash found by fuzzing, not fixed yet)\n",
+      std::printf("SKIP %s: listed in KNOWN_OPEN (a fuzzing find, crash or slow input, not fixed yet)\n",
                   p.c_str());
       ++skipped;
       continue;
