@@ -81,16 +81,17 @@ Result<std::vector<fabric::HostId>> resolve_hosts(
     return std::unexpected(e);
   }
   std::vector<fabric::HostId> out;
-  std::vector<std::string> unknown;
+  std::vector<std::string> unknown;  // the first 1,000, for the message (it shows 200 bytes)
+  std::size_t unknowns = 0;
   for (const auto& n : *names) {
     if (auto h = find(n))
       out.push_back(*h);
-    else
+    else if (++unknowns <= 1000)
       unknown.push_back(n);
   }
-  if (!unknown.empty())
+  if (unknowns > 0)
     return fail(ErrorCode::kUsage,
-                std::string(what) + ": " + std::to_string(unknown.size()) +
+                std::string(what) + ": " + std::to_string(unknowns) +
                     " host(s) not in the fabric: " + str::excerpt(hostlist::compress(unknown), 200));
   return out;
 }
@@ -117,8 +118,10 @@ Result<NodeStates> marked(const fabric::Fabric& f, std::string_view expr, std::s
 // Hosts named by a state source that the fabric lacks: one warning, compressed.
 void warn_strangers(NodeStates& s, std::vector<std::string> strangers, const std::string& source) {
   if (strangers.empty()) return;
+  const std::size_t count = strangers.size();
+  if (strangers.size() > 1000) strangers.resize(1000);  // the message shows 200 bytes
   std::sort(strangers.begin(), strangers.end(), hostlist::natural_less);
-  s.warnings.push_back(source + ": " + std::to_string(strangers.size()) +
+  s.warnings.push_back(source + ": " + std::to_string(count) +
                        " host(s) not in the fabric ignored: " +
                        str::excerpt(hostlist::compress(strangers), 200));
 }
