@@ -53,7 +53,8 @@ inline void check_fabric(const fabric::Fabric& f) {
     const auto rd = fabric::read_ibnetdiscover(dump, "export.ibnetdiscover.txt", d);
     if (!rd) violated("read_ibnetdiscover(to_ibnetdiscover(f)) failed", rd.error().to_string());
     auto h = d.build();
-    if (!h) violated("build() of read_ibnetdiscover(to_ibnetdiscover(f)) failed", h.error().to_string());
+    if (!h)
+      violated("build() of read_ibnetdiscover(to_ibnetdiscover(f)) failed", h.error().to_string());
   }
 }
 

@@ -30,8 +30,8 @@ inline std::string first_difference(std::string_view a, std::string_view b) {
   std::size_t i = 0;
   while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
   const std::size_t from = i > 80 ? i - 80 : 0;
-  return "at byte " + std::to_string(i) + ":\n--- first:\n" +
-         std::string(a.substr(from, 200)) + "\n--- second:\n" + std::string(b.substr(from, 200));
+  return "at byte " + std::to_string(i) + ":\n--- first:\n" + std::string(a.substr(from, 200)) +
+         "\n--- second:\n" + std::string(b.substr(from, 200));
 }
 
 /// tests/data (FABRICPLACE_FUZZ_DATA, compiled in), or $FABRICPLACE_FUZZ_DATA when set.

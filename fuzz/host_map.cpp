@@ -16,19 +16,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const std::string once = placement::to_host_map_text(*m);
   auto back = placement::parse_host_map(once, "fabric.hostmap");
-  if (!back) fuzz::violated("parse_host_map(to_host_map_text(map)) failed", back.error().to_string());
+  if (!back)
+    fuzz::violated("parse_host_map(to_host_map_text(map)) failed", back.error().to_string());
   const std::string twice = placement::to_host_map_text(*back);
-  if (once != twice) fuzz::violated("host map text not stable", fuzz::first_difference(once, twice));
+  if (once != twice)
+    fuzz::violated("host map text not stable", fuzz::first_difference(once, twice));
   (void)placement::to_lua_table(*m);
   if (m->names.size() <= 4096) {
     auto all = placement::resolve_hosts(*m, hostlist::compress(m->names), "fuzz");
-    if (all) fuzz::require(all->size() == m->names.size(), "resolve_hosts(compress(names)): not every host once");
+    if (all)
+      fuzz::require(all->size() == m->names.size(),
+                    "resolve_hosts(compress(names)): not every host once");
   }
   if (!m->names.empty() && m->names.size() <= 512) {
     std::vector<fabric::HostId> hosts;
     for (std::uint32_t i = 0; i < m->names.size(); ++i) hosts.push_back(fabric::HostId{i});
     auto layout = placement::rank_layout(*m, hosts, 2, 2);
-    if (!layout) fuzz::violated("rank_layout over every host of a host map failed", layout.error().to_string());
+    if (!layout)
+      fuzz::violated("rank_layout over every host of a host map failed",
+                     layout.error().to_string());
     for (auto f : {placement::RankFormat::kOpenMpi, placement::RankFormat::kHostfile,
                    placement::RankFormat::kMpich, placement::RankFormat::kSlurm,
                    placement::RankFormat::kTorchrun, placement::RankFormat::kJson})

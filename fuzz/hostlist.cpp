@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (names->size() > 65536) return 0;
   const std::string compressed = hostlist::compress(*names);
   auto back = hostlist::expand(compressed);
-  if (!back) fuzz::violated("expand(compress(names)) failed", compressed + "\n" + back.error().to_string());
+  if (!back)
+    fuzz::violated("expand(compress(names)) failed", compressed + "\n" + back.error().to_string());
   const std::set<std::string> a(names->begin(), names->end()), b(back->begin(), back->end());
   if (a != b) fuzz::violated("expand(compress(names)) is not the same set", compressed);
   fuzz::require(back->size() == b.size(), "compress() kept a duplicate", compressed);

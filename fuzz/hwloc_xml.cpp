@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   for (unsigned k = 1; k <= 9; ++k) {
     for (const auto& b : node::bind_local_ranks(*topo, k)) {
-      for (unsigned c : b.cores) fuzz::require(c < topo->cores, "bind_local_ranks: core out of range");
+      for (unsigned c : b.cores)
+        fuzz::require(c < topo->cores, "bind_local_ranks: core out of range");
       if (b.gpu) fuzz::require(*b.gpu < topo->gpus.size(), "bind_local_ranks: GPU out of range");
     }
   }

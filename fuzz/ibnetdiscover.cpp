@@ -1,7 +1,8 @@
-// fuzz_ibnetdiscover: fabric::read_ibnetdiscover() over plain `ibnetdiscover` output (a -p dump is detected and read too);
-// a fabric that builds must pass Fabric::check() and round-trip through canonical JSON.
-#include "fabricplace/fabric/sources.hpp"
+// fuzz_ibnetdiscover: fabric::read_ibnetdiscover() over plain `ibnetdiscover` output (a -p dump is
+// detected and read too); a fabric that builds must pass Fabric::check() and round-trip through
+// canonical JSON.
 #include "fabric_check.hpp"
+#include "fabricplace/fabric/sources.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fabricplace;

@@ -1,7 +1,8 @@
-// fuzz_ibnetdiscover_ports: fabric::read_ibnetdiscover_ports() over `ibnetdiscover -p` output (one line per port);
-// a fabric that builds must pass Fabric::check() and round-trip through canonical JSON.
-#include "fabricplace/fabric/sources.hpp"
+// fuzz_ibnetdiscover_ports: fabric::read_ibnetdiscover_ports() over `ibnetdiscover -p` output (one
+// line per port); a fabric that builds must pass Fabric::check() and round-trip through canonical
+// JSON.
 #include "fabric_check.hpp"
+#include "fabricplace/fabric/sources.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fabricplace;

@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (i > b) args.emplace_back(text.substr(b, i - b));
   }
   const auto srun = plugin::parse_srun_args(args);
-  if (srun.command) fuzz::require(*srun.command < args.size(), "parse_srun_args: command index past argv");
+  if (srun.command)
+    fuzz::require(*srun.command < args.size(), "parse_srun_args: command index past argv");
   const auto directives = plugin::sbatch_directives(text);
   const auto shape = plugin::submit_shape(directives, args);
   (void)shape.node_count();

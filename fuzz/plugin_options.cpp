@@ -16,13 +16,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (auto line : str::lines(fuzz::text_of(data, size))) {
     const auto eq = line.find('=');
     const auto name = line.substr(0, eq);
-    const std::string value(eq == std::string_view::npos ? std::string_view{} : line.substr(eq + 1));
+    const std::string value(eq == std::string_view::npos ? std::string_view{}
+                                                         : line.substr(eq + 1));
     for (Option which : {Option::kTp, Option::kMode, Option::kPolicy, Option::kRankfile}) {
       if (name != plugin::option_name(which)) continue;
       if (auto r = plugin::set_option(o, which, value.c_str()); !r) (void)r.error().to_string();
     }
     if (auto m = plugin::parse_mode(name))
-      fuzz::require(plugin::parse_mode(plugin::mode_name(*m)) == m, "parse_mode(mode_name(m)) != m");
+      fuzz::require(plugin::parse_mode(plugin::mode_name(*m)) == m,
+                    "parse_mode(mode_name(m)) != m");
   }
   if (o.tp) {
     for (std::uint32_t k = 1; k <= 9; ++k) {

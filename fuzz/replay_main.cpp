@@ -5,9 +5,10 @@
 //
 // PATH is a file or a directory (its regular files, in name order; a missing directory is
 // no input). A FILE.gz is gunzipped first (scripts/fuzz.sh does the same for the corpus), so
-// an input beyond the 64 KiB kept in tests/data (a deeply nested document) can be stored small. LIST names inputs that crash and are not fixed yet, one path per line relative
-// to the list's directory ('#' comments); they are skipped with a message. A crash, a failed
-// check or an uncaught exception ends the process abnormally, after naming the input.
+// an input beyond the 64 KiB kept in tests/data (a deeply nested document) can be stored small.
+// LIST names inputs that crash and are not fixed yet, one path per line relative to the list's
+// directory ('#' comments); they are skipped with a message. A crash, a failed check or an uncaught
+// exception ends the process abnormally, after naming the input.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +36,8 @@ std::string read_all(const fs::path& p, bool& ok) {
     std::string out;
     char buf[65536];
     int n = 0;
-    while (gz && (n = gzread(gz, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+    while (gz && (n = gzread(gz, buf, sizeof buf)) > 0)
+      out.append(buf, static_cast<std::size_t>(n));
     if (gz && (n < 0 || gzclose(gz) != Z_OK)) ok = false;
     return out;
   }
@@ -84,8 +86,9 @@ int main(int argc, char** argv) {
   std::size_t ran = 0, skipped = 0;
   for (const auto& p : inputs) {
     if (known_open.contains(fs::weakly_canonical(p))) {
-      std::printf("SKIP %s: listed in KNOWN_OPEN (a fuzzing find, crash or slow input, not fixed yet)\n",
-                  p.c_str());
+      std::printf(
+          "SKIP %s: listed in KNOWN_OPEN (a fuzzing find, crash or slow input, not fixed yet)\n",
+          p.c_str());
       ++skipped;
       continue;
     }

@@ -65,7 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   auto before = layout->hosts;
-  layout->hosts = placement::route_aware_ring(x.map.blocks, x.routes, std::move(layout->hosts), flows);
+  layout->hosts =
+      placement::route_aware_ring(x.map.blocks, x.routes, std::move(layout->hosts), flows);
   placement::measure_layout(x.map, *layout);
   auto after = layout->hosts;
   std::sort(before.begin(), before.end());

@@ -1,7 +1,7 @@
-// fuzz_slurm_topology: fabric::read_slurm_topology() over a Slurm topology.conf; a fabric that builds must
-// pass Fabric::check() and round-trip through canonical JSON.
-#include "fabricplace/fabric/sources.hpp"
+// fuzz_slurm_topology: fabric::read_slurm_topology() over a Slurm topology.conf; a fabric that
+// builds must pass Fabric::check() and round-trip through canonical JSON.
 #include "fabric_check.hpp"
+#include "fabricplace/fabric/sources.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fabricplace;

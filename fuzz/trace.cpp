@@ -32,7 +32,8 @@ void check_jobs(const fabricplace::sim::Trace& t, std::uint32_t g, bool sorted) 
   double last = 0;
   for (const auto& j : t.jobs) {
     require(j.nodes > 0 && j.tp > 0, "trace job without nodes or TP group", j.id);
-    require(std::uint64_t{j.nodes} * g >= j.gpus, "trace job: its nodes do not hold its GPUs", j.id);
+    require(std::uint64_t{j.nodes} * g >= j.gpus, "trace job: its nodes do not hold its GPUs",
+            j.id);
     require(j.tp <= g ? g % j.tp == 0 : j.tp % g == 0 && j.nodes % (j.tp / g) == 0,
             "trace job: the TP group does not tile the job", j.id);
     require(std::isfinite(j.submit) && std::isfinite(j.duration) && j.duration >= 0,
@@ -42,7 +43,8 @@ void check_jobs(const fabricplace::sim::Trace& t, std::uint32_t g, bool sorted) 
       last = j.submit;
     }
   }
-  if (sorted && !t.jobs.empty()) require(t.jobs.front().submit == 0, "read_traces: first job not at 0");
+  if (sorted && !t.jobs.empty())
+    require(t.jobs.front().submit == 0, "read_traces: first job not at 0");
 }
 }  // namespace
 
@@ -73,6 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   check_jobs(*all, 8, true);
   std::set<std::string> ids;
-  for (const auto& j : all->jobs) fuzz::require(ids.insert(j.id).second, "read_traces: a job id twice", j.id);
+  for (const auto& j : all->jobs)
+    fuzz::require(ids.insert(j.id).second, "read_traces: a job id twice", j.id);
   return 0;
 }
