@@ -39,6 +39,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "fabricplace/common/file_io.hpp"
+
 namespace fabricplace::node {
 namespace {
 
@@ -614,18 +616,6 @@ void lower_limit(int resource, rlim_t soft, rlim_t hard) {
   ::setrlimit(resource, &now);
 }
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 std::string memory_note(std::uint64_t memory_bytes) {
   if (kSanitizerShadowMemory) return {};
   return " (the reader may use " + size_text(memory_bytes) + " more than its caller)";
@@ -703,7 +693,7 @@ std::string memory_note(std::uint64_t memory_bytes) {
   } catch (...) {
     ::_exit(kExitException);
   }
-  ::_exit(write_all(out, frame) ? 0 : kExitWriteFailed);
+  ::_exit(fabricplace::write_all(out, frame) ? 0 : kExitWriteFailed);  // write(2) only
 }
 
 // Pages of this process's address space (the first field of /proc/self/statm), in bytes.
