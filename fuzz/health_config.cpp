@@ -7,7 +7,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace fabricplace;
   auto t = fabric::parse_health_config(fuzz::text_of(data, size), "health.conf");
   if (!t) {
-    (void)t.error().to_string();
+    fuzz::check_error(t.error());
     return 0;
   }
   // Every counter just at and just above its threshold: only the latter are problems.

@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::require(std::fclose(out) == 0, "fuzz_hwloc_xml: close");
   auto topo = node::load_hwloc_xml(path);
   if (!topo) {
-    (void)topo.error().to_string();
+    fuzz::check_error(topo.error());
     return 0;
   }
   for (unsigned k = 1; k <= 9; ++k) {

@@ -8,7 +8,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace fabricplace;
   fabric::FabricBuilder b("fuzz");
   if (auto r = fabric::read_ibnetdiscover(fuzz::text_of(data, size), "fuzz.txt", b); !r) {
-    (void)r.error().to_string();
+    fuzz::check_error(r.error());
     return 0;
   }
   if (auto f = b.build()) fuzz::check_fabric(*f);

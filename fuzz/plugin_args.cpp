@@ -12,14 +12,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fabricplace;
   const auto text = fuzz::text_of(data, size);
-  std::vector<std::string> args;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n')) ++i;
-    const std::size_t b = i;
-    while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\n') ++i;
-    if (i > b) args.emplace_back(text.substr(b, i - b));
-  }
+  const std::vector<std::string> args = fuzz::words(text);
   const auto srun = plugin::parse_srun_args(args);
   if (srun.command)
     fuzz::require(*srun.command < args.size(), "parse_srun_args: command index past argv");

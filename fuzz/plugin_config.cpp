@@ -12,17 +12,10 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fabricplace;
   const auto text = fuzz::text_of(data, size);
-  std::vector<std::string> args;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n')) ++i;
-    const std::size_t b = i;
-    while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\n') ++i;
-    if (i > b) args.emplace_back(text.substr(b, i - b));
-  }
+  const std::vector<std::string> args = fuzz::words(text);
   auto c = plugin::parse_plugin_args(args);
   if (!c) {
-    (void)c.error().to_string();
+    fuzz::check_error(c.error());
     return 0;
   }
   fuzz::require(c->gpus_per_node >= 1, "parse_plugin_args: gpus_per_node < 1");

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                          : line.substr(eq + 1));
     for (Option which : {Option::kTp, Option::kMode, Option::kPolicy, Option::kRankfile}) {
       if (name != plugin::option_name(which)) continue;
-      if (auto r = plugin::set_option(o, which, value.c_str()); !r) (void)r.error().to_string();
+      if (auto r = plugin::set_option(o, which, value.c_str()); !r) fuzz::check_error(r.error());
     }
     if (auto m = plugin::parse_mode(name))
       fuzz::require(plugin::parse_mode(plugin::mode_name(*m)) == m,

@@ -8,7 +8,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace fabricplace;
   auto w = placement::parse_weights(fuzz::text_of(data, size), "policy.conf");
   if (!w) {
-    (void)w.error().to_string();
+    fuzz::check_error(w.error());
     return 0;
   }
   static const auto f = fuzz::load_fixed("fat2:leaves=4,down=4,up=2,spines=2");

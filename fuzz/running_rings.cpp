@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (t.empty() || t.front() == '#') continue;
     auto ring = placement::resolve_hosts(f, t, "a running ring");
     if (!ring) {
-      (void)ring.error().to_string();
+      fuzz::check_error(ring.error());
       continue;
     }
     auto sorted = *ring;
@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (job.empty()) return 0;
   auto layout = placement::rank_layout(x.map, job, 1, 1);
   if (!layout) {
-    (void)layout.error().to_string();
+    fuzz::check_error(layout.error());
     return 0;
   }
   auto before = layout->hosts;

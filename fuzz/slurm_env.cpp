@@ -27,12 +27,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto nodes = placement::slurm_job_nodes(env)) {
     fuzz::require(!nodes->second.empty(), "slurm_job_nodes gave an empty node list");
   } else {
-    (void)nodes.error().to_string();
+    fuzz::check_error(nodes.error());
   }
   if (auto k = placement::slurm_tasks_per_node(env)) {
     fuzz::require(k->first > 0, "slurm_tasks_per_node gave 0 tasks");
   } else {
-    (void)k.error().to_string();
+    fuzz::check_error(k.error());
   }
   return 0;
 }

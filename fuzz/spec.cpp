@@ -9,7 +9,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)fabric::looks_like_spec(text);
   auto f = fabric::generate(text);
   if (!f) {
-    (void)f.error().to_string();
+    fuzz::check_error(f.error());
     return 0;
   }
   fuzz::check_fabric(*f);

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (s) {
     fuzz::require(s->state.size() == f.num_hosts(), "states_from_sinfo: not one state per host");
   } else {
-    (void)s.error().to_string();
+    fuzz::check_error(s.error());
   }
   for (auto line : str::lines(text)) {
     const auto sp = line.rfind(' ');

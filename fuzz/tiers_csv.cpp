@@ -8,7 +8,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fabric::FabricBuilder b("fuzz");
   const fabric::SourceOptions options;
   if (auto r = fabric::read_tiers_csv(fuzz::text_of(data, size), "fuzz.txt", options, b); !r) {
-    (void)r.error().to_string();
+    fuzz::check_error(r.error());
     return 0;
   }
   if (auto f = b.build()) fuzz::check_fabric(*f);

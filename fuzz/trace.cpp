@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.gpus_per_node = g;
     auto t = sim::parse_trace(text, "fuzz-trace", o);
     if (!t) {
-      (void)t.error().to_string();
+      fuzz::check_error(t.error());
       return 0;
     }
     check_jobs(*t, g, false);
@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::require(std::fclose(out) == 0, "fuzz_trace: close");
   auto all = sim::read_traces({path}, o);
   if (!all) {
-    (void)all.error().to_string();
+    fuzz::check_error(all.error());
     return 0;
   }
   check_jobs(*all, 8, true);

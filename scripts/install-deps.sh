@@ -5,6 +5,7 @@ packages=(
   # toolchain
   g++ make cmake pkg-config binutils
   clang-16 libclang-rt-16-dev                    # scripts/fuzz.sh: libFuzzer, ASan, UBSan (docs/fuzzing.md)
+  llvm-16                                        # llvm-symbolizer-16: function names and lines in fuzz reports
   # libraries
   libcli11-dev nlohmann-json3-dev zlib1g-dev     # zlib: gzip-compressed traces and dumps (sim)
   libhwloc-dev                                   # FABRICPLACE_WITH_HWLOC

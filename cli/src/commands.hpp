@@ -33,6 +33,13 @@ struct InputOpts {
   [[nodiscard]] Result<fabric::Fabric> load() const;
 };
 
+/// `-o,--output FILE` ('-' = stdout, the default): an empty path is a usage error when the
+/// command line is parsed, before any input is read or a fabric discovered.
+CLI::Option* add_output_option(CLI::App* cmd, std::string& out, const char* help);
+
+/// A check for a path option: an empty value is a usage error ("expected <what>").
+CLI::Validator non_empty(const char* what, const char* name);
+
 /// Prints the fabric's incompleteness and classification warnings on stderr.
 void print_warnings(const fabric::Fabric& f);
 

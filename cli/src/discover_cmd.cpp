@@ -46,7 +46,7 @@ void add_discover_command(CLI::App& fabric, RunFn& run) {
   cmd->add_flag("--allow-partial", o->d.allow_partial,
                 "publish an incomplete discovery anyway, marked incomplete in the JSON");
   cmd->add_flag("-q,--quiet", o->quiet, "no summary on stderr");
-  cmd->add_option("-o,--output", o->out, "output file ('-' = stdout)")->capture_default_str();
+  add_output_option(cmd, o->out, "output file ('-' = stdout)");
   cmd->callback([&run, o] {
     run = [o] {
       std::unique_ptr<fabric::Fabric> previous;

@@ -24,7 +24,7 @@ void add_to_json_command(CLI::App& fabric, RunFn& run, const char* name, const c
   auto out = std::make_shared<std::string>("-");
   auto* cmd = fabric.add_subcommand(name, help);
   in->add(cmd, inputs);
-  cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
+  add_output_option(cmd, *out, "output file ('-' = stdout)");
   cmd->callback([&run, in, out] {
     run = [in, out] {
       auto f = in->load();
@@ -58,7 +58,7 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
         "generate", "build a synthetic fabric from a spec; write canonical JSON");
     cmd->add_option("spec", *spec, "e.g. fat2:leaves=8,down=20,up=20 (see docs/synthetic-specs.md)")
         ->required();
-    cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
+    add_output_option(cmd, *out, "output file ('-' = stdout)");
     cmd->footer("Spec keys and defaults:\n" + spec_help());
     cmd->callback([&run, spec, out] {
       run = [spec, out] {
@@ -123,7 +123,7 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
         ->required()
         ->check(CLI::IsMember({"slurm-topology", "slurm-features", "hostmap", "lua", "dot", "json",
                                "ibsim-net", "ibnetdiscover"}));
-    cmd->add_option("-o,--output", *out, "output file ('-' = stdout)")->capture_default_str();
+    add_output_option(cmd, *out, "output file ('-' = stdout)");
     cmd->add_flag(
         "--allow-partial", *allow_partial,
         "export a fabric marked incomplete (its missing hosts and switches would be missing from "

@@ -59,6 +59,18 @@ Result<fabric::Routes> load_routes(const fabric::Fabric& f, const std::string& l
   return fabric::lft_routes(f, *text, lfts);
 }
 
+CLI::Option* add_output_option(CLI::App* cmd, std::string& out, const char* help) {
+  return cmd->add_option("-o,--output", out, help)
+      ->capture_default_str()
+      ->check(non_empty("a file path or '-'", "FILE"));
+}
+
+CLI::Validator non_empty(const char* what, const char* name) {
+  return CLI::Validator([expected = std::string("expected ") + what](
+                            std::string& v) { return v.empty() ? expected : std::string(); },
+                        name);
+}
+
 int write_output(const std::string& path, const std::string& content) {
   if (auto r = write_file_atomic(path, content); !r) return report(r.error());
   return kExitOk;

@@ -259,8 +259,7 @@ void add_rankfile_command(CLI::App& app, RunFn& run) {
                               "ranks per tensor-parallel group (default: tasks per node); must "
                               "divide tasks per node or be a multiple of it");
   cmd->add_option("--format", o->format, placement::kRankFormats)->required();
-  cmd->add_option("-o,--output", o->out, "output file ('-' = stdout), written atomically")
-      ->capture_default_str();
+  add_output_option(cmd, o->out, "output file ('-' = stdout), written atomically");
   o->cores_opt = cmd->add_option("--cores-per-node", o->cores_per_node,
                                  "physical cores per host for openmpi slot=, split evenly "
                                  "(default: from hwloc; nodes are assumed alike)");

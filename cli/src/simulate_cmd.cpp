@@ -169,7 +169,8 @@ int run_simulate(const SimulateOpts& o) {
   // At most one thread per policy helps (each policy's replay is sequential), and a thread
   // that cannot be started leaves its share to the others: --threads 100000 is 4 threads.
   const unsigned wanted = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  const unsigned threads = std::max(1u, std::min<unsigned>(wanted, static_cast<unsigned>(pols->size())));
+  const unsigned threads =
+      std::max(1u, std::min<unsigned>(wanted, static_cast<unsigned>(pols->size())));
   std::atomic<std::size_t> next{0};
   auto drain = [&] {
     for (std::size_t k; (k = next++) < pols->size();) worker(k);
@@ -281,7 +282,9 @@ void add_simulate_command(CLI::App& app, RunFn& run) {
   cmd->add_option("--policies", o->policies,
                   "comma-separated: fabric, fabric+routes, slurm-tree, first-fit")
       ->capture_default_str();
-  cmd->add_option("--out", o->out, "directory for jobs.csv, summary.csv, report.html")->required();
+  cmd->add_option("--out", o->out, "directory for jobs.csv, summary.csv, report.html")
+      ->required()
+      ->check(non_empty("a directory", "DIR"));
   cmd->add_option("--lfts", o->lfts,
                   "exact routes from an opensm LFT dump (the fabric must then be the "
                   "ibnetdiscover dump taken after the SM ran); default: the ftree model");

@@ -6,7 +6,6 @@
 
 namespace fabricplace::str {
 
-
 std::string_view trim(std::string_view s) {
   std::size_t b = 0, e = s.size();
   while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r' || s[b] == '\n')) ++b;
@@ -124,6 +123,26 @@ std::size_t utf8_len(std::string_view s, std::size_t i) {
   return n;
 }
 
+// The code point of the well-formed n-byte sequence at s[i] (n from utf8_len, 2 to 4).
+char32_t code_point(std::string_view s, std::size_t i, std::size_t n) {
+  const auto b = [&](std::size_t k) {
+    return static_cast<char32_t>(static_cast<unsigned char>(s[k]));
+  };
+  char32_t cp = b(i) & (n == 2 ? 0x1Fu : n == 3 ? 0x0Fu : 0x07u);
+  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (b(i + k) & 0x3Fu);
+  return cp;
+}
+
+// Characters that are valid but show nothing or change how a terminal shows what follows:
+// C1 controls, zero-width characters and joiners, bidirectional marks, embeddings, overrides
+// and isolates (the "Trojan Source" set), line and paragraph separators, the BOM and the
+// interlinear annotation characters. excerpt() writes them as \u{XXXX}.
+bool invisible(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0xAD || cp == 0x061C || cp == 0x180E ||
+         (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB);
+}
+
 }  // namespace
 
 std::size_t invalid_utf8_at(std::string_view s) {
@@ -155,7 +174,13 @@ std::string excerpt(std::string_view s, std::size_t max) {
     const std::size_t n = utf8_len(s, i);
     if (n > 1) {
       if (i + n > max) break;
-      out.append(s.substr(i, n));
+      if (const char32_t cp = code_point(s, i, n); invisible(cp)) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "\\u{%04x}", static_cast<unsigned>(cp));
+        out += buf;
+      } else {
+        out.append(s.substr(i, n));
+      }
       i += n;
       continue;
     }
@@ -209,10 +234,13 @@ int LineCounter::line_at(std::size_t offset) {
 
 int line_at(std::string_view text, std::size_t offset) {
   offset = std::min(offset, text.size());
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  return 1 + static_cast<int>(std::count(text.begin(),
+                                         text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
 }
 
-std::string quoted(std::string_view s, std::size_t max) { return '"' + excerpt(s, max) + '"'; }
+std::string quoted(std::string_view s, std::size_t max) {
+  return '"' + excerpt(s, max) + '"';
+}
 
 std::string json_quote(std::string_view s) {
   std::string out;
@@ -287,7 +315,8 @@ Result<void> check_text(std::string_view text, const std::string& file) {
   const std::size_t at = std::min(bad_utf8, bad_ctl);
   if (at == std::string_view::npos) return {};
   const std::size_t line_start = text.rfind('\n', at == 0 ? 0 : at - 1);
-  const std::size_t col = at - (line_start == std::string_view::npos || at == 0 ? 0 : line_start + 1) + 1;
+  const std::size_t col =
+      at - (line_start == std::string_view::npos || at == 0 ? 0 : line_start + 1) + 1;
   char byte[8];
   std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[at]));
   return fail(ErrorCode::kSyntax,

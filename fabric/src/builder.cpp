@@ -19,7 +19,8 @@ template <class Map>
 std::string describe(const Map& nodes, Guid guid, PortNum port) {
   const auto it = nodes.find(guid);
   if (it == nodes.end() || it->second.rec.description.empty()) return describe(guid, port);
-  return "\"" + it->second.rec.description + "\"" + describe(guid, port).substr(18);
+  return str::quoted(it->second.rec.description, kMaxDescriptionBytes) +
+         describe(guid, port).substr(18);
 }
 
 // Field-wise merge: a zero/empty field takes the other's value; two different non-zero
@@ -125,7 +126,9 @@ std::pair<std::string_view, std::string_view> split_ca_description(std::string_v
 
 FabricBuilder::FabricBuilder(std::string origin) : origin_(str::sanitize(origin)) {}
 
-void FabricBuilder::set_origin(std::string_view origin) { origin_ = str::sanitize(origin); }
+void FabricBuilder::set_origin(std::string_view origin) {
+  origin_ = str::sanitize(origin);
+}
 void FabricBuilder::add_warning(std::string_view warning) {
   warnings_.push_back(str::sanitize(warning));
 }
@@ -134,9 +137,8 @@ void FabricBuilder::add_incomplete(std::string_view what) {
 }
 
 const FabricBuilder::PortEntry* FabricBuilder::find_port(const NodeEntry& node, PortNum number) {
-  const auto it = std::lower_bound(
-      node.ports.begin(), node.ports.end(), number,
-      [](const PortEntry& e, PortNum v) { return e.rec.number < v; });
+  const auto it = std::lower_bound(node.ports.begin(), node.ports.end(), number,
+                                   [](const PortEntry& e, PortNum v) { return e.rec.number < v; });
   return it != node.ports.end() && it->rec.number == number ? &*it : nullptr;
 }
 
@@ -160,10 +162,17 @@ const NodeRecord* FabricBuilder::find_node(Guid guid) const {
 Result<void> FabricBuilder::add_node(const NodeRecord& node) {
   // Text that reaches every output (topology.conf, host maps, rank files, JSON): valid UTF-8
   // without control characters, so no input can add a line to a file written from it.
+  if (node.description.size() > kMaxDescriptionBytes)
+    return fail(ErrorCode::kSyntax, "node " + str::guid_hex(node.guid) + ": description " +
+                                        str::quoted(node.description) + " of " +
+                                        std::to_string(node.description.size()) +
+                                        " bytes, expected at most " +
+                                        std::to_string(kMaxDescriptionBytes));
   if (auto bad = str::invalid_utf8_at(node.description); bad != std::string::npos)
     return fail(ErrorCode::kSyntax, "node " + str::guid_hex(node.guid) + ": description " +
-                                        str::quoted(node.description) + " is not valid UTF-8 (byte " +
-                                        std::to_string(bad + 1) + ")");
+                                        str::quoted(node.description) +
+                                        " is not valid UTF-8 (byte " + std::to_string(bad + 1) +
+                                        ")");
   if (auto bad = str::control_char_at(node.description); bad != std::string::npos)
     return fail(ErrorCode::kSyntax, "node " + str::guid_hex(node.guid) + ": description " +
                                         str::quoted(node.description) +

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/builder.hpp"
 
@@ -195,7 +196,9 @@ void classify(const Fabric& f, Topology& t) {
       const HostId h = f.host_of(ca);
       if (is_switch(peer)) t.host_leaves[idx(h)].push_back(peer);
     });
-    if (!linked) t.warnings.push_back("HCA \"" + f.node(ca).description + "\" has no active link");
+    if (!linked)
+      t.warnings.push_back("HCA " + str::quoted(f.node(ca).description, kMaxDescriptionBytes) +
+                           " has no active link");
   }
   for (const auto& [desc, c] : desc_count)
     if (c > 1)

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "dump_records.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/sources.hpp"
 
@@ -24,7 +25,8 @@ struct PortKeyHash {
 };
 
 std::string node_label(const DumpNode& n) {
-  return "\"" + n.rec.description + "\" (" + str::guid_hex(n.rec.guid) + ")";
+  return str::quoted(n.rec.description, kMaxDescriptionBytes) + " (" + str::guid_hex(n.rec.guid) +
+         ")";
 }
 
 }  // namespace
@@ -488,16 +490,18 @@ Result<void> read_plain(std::string_view text, const std::string& file, FabricBu
     auto& used = seen_ports[p.node];
     if (std::find(used.begin(), used.end(), p.rec.number) != used.end())
       return fail(ErrorCode::kDuplicate,
-                  "port " + std::to_string(p.rec.number) + " of \"" + current->rec.description +
-                      "\" is listed twice",
+                  "port " + std::to_string(p.rec.number) + " of " +
+                      str::quoted(current->rec.description, kMaxDescriptionBytes) +
+                      " is listed twice",
                   file, lineno);
     used.push_back(p.rec.number);
     rec.ports.push_back(p);
   }
   if (rec.nodes.empty())
-    return fail(ErrorCode::kSyntax,
-                "no Switch, Ca or Rt record found up to the end: not an ibnetdiscover topology file",
-                file, lineno);
+    return fail(
+        ErrorCode::kSyntax,
+        "no Switch, Ca or Rt record found up to the end: not an ibnetdiscover topology file", file,
+        lineno);
   return detail::resolve_dump(rec, file, builder);
 }
 
@@ -604,8 +608,9 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
         const auto& old = rec.nodes[it->second].rec;
         if (old.type != n.type || old.description != n.description || old.lid != n.lid)
           return fail(ErrorCode::kDuplicate,
-                      "GUID " + str::guid_hex(n.guid) + " (\"" + d + "\") clashes with \"" +
-                          old.description + "\" of line " +
+                      "GUID " + str::guid_hex(n.guid) + " (" +
+                          str::quoted(d, kMaxDescriptionBytes) + ") clashes with " +
+                          str::quoted(old.description, kMaxDescriptionBytes) + " of line " +
                           std::to_string(rec.nodes[it->second].line),
                       file, lineno);
       }
@@ -628,7 +633,8 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
     auto& used = seen_ports[p.node];
     if (std::find(used.begin(), used.end(), p.rec.number) != used.end())
       return fail(ErrorCode::kDuplicate,
-                  "port " + std::to_string(p.rec.number) + " of \"" + desc + "\" is listed twice",
+                  "port " + std::to_string(p.rec.number) + " of " +
+                      str::quoted(desc, kMaxDescriptionBytes) + " is listed twice",
                   file, lineno);
     used.push_back(p.rec.number);
     rec.ports.push_back(p);

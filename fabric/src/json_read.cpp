@@ -673,20 +673,29 @@ Result<void> read_json(std::string_view text, const std::string& file, FabricBui
   const bool ok = json::sax_parse(first, last, &reader, json::input_format_t::json, true);
   if (ok) return {};
   if (reader.error) return std::unexpected(*reader.error);
-  // A syntax error: nlohmann's message says "at line L, column C" (a number overflow, out of
-  // range, says nothing: the line read so far). Its "last read" excerpt may hold raw bytes.
-  std::string what = reader.parse_error_what;
+  const int read_so_far =
+      reader.furthest > text.data()
+          ? str::line_at(text, static_cast<std::size_t>(reader.furthest - text.data()) - 1)
+          : 1;
+  return std::unexpected(json_syntax_error(reader.parse_error_what, read_so_far, file));
+}
+
+Error json_syntax_error(std::string_view what, int fallback_line, const std::string& file) {
+  // nlohmann's message: "[json.exception.parse_error.101] parse error at line L, column C:
+  // ..." (or out_of_range.406 for a number overflow, which names no line).
   int line = 0;
-  if (const auto p = what.find("at line "); p != std::string::npos)
-    line = std::atoi(what.c_str() + p + 8);
-  if (line <= 0)
-    line = reader.furthest > text.data()
-               ? str::line_at(text, static_cast<std::size_t>(reader.furthest - text.data()) - 1)
-               : 1;
-  if (const auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
-  if (const auto p = what.find("] "); what.starts_with("[json.exception") && p != std::string::npos)
-    what = what.substr(p + 2);
-  return fail(ErrorCode::kSyntax, "invalid JSON: " + str::excerpt(what, 200), file, line);
+  if (const auto p = what.find("at line "); p != std::string_view::npos) {
+    for (std::size_t i = p + 8;
+         i < what.size() && what[i] >= '0' && what[i] <= '9' && line < 100000000; ++i)
+      line = line * 10 + (what[i] - '0');
+  }
+  if (line <= 0) line = fallback_line;
+  if (const auto p = what.find("parse error"); p != std::string_view::npos)
+    what = what.substr(p);
+  else if (const auto q = what.find("] ");
+           what.starts_with("[json.exception") && q != std::string_view::npos)
+    what = what.substr(q + 2);
+  return Error{ErrorCode::kSyntax, "invalid JSON: " + str::excerpt(what, 200), file, line};
 }
 
 }  // namespace fabricplace::fabric

@@ -102,9 +102,10 @@ Result<Routes> lft_routes(const Fabric& f, std::string_view text, const std::str
     if (t.starts_with("Unicast lids")) {
       auto g = t.find(" guid ");
       if (g == std::string_view::npos) {
-        return fail(ErrorCode::kSyntax,
-                    "expected 'Unicast lids [..] of switch Lid N guid 0x...', got " + str::quoted(t),
-                    file, n);
+        return fail(
+            ErrorCode::kSyntax,
+            "expected 'Unicast lids [..] of switch Lid N guid 0x...', got " + str::quoted(t), file,
+            n);
       }
       auto rest = t.substr(g + 6);
       auto guid = str::parse_hex(rest.substr(0, rest.find_first_of(" ('")));
@@ -129,7 +130,12 @@ Result<Routes> lft_routes(const Fabric& f, std::string_view text, const std::str
     if (rest.starts_with("UNREACHABLE")) continue;
     auto port = str::parse_uint(rest.substr(0, rest.find(' ')), kMaxIbPort);
     if (!lid || !port) {
-      return fail(ErrorCode::kSyntax, "expected '0xLID PORT # ...', got " + str::quoted(t), file, n);
+      return fail(ErrorCode::kSyntax, "expected '0xLID PORT # ...', got " + str::quoted(t), file,
+                  n);
+    }
+    if (*lid > 0xFFFF) {  // a LID is 16 bits (IBA 4.1.3); never narrow a longer one onto a host
+      return fail(ErrorCode::kSyntax,
+                  "LID " + str::quoted(t.substr(0, sp)) + " is beyond 16 bits (0xffff)", file, n);
     }
     auto it = host_of_lid.find(static_cast<std::uint32_t>(*lid));
     if (it == host_of_lid.end()) continue;  // a switch's LID, or a LID of no host we route to

@@ -55,10 +55,10 @@ class TreeBuilder {
     auto take = [&](Guid g) -> Result<PortNum> {
       auto& p = next_port[g];
       if (p == std::numeric_limits<PortNum>::max())
-        return fail(ErrorCode::kUnsupported,
-                    "switch " + name_of(g) + " would need more than " + std::to_string(p) +
-                        " ports",
-                    {}, line_of(g));
+        return fail(
+            ErrorCode::kUnsupported,
+            "switch " + name_of(g) + " would need more than " + std::to_string(p) + " ports", {},
+            line_of(g));
       return ++p;
     };
     std::sort(edges_.begin(), edges_.end());
@@ -135,7 +135,8 @@ Result<void> copy_into(Result<Fabric> built, FabricBuilder& builder, const char*
 }
 
 bool valid_name(std::string_view s) {
-  return !s.empty() && str::invalid_utf8_at(s) == std::string_view::npos &&
+  return !s.empty() && s.size() <= kMaxNameBytes &&
+         str::invalid_utf8_at(s) == std::string_view::npos &&
          str::control_char_at(s) == std::string_view::npos &&
          std::all_of(s.begin(), s.end(), [](char c) {
            return c != ' ' && c != ',' && c != '[' && c != ']' && c != '=' && c != '"';
@@ -191,7 +192,8 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
     if (!valid_name(name))
       return fail(ErrorCode::kSyntax,
                   "bad switch name " + str::quoted(name) +
-                      ", expected printable text without blanks, commas, brackets, '=' or quotes",
+                      ", expected printable text of at most 255 bytes without blanks, commas, "
+                      "brackets, '=' or quotes",
                   file, lineno);
     if (auto [it, inserted] = defined.emplace(name, lineno); !inserted)
       return fail(ErrorCode::kDuplicate,
@@ -205,6 +207,11 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       auto hosts = hostlist::expand(nodes);
       if (!hosts) return fail(ErrorCode::kSyntax, "Nodes=: " + hosts.error().message, file, lineno);
       for (const auto& h : *hosts) {
+        if (h.size() > kMaxNameBytes)
+          return fail(ErrorCode::kSyntax,
+                      "Nodes=: host name " + str::quoted(h) + " of " + std::to_string(h.size()) +
+                          " bytes, expected at most " + std::to_string(kMaxNameBytes),
+                      file, lineno);
         auto [it, inserted] = host_leaf.try_emplace(h, name, lineno);
         if (!inserted && it->second.first == name)
           return fail(ErrorCode::kDuplicate, "host " + h + " listed twice under " + name, file,
@@ -221,7 +228,15 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       auto kids = hostlist::expand(switches);
       if (!kids)
         return fail(ErrorCode::kSyntax, "Switches=: " + kids.error().message, file, lineno);
-      for (const auto& k : *kids) switch_refs.push_back(Ref{name, k, lineno});
+      for (const auto& k : *kids) {
+        if (k.size() > kMaxNameBytes)
+          return fail(ErrorCode::kSyntax,
+                      "Switches=: switch name " + str::quoted(k) + " of " +
+                          std::to_string(k.size()) + " bytes, expected at most " +
+                          std::to_string(kMaxNameBytes),
+                      file, lineno);
+        switch_refs.push_back(Ref{name, k, lineno});
+      }
       if (switch_refs.size() > limits().ports)
         return fail(ErrorCode::kUnsupported,
                     "more than " + std::to_string(limits().ports) +
@@ -325,15 +340,15 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
       if (!valid_name(name))
         return fail(ErrorCode::kSyntax,
                     std::string("column ") + kTier[k] +
-                        ": expected a printable name without blanks, commas, brackets or quotes, "
-                        "got " +
+                        ": expected a printable name of at most 255 bytes without blanks, commas, "
+                        "brackets or quotes, got " +
                         str::quoted(name),
                     file, lineno);
       auto [it, inserted] = tier_of.try_emplace(name, static_cast<int>(k), lineno);
       if (!inserted && it->second.first != static_cast<int>(k))
         return fail(ErrorCode::kReference,
-                    str::quoted(name) + " is a " + kTier[k] + " here but a " + kTier[it->second.first] +
-                        " at line " + std::to_string(it->second.second),
+                    str::quoted(name) + " is a " + kTier[k] + " here but a " +
+                        kTier[it->second.first] + " at line " + std::to_string(it->second.second),
                     file, lineno);
     }
     const std::string host(cells[0]);

@@ -9,6 +9,7 @@
 
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/json_io.hpp"
 
 namespace fabricplace::placement {
 
@@ -90,9 +91,9 @@ Result<std::vector<fabric::HostId>> resolve_hosts(
       unknown.push_back(n);
   }
   if (unknowns > 0)
-    return fail(ErrorCode::kUsage,
-                std::string(what) + ": " + std::to_string(unknowns) +
-                    " host(s) not in the fabric: " + str::excerpt(hostlist::compress(unknown), 200));
+    return fail(ErrorCode::kUsage, std::string(what) + ": " + std::to_string(unknowns) +
+                                       " host(s) not in the fabric: " +
+                                       str::excerpt(hostlist::compress(unknown), 200));
   return out;
 }
 
@@ -121,9 +122,9 @@ void warn_strangers(NodeStates& s, std::vector<std::string> strangers, const std
   const std::size_t count = strangers.size();
   if (strangers.size() > 1000) strangers.resize(1000);  // the message shows 200 bytes
   std::sort(strangers.begin(), strangers.end(), hostlist::natural_less);
-  s.warnings.push_back(source + ": " + std::to_string(count) +
-                       " host(s) not in the fabric ignored: " +
-                       str::excerpt(hostlist::compress(strangers), 200));
+  s.warnings.push_back(
+      source + ": " + std::to_string(count) +
+      " host(s) not in the fabric ignored: " + str::excerpt(hostlist::compress(strangers), 200));
 }
 
 void warn_unreported(const fabric::Fabric& f, NodeStates& s, const std::string& source) {
@@ -225,9 +226,7 @@ class StatesReader final : public nlohmann::json::json_sax_t {
     if (--depth_ == 0) done = true;
     return true;
   }
-  bool start_array(std::size_t) override {
-    return depth_ == 0 ? top_wrong() : wrong("an array");
-  }
+  bool start_array(std::size_t) override { return depth_ == 0 ? top_wrong() : wrong("an array"); }
   bool end_array() override { return true; }
   bool key(string_t& k) override {
     key_ = std::move(k);
@@ -286,14 +285,8 @@ Result<NodeStates> states_from_json(const fabric::Fabric& f, std::string_view te
   if (!nlohmann::json::sax_parse(first, last, &reader, nlohmann::json::input_format_t::json,
                                  true)) {
     if (reader.error) return std::unexpected(*reader.error);
-    std::string what = reader.parse_error_what;
-    int line = 0;
-    if (const auto p = what.find("at line "); p != std::string::npos)
-      line = std::atoi(what.c_str() + p + 8);
-    if (line <= 0) line = reader.line_now();
-    if (const auto p = what.find("] "); what.starts_with("[json.exception") && p != std::string::npos)
-      what = what.substr(p + 2);
-    return fail(ErrorCode::kSyntax, "invalid JSON: " + str::excerpt(what, 200), file, line);
+    return std::unexpected(
+        fabric::json_syntax_error(reader.parse_error_what, reader.line_now(), file));
   }
   NodeStates s;
   s.state.assign(f.num_hosts(), HostState::kUnknown);
@@ -324,14 +317,14 @@ Result<NodeStates> states_from_sinfo(const fabric::Fabric& f, std::string_view t
     if (line.empty()) continue;
     const auto sp = line.find_first_of(" \t");
     if (sp == std::string_view::npos)
-      return fail(
-          ErrorCode::kSyntax,
-          "expected \"HOST STATE\" (sinfo -h -N -o '%N %t'), got " + str::quoted(line),
-          source, lineno);
+      return fail(ErrorCode::kSyntax,
+                  "expected \"HOST STATE\" (sinfo -h -N -o '%N %t'), got " + str::quoted(line),
+                  source, lineno);
     const std::string name(line.substr(0, sp));
     auto st = parse_slurm_state(str::trim(line.substr(sp)));
     if (!st)
-      return fail(ErrorCode::kSyntax, str::quoted(name) + ": " + st.error().message, source, lineno);
+      return fail(ErrorCode::kSyntax, str::quoted(name) + ": " + st.error().message, source,
+                  lineno);
     if (auto h = f.find_host(name))
       s.state[fabric::idx(*h)] = worse(s.state[fabric::idx(*h)], *st);
     else

@@ -9,7 +9,8 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
   for (const auto& a : args) {
     const auto eq = a.find('=');
     if (eq == std::string::npos || eq == 0)
-      return fail(ErrorCode::kUsage, "plugstack.conf argument \"" + a + "\": expected key=value");
+      return fail(ErrorCode::kUsage,
+                  "plugstack.conf argument " + str::quoted(a) + ": expected key=value");
     const std::string key = a.substr(0, eq), value = a.substr(eq + 1);
     if (key == "fabric") {
       if (value.empty())
@@ -22,17 +23,18 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
     } else if (key == "policy") {
       if (value != "fabric" && value != "slurm-tree" && value != "first-fit")
         return fail(ErrorCode::kUsage,
-                    "policy=" + value + ": expected fabric, slurm-tree or first-fit");
+                    "policy=" + str::quoted(value) + ": expected fabric, slurm-tree or first-fit");
       c.policy = value;
     } else if (key == "mode") {
       if (value != "constrain" && value != "exact" && value != "off")
-        return fail(ErrorCode::kUsage, "mode=" + value + ": expected constrain, exact or off");
+        return fail(ErrorCode::kUsage,
+                    "mode=" + str::quoted(value) + ": expected constrain, exact or off");
       c.mode = value;
     } else if (key == "gpus_per_node") {
       const auto v = str::parse_uint(value, 1024);
       if (!v || *v == 0)
         return fail(ErrorCode::kUsage,
-                    "gpus_per_node=" + value + ": expected an integer from 1 to 1024");
+                    "gpus_per_node=" + str::quoted(value) + ": expected an integer from 1 to 1024");
       c.gpus_per_node = static_cast<int>(*v);
     } else if (key == "hwloc_xml") {
       if (value.empty())
@@ -41,11 +43,10 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
     } else if (key == "log") {
       c.log_path = value;
     } else {
-      return fail(
-          ErrorCode::kUsage,
-          "unknown plugstack.conf argument \"" + key +
-              "\", expected fabric=, hostmap=, policy=, mode=, gpus_per_node=, hwloc_xml= or "
-              "log=");
+      return fail(ErrorCode::kUsage,
+                  "unknown plugstack.conf argument " + str::quoted(key) +
+                      ", expected fabric=, hostmap=, policy=, mode=, gpus_per_node=, hwloc_xml= or "
+                      "log=");
     }
   }
   return c;

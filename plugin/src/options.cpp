@@ -45,9 +45,8 @@ Result<void> set_option(JobOptions& o, Option which, const char* value) {
       const auto n = str::parse_uint(v, 1u << 20);
       if (!n || *n == 0)
         return fail(ErrorCode::kUsage,
-                    name +
-                        ": expected a positive integer (GPUs per tensor-parallel group), got \"" +
-                        v + "\"");
+                    name + ": expected a positive integer (GPUs per tensor-parallel group), got " +
+                        str::quoted(v));
       o.tp = static_cast<std::uint32_t>(*n);
       return {};
     }
@@ -55,19 +54,20 @@ Result<void> set_option(JobOptions& o, Option which, const char* value) {
       const auto m = parse_mode(v);
       if (!m)
         return fail(ErrorCode::kUsage,
-                    name + ": expected constrain, exact or off, got \"" + v + "\"");
+                    name + ": expected constrain, exact or off, got " + str::quoted(v));
       o.mode = *m;
       return {};
     }
     case Option::kPolicy:
       if (v != "fabric" && v != "slurm-tree" && v != "first-fit")
         return fail(ErrorCode::kUsage,
-                    name + ": expected fabric, slurm-tree or first-fit, got \"" + v + "\"");
+                    name + ": expected fabric, slurm-tree or first-fit, got " + str::quoted(v));
       o.policy = v;
       return {};
     case Option::kRankfile:
       if (v.empty() || v.find('\n') != std::string::npos)
-        return fail(ErrorCode::kUsage, name + ": expected a file path prefix, got \"" + v + "\"");
+        return fail(ErrorCode::kUsage,
+                    name + ": expected a file path prefix, got " + str::quoted(v));
       o.rankfile = v;
       return {};
   }

@@ -89,8 +89,8 @@ int remote_user_init(spank_t sp) {
   const auto counts = step_tasks ? fp::placement::task_counts(*step_tasks) : std::nullopt;
   const bool uniform = counts && counts->size() == 1;
   if (step_nodes && local_tasks > 0 && step_id != SLURM_BATCH_SCRIPT && !uniform) {
-    note_once("the step's tasks per node are uneven (" + step_tasks.value_or("?") +
-              "); no FABRICPLACE_* task variables");
+    note_once("the step's tasks per node are uneven (" +
+              fp::str::excerpt(step_tasks.value_or("?")) + "); no FABRICPLACE_* task variables");
   } else if (step_nodes && local_tasks > 0 && step_id != SLURM_BATCH_SCRIPT) {
     // srun ran the tasks in its ring order (its hostfile): task id = ring rank, whatever
     // host map this node reads now. Else this node's ring, unless srun read another version

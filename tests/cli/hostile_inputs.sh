@@ -151,7 +151,15 @@ wait $reader
 grep -q '^SwitchName=' "$d/from-fifo" || fail "output_fifo: the reader got no topology"
 run output_dev_null 0 "" -- "$bin" fabric export "$S" --format json -o /dev/null
 [[ -c /dev/null ]] || fail "output_dev_null: /dev/null is no longer a device"
-run output_empty 2 "fabricplace: error: empty output file name" -- "$bin" fabric export "$S" --format json -o ''
+run output_empty 2 "fabricplace: usage error: --output: expected a file path or '-'" -- "$bin" fabric export "$S" --format json -o ''
+run simulate_out_empty 2 "fabricplace: usage error: --out: expected a directory" -- "$bin" simulate --fabric "$S" \
+  --trace "$data/traces/philly-head300.csv" --out ''
+# Found when the command line is read: before discovery (which would take its MAD timeouts, or
+# fail on a machine without an HCA with exit 1).
+if "$bin" fabric discover --help 2>/dev/null | grep -q -- --output; then
+  run discover_output_empty 2 "fabricplace: usage error: --output: expected a file path or '-'" -- \
+    "$bin" fabric discover -o ''
+fi
 
 # ---- messages: short, escaped, with the line, however long or binary the input
 long=$(py "print('x' * 100000)")

@@ -39,11 +39,12 @@ TEST(Strings, LinesSplitsOnNewlinesAndDropsCarriageReturns) {
 }
 
 TEST(Strings, Utf8ValidationFollowsRfc3629) {
-  EXPECT_EQ(str::invalid_utf8_at("node01 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"), std::string_view::npos);
+  EXPECT_EQ(str::invalid_utf8_at("node01 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"),
+            std::string_view::npos);
   EXPECT_EQ(str::invalid_utf8_at("ab\xff"), 2u);
   EXPECT_EQ(str::invalid_utf8_at("\xc0\xaf"), 0u);          // overlong '/'
   EXPECT_EQ(str::invalid_utf8_at("x\xed\xa0\x80"), 1u);     // a surrogate
-  EXPECT_EQ(str::invalid_utf8_at("\xf4\x90\x80\x80"), 0u); // above U+10FFFF
+  EXPECT_EQ(str::invalid_utf8_at("\xf4\x90\x80\x80"), 0u);  // above U+10FFFF
   EXPECT_EQ(str::invalid_utf8_at("\xe2\x82"), 0u);          // cut short
   EXPECT_EQ(str::control_char_at("a\tb"), 1u);
   EXPECT_EQ(str::control_char_at("ab\x7f"), 2u);
@@ -55,6 +56,18 @@ TEST(Strings, ExcerptIsShortPrintableAndCutAtACharacter) {
   EXPECT_EQ(str::excerpt(std::string(100, 'x'), 10), "xxxxxxxxxx...");
   EXPECT_EQ(str::excerpt("abc\xc3\xa9", 4), "abc...");  // never half a character
   EXPECT_EQ(str::quoted("ok"), "\"ok\"");
+}
+
+TEST(Strings, ExcerptShowsInvisibleAndReorderingCharactersAsEscapes) {
+  // U+202E (right-to-left override) would show "node1" + reversed text; U+200B shows nothing;
+  // U+0085 (C1 next line) breaks lines in some terminals; U+FEFF; é and ü stay as they are.
+  EXPECT_EQ(str::excerpt("node\xe2\x80\xae"
+                         "1\xe2\x80\x8bx\xc2\x85y\xef\xbb\xbfz\xc3\xa9\xc3\xbc"),
+            "node\\u{202e}1\\u{200b}x\\u{0085}y\\u{feff}z\xc3\xa9\xc3\xbc");
+  EXPECT_EQ(str::excerpt("\xe2\x81\xa6"
+                         "a\xe2\x81\xa9"),
+            "\\u{2066}a\\u{2069}");
+  EXPECT_EQ(str::excerpt("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");  // visible 4-byte emoji
 }
 
 TEST(Strings, SanitizeEscapesOnlyWhatCouldBreakALineAndIsIdempotent) {

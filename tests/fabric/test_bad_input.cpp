@@ -2,6 +2,7 @@
 // cross-reference errors, the referring line) and what was expected.
 #include <gtest/gtest.h>
 
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/sources.hpp"
@@ -116,7 +117,8 @@ INSTANTIATE_TEST_SUITE_P(
             "dump.txt:7: port 1 of \"MF0;leaf01:MQM8700/U1\" is listed twice"},
         Bad{"nonsense_width",
             replace(kGood, "\"node002 mlx5_0\" lid 0 4xHDR", "\"node002 mlx5_0\" lid 0 7xHDR"),
-            "dump.txt:7: bad link rate \"7xHDR\", expected a link rate <width><speed> such as 4xHDR "
+            "dump.txt:7: bad link rate \"7xHDR\", expected a link rate <width><speed> such as "
+            "4xHDR "
             "(width 1x/2x/4x/8x/12x, speed SDR/DDR/QDR/FDR10/FDR/EDR/HDR/NDR/XDR); got \"...# "
             "\"node002 mlx5_0\" lid 0 7xHDR\""},
         Bad{"wrong_peer_type",
@@ -137,7 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
             "topology file"},
         Bad{"ports_bad_type",
             "CA 0 1 0x1070fd0300200001 4x HDR - XX 0 1 0xfc6a1c0300100004 ( 'a b' - 'c' )\n",
-            "dump.txt:1: expected the peer's node type SW, CA or RT; got \"CA 0 1 0x1070fd0300200001 "
+            "dump.txt:1: expected the peer's node type SW, CA or RT; got \"CA 0 1 "
+            "0x1070fd0300200001 "
             "4x HDR - XX 0 1 0xfc6a1c0300100004...\""},
         Bad{"ports_truncated",
             "CA     0  1 0x1070fd0300200001 4x HDR - SW     0  1 0xfc6a1c0300100004 ( 'node001 "
@@ -154,7 +157,8 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"ports_bad_rate",
             "SW     0  1 0xfc6a1c0300100004 4x HXR - CA     0  1 0x1070fd0300200001 ( "
             "'MF0;leaf01:MQM8700/U1' - 'node001 mlx5_0' )\n",
-            "dump.txt:1: bad link rate \"4x HXR\", expected a link rate <width><speed> such as 4xHDR "
+            "dump.txt:1: bad link rate \"4x HXR\", expected a link rate <width><speed> such as "
+            "4xHDR "
             "(width 1x/2x/4x/8x/12x, speed SDR/DDR/QDR/FDR10/FDR/EDR/HDR/NDR/XDR) written as two "
             "words, e.g. \"4x HDR\"; got \"SW     0  1 0xfc6a1c0300100004 4x HXR - CA     0  1 "
             "0x1070fd...\""}),
@@ -241,7 +245,8 @@ TEST(Bounds, TopologyChainsAreCheckedWithoutRecursion) {
   EXPECT_EQ(deep.error().to_string(),
             "chain.conf:255: switch \"s254\" is more than 254 switch levels above the nearest "
             "HCA: deeper than any fabric (fat-trees have 2 to 5 levels)");
-  std::string cycle = "SwitchName=s0 Nodes=n0 Switches=s100000\n" + chain.substr(chain.find('\n') + 1);
+  std::string cycle =
+      "SwitchName=s0 Nodes=n0 Switches=s100000\n" + chain.substr(chain.find('\n') + 1);
   FabricBuilder c;
   auto r = read_slurm_topology(cycle, "cycle.conf", {}, c);
   ASSERT_FALSE(r);
@@ -278,6 +283,22 @@ TEST(Bounds, NamesThatCouldAddLinesToAnOutputAreRefused) {
       << r.error().message;
 }
 
+TEST(Bounds, DescriptionsLongerThanTheLimitAreRefused) {
+  FabricBuilder b;
+  NodeRecord n;
+  n.guid = 0x10;
+  n.type = NodeType::kSwitch;
+  n.num_ports = 36;
+  n.description = std::string(kMaxDescriptionBytes, 's');
+  ASSERT_TRUE(b.add_node(n));  // 512 bytes: the longest allowed
+  n.guid = 0x11;
+  n.description += "s";
+  auto r = b.add_node(n);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "node 0x0000000000000011: description \"" + std::string(60, 's') +
+                                   "...\" of 513 bytes, expected at most 512");
+}
+
 TEST(Bounds, PortNumbersCostOneEntryEach) {
   // A node naming port 65535 used to allocate 65536 port slots; now it is one entry, and
   // the port beyond the node's count is an error at build().
@@ -295,6 +316,5 @@ TEST(Bounds, PortNumbersCostOneEntryEach) {
   EXPECT_FALSE(b.has_port(0x10, 4));
   auto f = b.build();
   ASSERT_FALSE(f);
-  EXPECT_EQ(f.error().message,
-            "node 0x0000000000000010 (\"s1\") has 36 ports but uses port 65535");
+  EXPECT_EQ(f.error().message, "node 0x0000000000000010 (\"s1\") has 36 ports but uses port 65535");
 }

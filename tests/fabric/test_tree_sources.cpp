@@ -93,9 +93,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadTree{"csv_tier_clash", true, "host,leaf,spine\nh1,l1,s1\nh2,s1,s2\n",
                 "t.csv:3: \"s1\" is a leaf here but a spine at line 2"},
         BadTree{"csv_bad_name", true, "host,leaf,spine\nh 1,l1,s1\n",
-                "t.csv:2: column host: expected a printable name without blanks, commas, brackets or "
-                "quotes, got \"h 1\""},
-        BadTree{"csv_no_rows", true, "host,leaf,spine\n", "t.csv:1: no host rows after the header, up to the end"}));
+                "t.csv:2: column host: expected a printable name of at most 255 bytes without "
+                "blanks, commas, brackets or quotes, got \"h 1\""},
+        BadTree{"csv_long_name", true, "host,leaf,spine\nh1," + std::string(256, 'l') + ",s1\n",
+                "t.csv:2: column leaf: expected a printable name of at most 255 bytes without "
+                "blanks, commas, brackets or quotes, got \"" +
+                    std::string(60, 'l') + "...\""},
+        BadTree{"conf_long_host", false,
+                "SwitchName=s1 Nodes=h[1-2]" + std::string(300, 'x') + "\n",
+                "topology.conf:1: Nodes=: host name \"h1" + std::string(58, 'x') +
+                    "...\" of 302 bytes, expected at most 255"},
+        BadTree{"conf_long_child", false, "SwitchName=s1 Switches=" + std::string(256, 'c') + "\n",
+                "topology.conf:1: Switches=: switch name \"" + std::string(60, 'c') +
+                    "...\" of 256 bytes, expected at most 255"},
+        BadTree{"csv_no_rows", true, "host,leaf,spine\n",
+                "t.csv:1: no host rows after the header, up to the end"}));
 
 TEST(SlurmTopologySource, FlatSwitchesMayHoldThousandsOfHosts) {
   auto f = read("SwitchName=s1 Nodes=node[0001-1000]\n", false);

@@ -336,6 +336,16 @@ TEST(HostMap, BadInputNamesTheLine) {
   auto unknown = resolve_hosts(*m, "n[1-4]", "SLURM_JOB_NODELIST");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().message, "SLURM_JOB_NODELIST: 2 host(s) not in the fabric: n[3-4]");
+  // A node list whose count wraps 64 bits (524288 x 2^32 x 8 bytes) is refused before
+  // anything is expanded: what the plugin does with such a SLURM_JOB_NODELIST.
+  auto wide = resolve_hosts(*m, "n[0-524287][0-4294967295]", "SLURM_JOB_NODELIST");
+  ASSERT_FALSE(wide);
+  EXPECT_EQ(
+      wide.error().message.rfind("SLURM_JOB_NODELIST: hostlist \"n[0-524287][0-4294967295]\", "
+                                 "column 12: expands to more than ",
+                                 0),
+      0u)
+      << wide.error().message;
 }
 
 TEST(RankFormat, Names) {

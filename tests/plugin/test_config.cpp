@@ -28,12 +28,16 @@ TEST(PluginConfig, RejectsBadArguments) {
   EXPECT_EQ(parse_plugin_args({"fabric"}).error().message,
             "plugstack.conf argument \"fabric\": expected key=value");
   EXPECT_EQ(parse_plugin_args({"mode=fast"}).error().message,
-            "mode=fast: expected constrain, exact or off");
+            "mode=\"fast\": expected constrain, exact or off");
   EXPECT_EQ(parse_plugin_args({"policy=best"}).error().message,
-            "policy=best: expected fabric, slurm-tree or first-fit");
+            "policy=\"best\": expected fabric, slurm-tree or first-fit");
   EXPECT_EQ(parse_plugin_args({"gpus_per_node=0"}).error().message,
-            "gpus_per_node=0: expected an integer from 1 to 1024");
+            "gpus_per_node=\"0\": expected an integer from 1 to 1024");
   EXPECT_EQ(parse_plugin_args({"colour=red"}).error().message,
             "unknown plugstack.conf argument \"colour\", expected fabric=, hostmap=, policy=, "
             "mode=, gpus_per_node=, hwloc_xml= or log=");
+  // A value is quoted short and escaped: no line break or terminal escape reaches the log.
+  EXPECT_EQ(
+      parse_plugin_args({"mode=a\n\x1b[2J" + std::string(100, 'x')}).error().message,
+      "mode=\"a\\n\\x1b[2J" + std::string(54, 'x') + "...\": expected constrain, exact or off");
 }

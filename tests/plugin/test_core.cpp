@@ -52,6 +52,8 @@ TEST(PluginOptions, ValuesAndMessages) {
             "--fabric-mode: expected constrain, exact or off, got \"fast\"");
   EXPECT_EQ(error_of(set_option(o, Option::kPolicy, "best")),
             "--fabric-policy: expected fabric, slurm-tree or first-fit, got \"best\"");
+  EXPECT_EQ(error_of(set_option(o, Option::kRankfile, "/tmp/r\n")),
+            "--fabric-rankfile: expected a file path prefix, got \"/tmp/r\\n\"");
   EXPECT_EQ(error_of(set_option(o, Option::kRankfile, "/tmp/r")), "");
   EXPECT_EQ(o.rankfile, "/tmp/r");
   // The remote callback runs twice per step: setting again is harmless.

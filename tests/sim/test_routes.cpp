@@ -161,6 +161,13 @@ TEST(LftDump, ErrorsNameFileAndLine) {
                  "t.dump");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().to_string(), "t.dump:2: expected '0xLID PORT # ...', got \"0x0001 zz # x\"");
+  // 0x100000001 would be LID 1 (a host's) if narrowed to 32 or 16 bits.
+  r = lft_routes(f,
+                 "Unicast lids [0-172] of switch Lid 9 guid 0xfc6a1c0300100004 ('leaf01'):\n"
+                 "0x100000001 001 # x\n",
+                 "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(), "t.dump:2: LID \"0x100000001\" is beyond 16 bits (0xffff)");
   r = lft_routes(f, "nothing here\n", "t.dump");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().to_string(),

@@ -57,6 +57,15 @@ check "no pinned-node file left behind by --test-only" test -z "$(ls -A . | grep
 printf '#!/bin/bash\n#SBATCH -N 4\ntrue\n' >stdin.sh
 out=$(sbatch --test-only --fabric-tp=4 <stdin.sh 2>&1); rc=$?
 check "a script on stdin (#SBATCH -N 4) is accepted (rc $rc)" test "$rc" == 0
+# A script the plugin must not read: a FIFO (sbatch has read it already; a second read would
+# block forever) and a device that never ends (sbatch refuses it by its own size limit).
+mkfifo fifo.sh
+(printf '#!/bin/bash\n#SBATCH -N 4\ntrue\n' >fifo.sh &)
+out=$(timeout -s KILL 60 sbatch --test-only --fabric-tp=4 fifo.sh 2>&1); rc=$?
+check "a FIFO script is accepted without the plugin reading it again (rc $rc)" test "$rc" == 0
+out=$(timeout -s KILL 60 sbatch --test-only --fabric-tp=4 /dev/zero 2>&1); rc=$?
+check "sbatch /dev/zero ends in sbatch's own error, not a hang or crash (rc $rc)" \
+  bash -c "[[ $rc -ne 0 && $rc -lt 128 ]] && ! grep -q 'fabricplace: internal' <<<'$out'"
 out=$(sbatch --test-only --fabric-tp=32 -N 4 --fabric-tp=4 --wrap true 2>&1); rc=$?
 check "the last --fabric-tp counts, whatever the callback order (rc $rc)" test "$rc" == 0
 

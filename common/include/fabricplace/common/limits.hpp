@@ -15,6 +15,7 @@
 // variable is a safety valve, not configuration.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace fabricplace {
@@ -28,6 +29,13 @@ struct Limits {
   std::uint64_t hostlist_names = 1'000'000;
   std::uint64_t json_depth = 64;
 };
+
+/// The longest host or switch name, in bytes: a DNS name's longest (RFC 1035: 253
+/// characters). A node description (a host name and its HCA's, "node001 HCA-1") may be
+/// twice that, well above an InfiniBand NodeDescription (64 bytes). Fixed, not settable:
+/// a longer one is a mistake in the input, and error messages quote them whole.
+inline constexpr std::size_t kMaxNameBytes = 255;
+inline constexpr std::size_t kMaxDescriptionBytes = 512;
 
 /// The limits in force: the defaults, overridden by the environment (read on first use).
 const Limits& limits();

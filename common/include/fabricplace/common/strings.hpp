@@ -58,7 +58,9 @@ class Lines {
  private:
   std::string_view text_;
 };
-inline Lines lines(std::string_view text) { return Lines(text); }
+inline Lines lines(std::string_view text) {
+  return Lines(text);
+}
 
 /// Checks that `text` is UTF-8 without control characters other than tab, CR and newline
 /// (what every line-based input must be); the error (kSyntax) names `file`, the line and
@@ -114,8 +116,10 @@ std::size_t control_char_at(std::string_view s);
 
 /// A short, printable rendering of input for error messages: at most `max` bytes of `s`
 /// (cut at a character boundary, "..." appended when cut), line breaks written as \n and
-/// \r, other control characters (tab aside) and bytes that are not valid UTF-8 as \xNN, so
-/// nothing binary and no line break ever reaches a terminal through an error message.
+/// \r, other control characters (tab aside) and bytes that are not valid UTF-8 as \xNN, and
+/// characters that show nothing or reorder what follows (C1 controls, zero-width characters,
+/// bidirectional marks and overrides, line separators, BOM) as \u{XXXX}, so nothing binary,
+/// invisible or reordering and no line break ever reaches a terminal through an error message.
 std::string excerpt(std::string_view s, std::size_t max = 60);
 
 /// `s` with every control character and every byte that is not valid UTF-8 written as

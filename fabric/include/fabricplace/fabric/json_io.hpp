@@ -20,4 +20,11 @@ std::string to_json(const Fabric& fabric);
 /// ("nodes[3].guid") and the line (of the node or link for errors found at its end).
 Result<void> read_json(std::string_view text, const std::string& file, FabricBuilder& builder);
 
+/// The error for a JSON syntax error that nlohmann's SAX parser reported as `what` (its
+/// exception's what()), for every JSON input read with it: "invalid JSON: <what, without the
+/// exception id, quoted short and escaped: its "last read" excerpt may hold raw bytes>" at the
+/// line nlohmann names, or at `fallback_line` (the line read so far) when it names none (a
+/// number out of range says nothing).
+Error json_syntax_error(std::string_view what, int fallback_line, const std::string& file);
+
 }  // namespace fabricplace::fabric
