@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -46,6 +47,16 @@ int usage(const std::string& message) {
 std::string fmt(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// A setting as given: the shortest form that reads back as the same double (0.0625, 2, 1e-05).
+std::string exact(double v) {
+  char buf[64];
+  for (int p = 1; p <= 17; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*g", p, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
   return buf;
 }
 
@@ -204,9 +215,9 @@ int run_simulate(const SimulateOpts& o) {
   info.traces = trace->files;
   info.settings = {
       "GPUs per node " + std::to_string(o.sopt.gpus_per_node) + "; TP cap " +
-          std::to_string(topt.tp_cap) + " GPUs; arrival scale " + fmt(topt.arrival_scale, 3),
-      "communication fraction " + fmt(o.sopt.comm_fraction, 3) +
-          "; run-time estimate = " + fmt(o.sopt.estimate_factor, 2) +
+          std::to_string(topt.tp_cap) + " GPUs; arrival scale " + exact(topt.arrival_scale),
+      "communication fraction " + exact(o.sopt.comm_fraction) +
+          "; run-time estimate = " + exact(o.sopt.estimate_factor) +
           " x duration; bf_max_job_test " + std::to_string(o.sopt.bf_max_job_test),
   };
   info.notes = notes;

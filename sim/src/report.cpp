@@ -444,15 +444,16 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
        "slowdown</th><th>max flows on a link</th><th>GPU-hours lost to contention</th></tr>\n";
   for (const auto& s : sums) {
     o += "<tr><td>" + esc(s.policy) + "</td><td>" + std::to_string(s.jobs) + "</td><td>" +
-         std::to_string(s.jobs_multi_node) + "</td><td>" + num(s.tp_in_leaf_pct, 1) + "% of " +
-         std::to_string(s.jobs_tp_multi) + "</td><td>" + std::to_string(s.jobs_tp_split) +
-         "</td><td>" + num(s.mean_wait_s, 0) + "</td><td>" + num(s.p95_wait_s, 0) + "</td><td>" +
-         num(s.mean_wait_multi_s, 0) + " / " + num(s.p95_wait_multi_s, 0) + "</td><td>" +
-         num(s.mean_bounded_slowdown, 2) + "</td><td>" + num(100 * s.utilization, 1) +
-         "%</td><td>" + num(s.mean_leaves, 2) + " (+" + num(s.mean_excess_leaves, 2) +
-         ")</td><td>" + num(s.mean_comm_slowdown, 3) + "</td><td>" + num(s.p95_comm_slowdown, 3) +
-         "</td><td>" + std::to_string(s.max_link_flows) + "</td><td>" + num(s.gpu_hours_lost, 1) +
-         " of " + num(s.gpu_hours, 0) + "</td></tr>\n";
+         std::to_string(s.jobs_multi_node) + "</td><td>" +
+         (s.jobs_tp_multi ? num(s.tp_in_leaf_pct, 1) + "% of " + std::to_string(s.jobs_tp_multi)
+                          : std::string("none (no multi-node TP group)")) +
+         "</td><td>" + std::to_string(s.jobs_tp_split) + "</td><td>" + num(s.mean_wait_s, 0) +
+         "</td><td>" + num(s.p95_wait_s, 0) + "</td><td>" + num(s.mean_wait_multi_s, 0) + " / " +
+         num(s.p95_wait_multi_s, 0) + "</td><td>" + num(s.mean_bounded_slowdown, 2) + "</td><td>" +
+         num(100 * s.utilization, 1) + "%</td><td>" + num(s.mean_leaves, 2) + " (+" +
+         num(s.mean_excess_leaves, 2) + ")</td><td>" + num(s.mean_comm_slowdown, 3) + "</td><td>" +
+         num(s.p95_comm_slowdown, 3) + "</td><td>" + std::to_string(s.max_link_flows) +
+         "</td><td>" + num(s.gpu_hours_lost, 1) + " of " + num(s.gpu_hours, 0) + "</td></tr>\n";
   }
   o += "</table>\n";
   if (!info.notes.empty()) {

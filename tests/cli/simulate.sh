@@ -66,6 +66,16 @@ grep -q 'Routes: ftree model' "$tmp/model/report.html" || fail "report does not 
 awk -F, 'NR > 1 && $16 > 0 { n++ } END { exit !(n > 0) }' "$tmp/model/jobs.csv" ||
   fail "no job crossed a switch link: the comparison would prove nothing"
 
+# Settings are printed as given (0.0625, not 0.062); with no multi-node TP group (a TP cap
+# of one node's 8 GPUs) the report says "none", not "100 % of 0".
+grep -qE 'arrival scale 0[.]002([^0-9]|$)' "$tmp/model/report.html" || fail "report does not state the arrival scale"
+"$bin" simulate -q --fabric 'fat2:leaves=2,down=4,up=2' --trace "$data/traces/philly-head300.csv" \
+  --arrival-scale 0.0625 --tp-cap 8 --policies fabric,first-fit --max-jobs 40 --out "$tmp/small" >/dev/null
+grep -qE 'arrival scale 0[.]0625([^0-9]|$)' "$tmp/small/report.html" || fail "arrival scale 0.0625 not printed as given"
+[[ $(grep -o '<td>none (no multi-node TP group)</td>' "$tmp/small/report.html" | wc -l) == 2 ]] ||
+  fail "report does not say 'none' for TP groups in one leaf without multi-node TP groups"
+grep -q '% of 0<' "$tmp/small/report.html" && fail "report still says '% of 0'"
+
 # The three outputs are replaced together or not at all: with summary.csv unwritable (a
 # directory in its place) the run fails and the previous jobs.csv and report.html stay.
 cp -r "$tmp/c" "$tmp/keep"
