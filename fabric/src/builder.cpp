@@ -178,16 +178,18 @@ Result<void> FabricBuilder::add_node(const NodeRecord& node) {
                                         str::quoted(node.description) +
                                         " holds a control character (byte " +
                                         std::to_string(bad + 1) + ")");
-  // A host name goes into Slurm's files (Nodes=, features, host maps, hostfiles): none of
-  // the characters that mean something there ("no#de002" would end a topology.conf line,
-  // "a,b" make two hosts).
+  // A host name goes into Slurm's files (Nodes=, features, host maps, hostfiles) and shell
+  // text (the torchrun environment users source, MASTER_ADDR): none of the characters that
+  // mean something there ("no#de002" would end a topology.conf line, "a,b" make two hosts,
+  // "n1;touch${IFS}x" run a command).
   if (node.type == NodeType::kCa)
     if (const auto host = split_ca_description(node.description).first;
-        host.find_first_of(",[]=#\"'\\") != std::string_view::npos)
+        host.find_first_of(str::kHostNameSpecials) != std::string_view::npos)
       return fail(ErrorCode::kSyntax,
                   "node " + str::guid_hex(node.guid) + ": host name " + str::quoted(host) +
-                      " (from its description) holds one of , [ ] = # \" ' \\, which Slurm's "
-                      "files and hostlists give a meaning; expected a plain host name");
+                      " (from its description) holds one of , [ ] = # \" ' \\ ; & | $ ` ( ) "
+                      "{ } < > * ? ! ~, which Slurm's files, hostlists or a shell give a "
+                      "meaning; expected a plain host name");
   auto [it, inserted] = nodes_.try_emplace(node.guid);
   if (inserted) {
     if (nodes_.size() > limits().nodes) {

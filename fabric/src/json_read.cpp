@@ -50,6 +50,7 @@ enum PortField {
 constexpr std::array<const char*, kPortFields> kPortKeys{
     "port", "guid", "lid", "lmc", "counters", "problems", "was_linked_to"};
 constexpr std::size_t kRequiredPortFields = 4;  // port, guid, lid, lmc; health is optional
+constexpr std::size_t kMaxProblems = 256;       // per port; the health checks give one per counter
 constexpr std::array<const char*, 6> kTopKeys{"format",     "version", "origin",
                                               "incomplete", "nodes",   "links"};
 
@@ -109,6 +110,8 @@ class Reader final : public json::json_sax_t {
         node_line_ = line_now();
         node_seen_ = {};
         ports_.clear();
+        for (PortNum n : numbers_seen_) number_seen_[n] = 0;
+        numbers_seen_.clear();
         return push(Ctx::kNode);
       case Ctx::kPorts:
         port_ = PendingPort{};
@@ -230,6 +233,11 @@ class Reader final : public json::json_sax_t {
         return true;
       case Ctx::kLink:
         if (link_pos_ != 5) return bad(link_path(-1), kLinkShape);
+        if (links_.size() >= limits().ports)
+          return bad(link_path(-1),
+                     "more than " + std::to_string(limits().ports) +
+                         " links (FABRICPLACE_MAX_PORTS raises the limit)",
+                     ErrorCode::kUnsupported);
         links_.push_back(link_);
         ++link_index_;
         return true;
@@ -385,6 +393,10 @@ class Reader final : public json::json_sax_t {
       }
       case Ctx::kProblems:
         if (v.kind != Scalar::kString) return bad(port_path("problems"), "expected a string");
+        if (port_.health.problems.size() >= kMaxProblems)
+          return bad(port_path("problems"), "more than " + std::to_string(kMaxProblems) +
+                                                " problems for one port (the health checks "
+                                                "name at most one per counter)");
         port_.health.problems.push_back(v.s);
         return true;
       case Ctx::kWas: {
@@ -507,10 +519,22 @@ class Reader final : public json::json_sax_t {
     }
   }
 
+  // A port number seen twice on one node is refused as it is read, so a node's pending ports
+  // are at most 65,536 however long its list ("ports": [1, 1, 1, ...]).
+  bool first_use(PortNum n) {
+    if (number_seen_[n])
+      return bad(port_path(""), "port " + std::to_string(n) + " is listed twice",
+                 ErrorCode::kDuplicate);
+    number_seen_[n] = 1;
+    numbers_seen_.push_back(n);
+    return true;
+  }
+
   bool bare_port(const Scalar& v) {
     const auto n = uint(
         v, [&] { return port_path(""); }, 65535);
     if (!n) return false;
+    if (!first_use(static_cast<PortNum>(*n))) return false;
     ports_.push_back(PendingPort{static_cast<PortNum>(*n), true, {}, port_index_++, {}});
     return true;
   }
@@ -546,6 +570,7 @@ class Reader final : public json::json_sax_t {
     for (std::size_t f = 0; f < kRequiredPortFields; ++f)
       if (!port_seen_[f])
         return bad(port_path(""), std::string("missing \"") + kPortKeys[f] + "\"");
+    if (!first_use(port_.number)) return false;
     ports_.push_back(port_);
     ++port_index_;
     return true;
@@ -655,6 +680,8 @@ class Reader final : public json::json_sax_t {
   NodeRecord node_;
   std::array<bool, kNodeFields> node_seen_{};
   std::vector<PendingPort> ports_;
+  std::vector<std::uint8_t> number_seen_ = std::vector<std::uint8_t>(65536);  // per node
+  std::vector<PortNum> numbers_seen_;
   PendingPort port_;
   std::array<bool, kPortFields> port_seen_{};
   PendingLink link_;

@@ -155,6 +155,7 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
   std::vector<Ref> switch_refs;
   std::map<std::string, int> defined;
   std::map<std::string, std::pair<std::string, int>> host_leaf;
+  std::uint64_t host_refs = 0;  // (host, switch) pairs: one HCA each
   int lineno = 0;
   for (std::string_view line : str::lines(text)) {
     ++lineno;
@@ -217,12 +218,15 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
           return fail(ErrorCode::kDuplicate, "host " + h + " listed twice under " + name, file,
                       lineno);
         tb.host_under(h, name, lineno);
+        // Each (host, switch) pair is an HCA: count them, not distinct hosts, so the same
+        // hosts listed under thousands of switches stop here too.
+        if (++host_refs + defined.size() > limits().nodes)
+          return fail(ErrorCode::kUnsupported,
+                      "more than " + std::to_string(limits().nodes) +
+                          " HCAs and switches (a host listed under K switches has K HCAs; "
+                          "FABRICPLACE_MAX_NODES raises the limit)",
+                      file, lineno);
       }
-      if (host_leaf.size() + defined.size() > limits().nodes)
-        return fail(ErrorCode::kUnsupported,
-                    "more than " + std::to_string(limits().nodes) +
-                        " hosts and switches (FABRICPLACE_MAX_NODES raises the limit)",
-                    file, lineno);
     }
     if (!switches.empty()) {
       auto kids = hostlist::expand(switches);

@@ -40,6 +40,7 @@
 #include <tuple>
 
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::node {
 namespace {
@@ -890,6 +891,29 @@ Result<NodeTopology> parse_in_child(std::string_view text, const std::string& pa
               path);
 }
 
+// HCA names go into NCCL_IB_HCA, rank files and the torchrun environment (a file users
+// source): they must be device names as the kernel gives them (mlx5_0, ibp12s0, bnxt_re0,
+// rocep1s0f0) or, for an HCA hwloc knows only as a PCI device, its address (0000:35:00.0),
+// never text that adds a line or runs a command ("mlx5_0;touch x").
+bool device_name(std::string_view n) {
+  return !n.empty() && n.size() <= 64 && std::all_of(n.begin(), n.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.' || c == ':';
+  });
+}
+
+Result<NodeTopology> checked(Result<NodeTopology> t) {
+  if (!t) return t;
+  for (const auto& h : t->hcas)
+    if (!device_name(h))
+      return fail(ErrorCode::kSyntax,
+                  "HCA name " + str::quoted(h) +
+                      ": expected a device name of at most 64 letters, digits, '_', '-', '.' or "
+                      "':' (such as mlx5_0 or 0000:35:00.0)",
+                  t->source);
+  return t;
+}
+
 }  // namespace
 
 Result<NodeTopology> load_hwloc_xml(const std::string& path) {
@@ -900,7 +924,7 @@ Result<NodeTopology> load_hwloc_xml(const std::string& path, const XmlLoadLimits
   auto text = read_bounded(path, limits.max_bytes);
   if (!text) return std::unexpected(text.error());
   if (auto e = precheck(*text, path)) return std::unexpected(std::move(*e));
-  return parse_in_child(*text, path, limits);
+  return checked(parse_in_child(*text, path, limits));
 }
 
 namespace detail {
@@ -908,7 +932,7 @@ Result<NodeTopology> load_hwloc_xml_in_process(const std::string& path) {
   auto text = read_bounded(path, kMaxHwlocXmlBytes);
   if (!text) return std::unexpected(text.error());
   if (auto e = precheck(*text, path)) return std::unexpected(std::move(*e));
-  return parse_with_hwloc(*text, path);
+  return checked(parse_with_hwloc(*text, path));
 }
 }  // namespace detail
 
@@ -920,7 +944,7 @@ Result<NodeTopology> load_hwloc_live() {
   if (hwloc_topology_load(topo->get()) != 0)
     return fail(ErrorCode::kIo, "hwloc could not discover this machine: " + errno_text(errno),
                 source);
-  return extract(topo->get(), source);
+  return checked(extract(topo->get(), source));
 }
 
 std::vector<LocalRankBinding> bind_local_ranks(const NodeTopology& topo, unsigned tasks_per_node) {

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/request.hpp"
@@ -139,13 +140,24 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
     const auto* end = w[2].data() + w[2].size();
     if (auto [p, ec] = std::from_chars(w[2].data(), end, pod); ec != std::errc{} || p != end)
       return fail(ErrorCode::kSyntax,
-                  "pod " + str::quoted(w[2]) + ": expected a non-negative integer", file,
-                  line_no);
+                  "pod " + str::quoted(w[2]) + ": expected a non-negative integer", file, line_no);
     const auto k = static_cast<std::uint32_t>(m.blocks.name.size());
     m.blocks.name.emplace_back(w[1]);
     m.blocks.pod.push_back(pod);
     m.blocks.hosts.emplace_back();
     for (std::size_t i = 3; i < w.size(); ++i) {
+      if (w[i].size() > kMaxNameBytes ||
+          w[i].find_first_of(str::kHostNameSpecials) != std::string_view::npos)
+        return fail(ErrorCode::kSyntax,
+                    "host " + str::quoted(w[i]) +
+                        ": expected a plain host name of at most 255 bytes, without , [ ] = # \" "
+                        "' \\ ; & | $ ` ( ) { } < > * ? ! ~",
+                    file, line_no);
+      if (m.names.size() >= limits().nodes)
+        return fail(ErrorCode::kUnsupported,
+                    "more than " + std::to_string(limits().nodes) +
+                        " hosts (FABRICPLACE_MAX_NODES raises the limit)",
+                    file, line_no);
       const HostId h{static_cast<std::uint32_t>(m.names.size())};
       if (auto [it, fresh] = m.index.emplace(std::string(w[i]), idx(h)); !fresh)
         return fail(ErrorCode::kSyntax,

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::placement {
 namespace {
@@ -181,7 +182,7 @@ std::string local_gpu_env(const RankFileOptions& o, std::uint32_t K) {
   }
   std::string s =
       hcas.empty() ? "# Local rank k <-> GPU k" : "# Local rank k <-> GPU k <-> its nearest HCA";
-  s += o.node_source.empty() ? "" : " (hwloc: " + o.node_source + ")";
+  s += o.node_source.empty() ? "" : " (hwloc: " + str::sanitize(o.node_source) + ")";
   if (!hcas.empty())
     s += ". Per worker, before\n# init_process_group: os.environ[\"NCCL_IB_HCA\"] = os.environ[\n"
          "#   \"FABRICPLACE_NCCL_IB_HCA_BY_LOCAL_RANK\"].split()[int(os.environ[\"LOCAL_RANK\"])]";
@@ -314,7 +315,7 @@ std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fm
       break;
     case RankFormat::kTorchrun: {
       s += "# torchrun environment written by fabricplace";
-      s += o.origin.empty() ? "\n" : " from " + o.origin + "\n";
+      s += o.origin.empty() ? "\n" : " from " + str::sanitize(o.origin) + "\n";
       s += "# Source it on every node, then:\n";
       s += "#   torchrun --nnodes=$NNODES --nproc-per-node=$NPROC_PER_NODE "
            "--node-rank=$NODE_RANK \\\n#     --master-addr=$MASTER_ADDR "

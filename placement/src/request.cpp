@@ -117,16 +117,6 @@ Result<NodeStates> marked(const fabric::Fabric& f, std::string_view expr, std::s
 }
 
 // Hosts named by a state source that the fabric lacks: one warning, compressed.
-void warn_strangers(NodeStates& s, std::vector<std::string> strangers, const std::string& source) {
-  if (strangers.empty()) return;
-  const std::size_t count = strangers.size();
-  if (strangers.size() > 1000) strangers.resize(1000);  // the message shows 200 bytes
-  std::sort(strangers.begin(), strangers.end(), hostlist::natural_less);
-  s.warnings.push_back(
-      source + ": " + std::to_string(count) +
-      " host(s) not in the fabric ignored: " + str::excerpt(hostlist::compress(strangers), 200));
-}
-
 void warn_unreported(const fabric::Fabric& f, NodeStates& s, const std::string& source) {
   std::vector<std::string> missing;
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
@@ -137,11 +127,49 @@ void warn_unreported(const fabric::Fabric& f, NodeStates& s, const std::string& 
         " host(s) of the fabric not reported, not placed on: " + hostlist::compress(missing));
 }
 
-// A host listed twice (sinfo prints a node once per partition) keeps its least usable state.
-HostState worse(HostState a, HostState b) {
-  if (a == HostState::kUnknown) return b;
-  return static_cast<int>(a) > static_cast<int>(b) ? a : b;
-}
+// Host states as they are read: each name is resolved against the fabric at once, and of
+// the names not in it only the count and the first 1,000 are kept (the message shows 200
+// bytes), so a state file of millions of unknown hosts costs no more memory than its text.
+class StateCollector {
+ public:
+  StateCollector(const fabric::Fabric& f, const std::string& source) : f_(f), source_(source) {
+    s_.state.assign(f.num_hosts(), HostState::kUnknown);
+  }
+  Result<void> add(std::string_view name, std::string_view value, int line) {
+    auto st = parse_slurm_state(value);
+    if (!st)
+      return fail(ErrorCode::kSyntax, str::quoted(name) + ": " + st.error().message, source_, line);
+    if (auto h = f_.find_host(name))
+      s_.state[fabric::idx(*h)] = worse(s_.state[fabric::idx(*h)], *st);
+    else if (++strangers_ <= kShown)
+      shown_.emplace_back(name);
+    return {};
+  }
+  NodeStates finish() && {
+    if (strangers_ > 0) {
+      std::sort(shown_.begin(), shown_.end(), hostlist::natural_less);
+      s_.warnings.push_back(
+          source_ + ": " + std::to_string(strangers_) +
+          " host(s) not in the fabric ignored: " + str::excerpt(hostlist::compress(shown_), 200));
+    }
+    warn_unreported(f_, s_, source_);
+    return std::move(s_);
+  }
+
+ private:
+  static constexpr std::size_t kShown = 1000;
+  static HostState worse(HostState a, HostState b) {
+    // A host listed twice (sinfo prints a node once per partition) keeps its least usable
+    // state.
+    if (a == HostState::kUnknown) return b;
+    return static_cast<int>(a) > static_cast<int>(b) ? a : b;
+  }
+  const fabric::Fabric& f_;
+  const std::string& source_;
+  NodeStates s_;
+  std::uint64_t strangers_ = 0;
+  std::vector<std::string> shown_;
+};
 
 }  // namespace
 
@@ -210,11 +238,10 @@ namespace {
 // with its line, and no document tree is ever built.
 class StatesReader final : public nlohmann::json::json_sax_t {
  public:
-  StatesReader(std::string_view text, const std::string& file)
-      : text_(text), lines_(text), file_(file) {}
+  StatesReader(std::string_view text, const std::string& file, StateCollector& states)
+      : text_(text), lines_(text), file_(file), states_(states) {}
   const char* furthest = nullptr;
   std::optional<Error> error;
-  std::vector<std::tuple<std::string, std::string, int>> entries;  // host, state, line
   std::string parse_error_what;
   bool done = false;
 
@@ -235,7 +262,10 @@ class StatesReader final : public nlohmann::json::json_sax_t {
   }
   bool string(string_t& v) override {
     if (depth_ == 0) return top_wrong();
-    entries.emplace_back(std::move(key_), std::move(v), key_line_);
+    if (auto r = states_.add(key_, v, key_line_); !r) {
+      error = r.error();
+      return false;
+    }
     return true;
   }
   bool number_integer(number_integer_t) override { return scalar("a number"); }
@@ -269,6 +299,7 @@ class StatesReader final : public nlohmann::json::json_sax_t {
   std::string_view text_;
   str::LineCounter lines_;
   const std::string& file_;
+  StateCollector& states_;
   int depth_ = 0;
   std::string key_;
   int key_line_ = 0;
@@ -278,7 +309,8 @@ class StatesReader final : public nlohmann::json::json_sax_t {
 
 Result<NodeStates> states_from_json(const fabric::Fabric& f, std::string_view text,
                                     const std::string& file) {
-  StatesReader reader(text, file);
+  StateCollector states(f, file);
+  StatesReader reader(text, file, states);
   reader.furthest = text.data();
   const str::TrackingIterator first{text.data(), &reader.furthest},
       last{text.data() + text.size(), &reader.furthest};
@@ -288,28 +320,12 @@ Result<NodeStates> states_from_json(const fabric::Fabric& f, std::string_view te
     return std::unexpected(
         fabric::json_syntax_error(reader.parse_error_what, reader.line_now(), file));
   }
-  NodeStates s;
-  s.state.assign(f.num_hosts(), HostState::kUnknown);
-  std::vector<std::string> strangers;
-  for (const auto& [name, value, line] : reader.entries) {
-    auto st = parse_slurm_state(value);
-    if (!st)
-      return fail(ErrorCode::kSyntax, str::quoted(name) + ": " + st.error().message, file, line);
-    if (auto h = f.find_host(name))
-      s.state[fabric::idx(*h)] = worse(s.state[fabric::idx(*h)], *st);
-    else
-      strangers.push_back(name);
-  }
-  warn_strangers(s, std::move(strangers), file);
-  warn_unreported(f, s, file);
-  return s;
+  return std::move(states).finish();
 }
 
 Result<NodeStates> states_from_sinfo(const fabric::Fabric& f, std::string_view text,
                                      const std::string& source) {
-  NodeStates s;
-  s.state.assign(f.num_hosts(), HostState::kUnknown);
-  std::vector<std::string> strangers;
+  StateCollector states(f, source);
   int lineno = 0;
   for (std::string_view raw : str::lines(text)) {
     ++lineno;
@@ -320,19 +336,10 @@ Result<NodeStates> states_from_sinfo(const fabric::Fabric& f, std::string_view t
       return fail(ErrorCode::kSyntax,
                   "expected \"HOST STATE\" (sinfo -h -N -o '%N %t'), got " + str::quoted(line),
                   source, lineno);
-    const std::string name(line.substr(0, sp));
-    auto st = parse_slurm_state(str::trim(line.substr(sp)));
-    if (!st)
-      return fail(ErrorCode::kSyntax, str::quoted(name) + ": " + st.error().message, source,
-                  lineno);
-    if (auto h = f.find_host(name))
-      s.state[fabric::idx(*h)] = worse(s.state[fabric::idx(*h)], *st);
-    else
-      strangers.push_back(name);
+    if (auto r = states.add(line.substr(0, sp), str::trim(line.substr(sp)), lineno); !r)
+      return std::unexpected(r.error());
   }
-  warn_strangers(s, std::move(strangers), source);
-  warn_unreported(f, s, source);
-  return s;
+  return std::move(states).finish();
 }
 
 }  // namespace fabricplace::placement

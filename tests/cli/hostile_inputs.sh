@@ -59,10 +59,31 @@ run topology_hostlist_wrap 1 "wide.conf:1: Nodes=: hostlist \"n[0-524287][0-4294
   "$bin" fabric show "$d/wide.conf"
 py "
 for i in range(3000): print(f'SwitchName=l{i} Nodes=h{i}x[0-999]')" >"$d/many.conf"
-run topology_too_many_hosts 1 "many.conf:131: more than 131072 hosts and switches (FABRICPLACE_MAX_NODES raises the limit)" -- \
+run topology_too_many_hosts 1 "many.conf:131: more than 131072 HCAs and switches" -- \
   "$bin" fabric show "$d/many.conf"
+# The same 100,000 hosts under 2,000 switches: 200 million HCAs from 67 KB.
+py "
+for i in range(2000): print(f'SwitchName=s{i} Nodes=a[0-99999]')" >"$d/same.conf"
+run topology_same_hosts_everywhere 1 "same.conf:2: more than 131072 HCAs and switches (a host listed under K switches has K HCAs" -- \
+  "$bin" fabric show "$d/same.conf"
 
 # ---- --state JSON
+# 3 million hosts not in the fabric (63 MB): resolved as read, only 1,000 names kept for the
+# message, so the process holds little more than the text (keeping every entry took 6 times
+# the file: 1.3 GB for 10 million).
+py "
+import sys
+w = sys.stdout.write
+w('{\"node001\": \"idle\", \"node002\": \"idle\"')
+for i in range(3000000): w(', \"u%08d\": \"idle\"' % i)
+w('}\n')" >"$d/strangers.json"
+run state_three_million_strangers 0 "" -- "$bin" place --fabric fat2:leaves=2,down=4,up=4 --nodes 2 --state "$d/strangers.json"
+grep -qF "strangers.json: 3000000 host(s) not in the fabric ignored: u[00000000-00000" "$d/msg" ||
+  fail "state_three_million_strangers: $(head -c 300 "$d/msg")"
+read -r _ kb < <(tail -1 "$d/time")
+file_kb=$(($(stat -c %s "$d/strangers.json") / 1024))
+[[ $kb -lt $((2 * file_kb)) ]] || fail "state_three_million_strangers: $kb KB resident for a $file_kb KB file"
+rm -f "$d/strangers.json"
 S=fat2:leaves=2,down=4,up=4
 printf '{"node001": 1e400}' >"$d/huge.json"
 run state_number_overflow 1 "huge.json:1: invalid JSON: number overflow parsing '1e400'" -- \
@@ -110,6 +131,29 @@ nodes = [{'guid': '0x%016x' % (0x100 + i), 'type': 'switch', 'desc': 's%d' % i, 
           'lid': 0, 'lmc': 0, 'enhanced_port0': True, 'ports': [65535]} for i in range(4000)]
 print(json.dumps({'format': 'fabricplace-fabric', 'version': 1, 'nodes': nodes, 'links': []}))" >"$d/ports.json"
 run json_port_65535 1 "has 36 ports but uses port 65535" -- "$bin" fabric show "$d/ports.json"
+# Lists that would grow before any check: one switch listing port 1 ten million times (20 MB),
+# one port with 20 million problems (60 MB), 2 million links before any node (55 MB).
+py "
+import sys
+w = sys.stdout.write
+w('{\"format\": \"fabricplace-fabric\", \"version\": 1, \"nodes\": [{\"guid\": \"0x100\", \"type\": \"switch\", '
+  '\"desc\": \"s\", \"nports\": 36, \"vendid\": \"0x2c9\", \"devid\": \"0xcf08\", \"sysimgguid\": \"0x100\", '
+  '\"lid\": 0, \"lmc\": 0, \"enhanced_port0\": true, \"ports\": [1' + ', 1' * 10000000 + ']}], \"links\": []}\n')" >"$d/same-port.json"
+run json_repeated_port 1 "same-port.json:1: nodes[0].ports[1]: port 1 is listed twice" -- "$bin" fabric show "$d/same-port.json"
+py "
+import sys
+w = sys.stdout.write
+w('{\"format\": \"fabricplace-fabric\", \"version\": 1, \"nodes\": [{\"guid\": \"0x100\", \"type\": \"ca\", '
+  '\"desc\": \"h1 mlx5_0\", \"nports\": 1, \"vendid\": \"0x2c9\", \"devid\": \"0x101b\", \"sysimgguid\": \"0x100\", '
+  '\"ports\": [{\"port\": 1, \"guid\": \"0x101\", \"lid\": 0, \"lmc\": 0, \"problems\": [\"\"' + ', \"\"' * 20000000 + ']}]}], \"links\": []}\n')" >"$d/problems.json"
+run json_many_problems 1 "problems.json:1: nodes[0].ports[0].problems: more than 256 problems for one port" -- "$bin" fabric show "$d/problems.json"
+py "
+import sys
+w = sys.stdout.write
+w('{\"format\": \"fabricplace-fabric\", \"version\": 1, \"links\": [')
+w(', '.join(['[\"0x1\", 1, \"0x2\", 1, \"4xHDR\"]'] * 2000000))
+w('], \"nodes\": []}\n')" >"$d/links-first.json"
+run json_links_before_nodes 1 "more than 1048576 links (FABRICPLACE_MAX_PORTS raises the limit)" -- "$bin" fabric show "$d/links-first.json"
 
 # ---- unbounded reads
 run read_dev_zero 1 "/dev/zero: is more than 256 MiB, the input limit" -- "$bin" fabric show /dev/zero
@@ -175,6 +219,26 @@ sed 's/"node002 mlx5_0"/"no#de002 mlx5_0"/' "$data/fabrics/fat2_L8.ibnetdiscover
 run dump_slurm_unsafe_host 1 'host name "no#de002" (from its description) holds one of' -- \
   "$bin" fabric export "$d/hash.txt" --format slurm-topology -o "$d/t.conf"
 [[ ! -e "$d/t.conf" ]] || fail "dump_slurm_unsafe_host: wrote a topology.conf"
+# Host and HCA names reach shell text (the torchrun environment is sourced): a name that
+# would run a command or add a line is refused, and nothing is written.
+printf 'SwitchName=s1 Nodes=n1;touch${IFS}pwned,n2\n' >"$d/shell.conf"
+run topology_shell_host 1 'host name "n1;touch${IFS}pwned" (from its description) holds one of' -- \
+  "$bin" rankfile --fabric "$d/shell.conf" --hosts 'n[1-2]' --tasks-per-node 1 --format torchrun -o "$d/env"
+[[ ! -e "$d/env" && ! -e pwned ]] || fail "topology_shell_host: wrote a torchrun environment"
+if "$bin" rankfile --help 2>/dev/null | grep -q -- --hwloc-xml; then
+  sed '0,/name="mlx5_0"/s//name="mlx5_0;touch${IFS}pwned"/' "$data/hwloc/dgx2-with-hcas.xml" >"$d/shell-hca.xml"
+  run hwloc_shell_hca 1 'shell-hca.xml: HCA name "mlx5_0;touch${IFS}pwned": expected a device name' -- \
+    "$bin" rankfile --fabric "$S" --hosts 'node[001-002]' --format torchrun --hwloc-xml "$d/shell-hca.xml" -o "$d/env"
+  sed '0,/name="mlx5_0"/s//name="mlx5_0\&#10;MASTER_ADDR=evil"/' "$data/hwloc/dgx2-with-hcas.xml" >"$d/newline-hca.xml"
+  run hwloc_newline_hca 1 'newline-hca.xml: HCA name "mlx5_0\nMASTER_ADDR=evil": expected a device name' -- \
+    "$bin" rankfile --fabric "$S" --hosts 'node[001-002]' --format torchrun --hwloc-xml "$d/newline-hca.xml" -o "$d/env"
+  [[ ! -e "$d/env" ]] || fail "hwloc_*_hca: wrote a torchrun environment"
+  cp "$data/hwloc/dgx2-with-hcas.xml" "$d/"$'x\nMASTER_PORT=1.xml'
+  run hwloc_file_name_newline 0 "" -- "$bin" rankfile --fabric "$S" --hosts 'node[001-002]' --format torchrun \
+    --hwloc-xml "$d/"$'x\nMASTER_PORT=1.xml' -o "$d/env"
+  grep -q '^MASTER_PORT=1' "$d/env" && fail "hwloc_file_name_newline: the file name added a line"
+  grep -qF 'x\x0aMASTER_PORT=1.xml' "$d/env" || fail "hwloc_file_name_newline: the file name is not escaped: $(head -c 300 "$d/env")"
+fi
 py "import sys; sys.stdout.write('SwitchName=s1 Nodes=n1\nSwitchName=s2 ' + 'x' * (10 << 20) + '\n')" >"$d/long.conf"
 run long_line 1 "long.conf:2: expected Key=Value, got \"xxxxxxxx" -- "$bin" fabric show "$d/long.conf"
 head -c 4096 /dev/urandom >"$d/random.bin"

@@ -127,6 +127,12 @@ std::string excerpt(std::string_view s, std::size_t max = 60);
 /// (origins, notes) that goes into line-based outputs.
 std::string sanitize(std::string_view s);
 
+/// The characters a host name may not hold: each means something in Slurm's files and
+/// hostlists (`,` `[` `]` `=` `#`), in quoting (`"` `'` `\`) or in a shell (`;` `&` `|`
+/// `$` `` ` `` `(` `)` `{` `}` `<` `>` `*` `?` `!` `~`), and host names reach all three
+/// (topology.conf, hostfiles, the torchrun environment users source).
+inline constexpr std::string_view kHostNameSpecials = ",[]=#\"'\\;&|$`(){}<>*?!~";
+
 /// excerpt() in double quotes: the form error messages quote input in.
 std::string quoted(std::string_view s, std::size_t max = 60);
 
