@@ -112,7 +112,12 @@ int run_simulate(const SimulateOpts& o) {
   if (!trace) return report(trace.error());
   for (const auto& n : trace->notes) notes.push_back(n);
   if (trace->jobs.empty()) {
-    return usage("the trace has no jobs to run");
+    // The file holds no job rows, or every row was skipped (the notes above say why): a
+    // fault of the input, like any file that does not give what its format promises.
+    std::string files;
+    for (const auto& t : trace->files) files += (files.empty() ? "" : ", ") + t;
+    for (const auto& n : trace->notes) std::cerr << "fabricplace: note: " << n << "\n";
+    return report(Error{ErrorCode::kSyntax, "no jobs to run in the trace", files, 0});
   }
 
   const policies::Planner planner(*f, weights);

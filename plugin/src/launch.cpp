@@ -178,7 +178,8 @@ Result<std::vector<std::string>> write_file_set(const std::vector<FileContent>& 
   std::vector<std::string> targets, temps;  // temps[i] is "" once renamed (or never made)
   targets.reserve(files.size());
   temps.reserve(files.size());
-  for (const auto& f : files) targets.push_back(resolve_symlinks(f.path));  // as write_file_atomic does
+  for (const auto& f : files)
+    targets.push_back(resolve_symlinks(f.path));  // as write_file_atomic does
   // Any failure: no temporary, and none of the set's files, is left; a reader sees no set
   // rather than part of this one or part of an earlier one mixed with it.
   auto fail_set = [&](std::size_t i, const std::string& why) -> Result<std::vector<std::string>> {

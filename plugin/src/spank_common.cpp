@@ -91,10 +91,11 @@ SubmitShape job_shape() {
   // checks do not hold against the job.
   constexpr off_t kMaxScript = off_t{4} << 20;
   struct stat st {};
-  if (shape.script && ::stat(shape.script->c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      st.st_size <= kMaxScript)
+  if (!shape.script) return shape;
+  if (::stat(shape.script->c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= kMaxScript)
     if (auto text = fp::read_file(*shape.script))
-      shape = submit_shape(sbatch_directives(*text), args);
+      return submit_shape(sbatch_directives(*text), args);
+  shape.script_unread = true;
   return shape;
 }
 

@@ -74,7 +74,7 @@ std::optional<std::uint32_t> SubmitShape::node_count() const {
   if (nodes) return nodes;
   if (ntasks && ntasks_per_node && *ntasks % *ntasks_per_node == 0)
     return *ntasks / *ntasks_per_node;
-  if (!ntasks && script) return 1;  // sbatch's default: one node
+  if (!ntasks && script && !script_unread) return 1;  // sbatch's default: one node
   return std::nullopt;
 }
 

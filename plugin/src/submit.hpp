@@ -24,11 +24,14 @@ struct SubmitShape {
   bool het = false;                   ///< a heterogeneous job (":" components)
   bool nodes_range = false;           ///< -N MIN-MAX: Slurm picks the count
   std::optional<std::string> script;  ///< sbatch's script path, when one was given
+  /// The script's #SBATCH lines could not be read (a FIFO sbatch has drained, a device, a
+  /// file over 4 MiB): its node count is unknown, not sbatch's default of one node.
+  bool script_unread = false;
   /// The final --fabric-tp / --fabric-mode values (#SBATCH, then the command line), whatever
   /// order the option callbacks run in.
   std::optional<std::string> fabric_tp, fabric_mode;
   /// The node count: -N, else -n / --ntasks-per-node; nothing when it cannot be known
-  /// (a script on stdin, no count given).
+  /// (a script on stdin or unread, no count given).
   [[nodiscard]] std::optional<std::uint32_t> node_count() const;
 };
 

@@ -181,6 +181,12 @@ printf '1 0 0 5 99999999999999999 -1 -1 8 -1 -1 1 1 1 1 1 1 1 1\n' >"$d/procs.sw
 run trace_count_beyond 1 "procs.swf:1: processor count 99999999999999999 is beyond any machine" -- \
   "$bin" simulate --fabric "$S" --trace "$d/procs.swf" --out "$d/sim"
 
+# ---- a trace without a job: the file named, exit 1
+printf '\n\n; a comment\n\n' >"$d/e.swf"
+run trace_no_jobs 1 "fabricplace: error: $d/e.swf: no jobs to run in the trace" -- "$bin" simulate --fabric "$S" \
+  --trace "$d/e.swf" --out "$d/sim-empty"
+[[ ! -e "$d/sim-empty" ]] || fail "trace_no_jobs: created the output directory"
+
 # ---- threads: as many as help
 run simulate_threads 0 "" -- "$bin" simulate --fabric "$S" --trace "$data/traces/philly-head300.csv" \
   --threads 100000 --max-jobs 20 --out "$d/sim"

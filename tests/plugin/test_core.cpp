@@ -111,6 +111,12 @@ TEST(PluginSubmit, DirectivesThenCommandLine) {
   EXPECT_EQ(submit_shape({}, {"-n", "8", "--ntasks-per-node=2", "x.sh"}).node_count(), 4u);
   EXPECT_EQ(submit_shape({}, {"x.sh"}).node_count(), 1u);  // sbatch's default
   EXPECT_FALSE(submit_shape({}, {}).node_count());         // a script on stdin: unknown
+  auto unread = submit_shape({}, {"fifo.sh"});  // a FIFO or device: its #SBATCH -N is unknown
+  unread.script_unread = true;
+  EXPECT_FALSE(unread.node_count());
+  unread = submit_shape({}, {"-N", "3", "fifo.sh"});  // the command line still counts
+  unread.script_unread = true;
+  EXPECT_EQ(unread.node_count(), 3u);
   EXPECT_EQ(submit_shape({"--fabric-tp=32"}, {"--fabric-tp=4", "x.sh"}).fabric_tp, "4");
 }
 

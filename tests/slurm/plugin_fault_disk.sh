@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# plugin_fault_disk.sh FABRICPLACE PLUGIN_SO [SPEC]: the rank-file directory is full.
+# plugin_fault_disk.sh FABRICPLACE PLUGIN_SO [SPEC]: the rank-file directory is full, or
+# read-only.
 #   A 64 KiB tmpfs, filled but for one page, is where jobs' rank files go (--fabric-rankfile
 #   PREFIX on it, and a job whose working directory it is: the default fabricplace.JOBID).
 #   The first file of a set fits, the next does not. Every job still runs to COMPLETED,
 #   the batch step's error names the file and the reason and says no rank files were written
 #   (job stderr and slurmd's log), and no job has a file of its set, nor a temporary, left
 #   there. An srun whose TMPDIR is that disk cannot write its hostfile: its tasks run in
-#   Slurm's order and it says so. Then the disk is freed and the next job gets its whole set.
+#   Slurm's order and it says so. A job whose --fabric-rankfile is on a read-only tmpfs runs
+#   too and says why (EROFS), leaving nothing. Then the disk is freed and the next job gets
+#   its whole set.
 #   slurmctld's and slurmd's logs show no crash.
 # Exit 77 (SKIP) where Slurm cannot run or a tmpfs cannot be mounted; never in CI.
 set -uo pipefail
@@ -96,6 +99,25 @@ check "slurmd's log has the batch steps' messages too" \
   grep -qE "\[[0-9]+\.batch\] error: fabricplace: .*: write failed: No space left on device; no rank files were written" \
   "$LAB_DIR"/log/slurmd-*.log
 check "nothing but the filler on the full disk" test "$(ls -A "$full")" == filler
+
+# ---- a read-only rank-file directory: the job runs, the reason is given, nothing is left ----
+ro=$LAB_DIR/readonly
+mkdir -p "$ro"
+if mount -t tmpfs -o size=64k,mode=1777,ro fplab-ro "$ro" 2>mount.err; then
+  lab_on_stop "umount '$ro'"
+  j=$(sbatch --parsable -J ro -N 2 --fabric-tp=2 --fabric-rankfile="$ro/r.ro" -o "$W/out.ro" \
+        -e "$W/err.ro" ./job.sh /tmp 2)
+  wait_terminal "$j" 60
+  check "read-only directory: COMPLETED 0:0 ($(job_field "$j" JobState) $(job_field "$j" ExitCode))" \
+    test "$(job_field "$j" JobState) $(job_field "$j" ExitCode)" == "COMPLETED 0:0"
+  re_ro="^slurmstepd-node[0-9]+: error: fabricplace: ${ro//./\\.}/r\\.ro\\.(rankfile|hosts|torchrun\\.env|json): cannot create a temporary file next to it: Read-only file system; no rank files were written$"
+  check "read-only directory: the batch step says which file and why" grep -qE "$re_ro" "$W/err.ro"
+  check "read-only directory: its srun still runs tasks in ring order" \
+    test "$(sed -n 's/^task //p' "$W/out.ro" | awk '$1 != $3' | wc -l)/$(grep -c '^task ' "$W/out.ro")" == 0/2
+  check "read-only directory: nothing in it" test -z "$(ls -A "$ro")"
+elif [[ ${CI:-} == true || ${FABRICPLACE_LAB_REQUIRED:-0} == 1 ]]; then
+  check "a read-only tmpfs can be mounted: $(cat mount.err)" false
+fi
 
 # ---- the disk freed: the next job gets its whole set --------------------------------------
 rm -f "$full/filler"
