@@ -64,6 +64,8 @@ inline void check_error(const Error& e) {
   }
   require(str::invalid_utf8_at(m) == std::string_view::npos, "error message is not valid UTF-8",
           str::excerpt(m, 400));
+  require(str::invisible_char_at(m) == std::string_view::npos,
+          "invisible or reordering character in an error message", str::excerpt(m, 400));
 }
 
 /// Where two strings first differ, with some context, for a failed byte-identity check.

@@ -1,5 +1,7 @@
 #include "fabricplace/common/strings.hpp"
 
+#include "fabricplace/common/limits.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -156,6 +158,36 @@ std::size_t invalid_utf8_at(std::string_view s) {
     i += n;
   }
   return std::string_view::npos;
+}
+
+std::size_t invisible_char_at(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_len(s, i);
+    if (n == 0) return std::string_view::npos;  // not valid UTF-8: invalid_utf8_at's business
+    if (n > 1 && invisible(code_point(s, i, n))) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+std::optional<std::string> host_name_problem(std::string_view name) {
+  if (name.empty()) return "is empty";
+  if (name.size() > kMaxNameBytes)
+    return "is " + std::to_string(name.size()) + " bytes long, more than " +
+           std::to_string(kMaxNameBytes) + " (a DNS name's longest)";
+  if (const auto at = invalid_utf8_at(name); at != std::string_view::npos)
+    return "is not valid UTF-8 (byte " + std::to_string(at + 1) + ")";
+  if (const auto at = control_char_at(name); at != std::string_view::npos)
+    return "holds a control character (byte " + std::to_string(at + 1) + ")";
+  if (const auto at = invisible_char_at(name); at != std::string_view::npos)
+    return "holds an invisible or line-breaking character (byte " + std::to_string(at + 1) + ")";
+  if (name.find_first_of(kHostNameSpecials) != std::string_view::npos) {
+    std::string list;
+    for (char c : kHostNameSpecials) list += (list.empty() ? "" : " ") + std::string(1, c);
+    return "holds one of " + list +
+           ", which Slurm's files, hostlists or a shell give a meaning; expected a plain host name";
+  }
+  return std::nullopt;
 }
 
 std::size_t control_char_at(std::string_view s) {

@@ -19,8 +19,7 @@ template <class Map>
 std::string describe(const Map& nodes, Guid guid, PortNum port) {
   const auto it = nodes.find(guid);
   if (it == nodes.end() || it->second.rec.description.empty()) return describe(guid, port);
-  return str::quoted(it->second.rec.description, kMaxDescriptionBytes) +
-         describe(guid, port).substr(18);
+  return str::quoted(it->second.rec.description, kNameExcerpt) + describe(guid, port).substr(18);
 }
 
 // Field-wise merge: a zero/empty field takes the other's value; two different non-zero
@@ -183,13 +182,10 @@ Result<void> FabricBuilder::add_node(const NodeRecord& node) {
   // mean something there ("no#de002" would end a topology.conf line, "a,b" make two hosts,
   // "n1;touch${IFS}x" run a command).
   if (node.type == NodeType::kCa)
-    if (const auto host = split_ca_description(node.description).first;
-        host.find_first_of(str::kHostNameSpecials) != std::string_view::npos)
-      return fail(ErrorCode::kSyntax,
-                  "node " + str::guid_hex(node.guid) + ": host name " + str::quoted(host) +
-                      " (from its description) holds one of , [ ] = # \" ' \\ ; & | $ ` ( ) "
-                      "{ } < > * ? ! ~, which Slurm's files, hostlists or a shell give a "
-                      "meaning; expected a plain host name");
+    if (const auto host = split_ca_description(node.description).first; !host.empty())
+      if (auto why = str::host_name_problem(host))
+        return fail(ErrorCode::kSyntax, "node " + str::guid_hex(node.guid) + ": host name " +
+                                            str::quoted(host) + " (from its description) " + *why);
   auto [it, inserted] = nodes_.try_emplace(node.guid);
   if (inserted) {
     if (nodes_.size() > limits().nodes) {

@@ -60,6 +60,9 @@ void name_switches(const Fabric& f, Topology& t) {
   for (NodeId s : f.switches()) {
     auto& name = t.switch_name[idx(s)];
     name = name_from_description(f.node(s).description);
+    // Room for the suffixes below (at most "-" + 6 and "-" + 16 hex digits), so every name
+    // written to topology.conf reads back (kMaxNameBytes). The name is ASCII: cut anywhere.
+    if (name.size() > kMaxNameBytes - 24) name.resize(kMaxNameBytes - 24);
     if (name.empty()) name = "sw-" + str::guid_hex(f.node(s).guid).substr(2);
     ++count[name];
   }
@@ -197,13 +200,13 @@ void classify(const Fabric& f, Topology& t) {
       if (is_switch(peer)) t.host_leaves[idx(h)].push_back(peer);
     });
     if (!linked)
-      t.warnings.push_back("HCA " + str::quoted(f.node(ca).description, kMaxDescriptionBytes) +
+      t.warnings.push_back("HCA " + str::quoted(f.node(ca).description, kNameExcerpt) +
                            " has no active link");
   }
   for (const auto& [desc, c] : desc_count)
     if (c > 1)
-      t.warnings.push_back(std::to_string(c) + " HCAs share the node description \"" + desc +
-                           "\": host grouping is ambiguous");
+      t.warnings.push_back(std::to_string(c) + " HCAs share the node description " +
+                           str::quoted(desc, kNameExcerpt) + ": host grouping is ambiguous");
   std::size_t connected = 0, several_hcas = 0, several_leaves = 0;
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
     std::size_t linked_hcas = 0;

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::fabric {
@@ -48,8 +49,9 @@ Result<void> fits_infiniband(const Fabric& f) {
   for (std::uint32_t i = 0; i < f.num_nodes(); ++i)
     if (const PortNum p = port_count(f, NodeId{i}); p > kMaxIbPort)
       return fail(ErrorCode::kUnsupported,
-                  "node \"" + f.node(NodeId{i}).description + "\" uses " + std::to_string(p) +
-                      " ports; InfiniBand formats hold at most " + std::to_string(kMaxIbPort) +
+                  "node " + str::quoted(f.node(NodeId{i}).description, kNameExcerpt) + " uses " +
+                      std::to_string(p) + " ports; InfiniBand formats hold at most " +
+                      std::to_string(kMaxIbPort) +
                       " per node (a topology.conf or tiers CSV switch may hold more hosts than a "
                       "real one)");
   return {};

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::fabric {
@@ -143,7 +144,8 @@ std::vector<std::string> Fabric::check() const {
       const Link& l = links_[idx(p.link)];
       const NodeId peer = l.node_a == ca ? l.node_b : l.node_a;
       if (nodes_[idx(peer)].type == NodeType::kSwitch && t.level[idx(peer)] != 1)
-        err("CA " + nodes_[idx(ca)].description + " hangs off a switch that is not a leaf");
+        err("CA " + str::quoted(nodes_[idx(ca)].description, kNameExcerpt) +
+            " hangs off a switch that is not a leaf");
     }
   for (std::uint32_t p = 0; p < t.pods.size(); ++p)
     for (NodeId l : t.pods[p].leaves)

@@ -25,8 +25,7 @@ struct PortKeyHash {
 };
 
 std::string node_label(const DumpNode& n) {
-  return str::quoted(n.rec.description, kMaxDescriptionBytes) + " (" + str::guid_hex(n.rec.guid) +
-         ")";
+  return str::quoted(n.rec.description, kNameExcerpt) + " (" + str::guid_hex(n.rec.guid) + ")";
 }
 
 }  // namespace
@@ -491,8 +490,7 @@ Result<void> read_plain(std::string_view text, const std::string& file, FabricBu
     if (std::find(used.begin(), used.end(), p.rec.number) != used.end())
       return fail(ErrorCode::kDuplicate,
                   "port " + std::to_string(p.rec.number) + " of " +
-                      str::quoted(current->rec.description, kMaxDescriptionBytes) +
-                      " is listed twice",
+                      str::quoted(current->rec.description, kNameExcerpt) + " is listed twice",
                   file, lineno);
     used.push_back(p.rec.number);
     rec.ports.push_back(p);
@@ -608,10 +606,9 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
         const auto& old = rec.nodes[it->second].rec;
         if (old.type != n.type || old.description != n.description || old.lid != n.lid)
           return fail(ErrorCode::kDuplicate,
-                      "GUID " + str::guid_hex(n.guid) + " (" +
-                          str::quoted(d, kMaxDescriptionBytes) + ") clashes with " +
-                          str::quoted(old.description, kMaxDescriptionBytes) + " of line " +
-                          std::to_string(rec.nodes[it->second].line),
+                      "GUID " + str::guid_hex(n.guid) + " (" + str::quoted(d, kNameExcerpt) +
+                          ") clashes with " + str::quoted(old.description, kNameExcerpt) +
+                          " of line " + std::to_string(rec.nodes[it->second].line),
                       file, lineno);
       }
       return n.guid;
@@ -634,7 +631,7 @@ Result<void> read_ports(std::string_view text, const std::string& file, FabricBu
     if (std::find(used.begin(), used.end(), p.rec.number) != used.end())
       return fail(ErrorCode::kDuplicate,
                   "port " + std::to_string(p.rec.number) + " of " +
-                      str::quoted(desc, kMaxDescriptionBytes) + " is listed twice",
+                      str::quoted(desc, kNameExcerpt) + " is listed twice",
                   file, lineno);
     used.push_back(p.rec.number);
     rec.ports.push_back(p);

@@ -50,7 +50,7 @@ enum PortField {
 constexpr std::array<const char*, kPortFields> kPortKeys{
     "port", "guid", "lid", "lmc", "counters", "problems", "was_linked_to"};
 constexpr std::size_t kRequiredPortFields = 4;  // port, guid, lid, lmc; health is optional
-constexpr std::size_t kMaxProblems = 256;       // per port; the health checks give one per counter
+constexpr std::size_t kMaxProblems = 4096;  // per port: one per counter and merged source
 constexpr std::array<const char*, 6> kTopKeys{"format",     "version", "origin",
                                               "incomplete", "nodes",   "links"};
 
@@ -396,7 +396,7 @@ class Reader final : public json::json_sax_t {
         if (port_.health.problems.size() >= kMaxProblems)
           return bad(port_path("problems"), "more than " + std::to_string(kMaxProblems) +
                                                 " problems for one port (the health checks "
-                                                "name at most one per counter)");
+                                                "name at most one per counter and source)");
         port_.health.problems.push_back(v.s);
         return true;
       case Ctx::kWas: {

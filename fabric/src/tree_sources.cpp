@@ -138,6 +138,7 @@ bool valid_name(std::string_view s) {
   return !s.empty() && s.size() <= kMaxNameBytes &&
          str::invalid_utf8_at(s) == std::string_view::npos &&
          str::control_char_at(s) == std::string_view::npos &&
+         str::invisible_char_at(s) == std::string_view::npos &&
          std::all_of(s.begin(), s.end(), [](char c) {
            return c != ' ' && c != ',' && c != '[' && c != ']' && c != '=' && c != '"';
          });
@@ -208,11 +209,9 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       auto hosts = hostlist::expand(nodes);
       if (!hosts) return fail(ErrorCode::kSyntax, "Nodes=: " + hosts.error().message, file, lineno);
       for (const auto& h : *hosts) {
-        if (h.size() > kMaxNameBytes)
-          return fail(ErrorCode::kSyntax,
-                      "Nodes=: host name " + str::quoted(h) + " of " + std::to_string(h.size()) +
-                          " bytes, expected at most " + std::to_string(kMaxNameBytes),
-                      file, lineno);
+        if (auto why = str::host_name_problem(h))
+          return fail(ErrorCode::kSyntax, "Nodes=: host name " + str::quoted(h) + " " + *why, file,
+                      lineno);
         auto [it, inserted] = host_leaf.try_emplace(h, name, lineno);
         if (!inserted && it->second.first == name)
           return fail(ErrorCode::kDuplicate, "host " + h + " listed twice under " + name, file,
@@ -233,11 +232,11 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       if (!kids)
         return fail(ErrorCode::kSyntax, "Switches=: " + kids.error().message, file, lineno);
       for (const auto& k : *kids) {
-        if (k.size() > kMaxNameBytes)
+        if (!valid_name(k))
           return fail(ErrorCode::kSyntax,
-                      "Switches=: switch name " + str::quoted(k) + " of " +
-                          std::to_string(k.size()) + " bytes, expected at most " +
-                          std::to_string(kMaxNameBytes),
+                      "Switches=: bad switch name " + str::quoted(k) +
+                          ", expected printable text of at most 255 bytes without blanks, "
+                          "commas, brackets, '=' or quotes",
                       file, lineno);
         switch_refs.push_back(Ref{name, k, lineno});
       }
@@ -356,6 +355,9 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
                     file, lineno);
     }
     const std::string host(cells[0]);
+    if (auto why = str::host_name_problem(host))
+      return fail(ErrorCode::kSyntax, "column host: host name " + str::quoted(host) + " " + *why,
+                  file, lineno);
     if (auto [it, inserted] = host_line.emplace(host, lineno); !inserted)
       return fail(ErrorCode::kDuplicate,
                   "host " + host + " already listed at line " + std::to_string(it->second), file,

@@ -146,13 +146,9 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
     m.blocks.pod.push_back(pod);
     m.blocks.hosts.emplace_back();
     for (std::size_t i = 3; i < w.size(); ++i) {
-      if (w[i].size() > kMaxNameBytes ||
-          w[i].find_first_of(str::kHostNameSpecials) != std::string_view::npos)
-        return fail(ErrorCode::kSyntax,
-                    "host " + str::quoted(w[i]) +
-                        ": expected a plain host name of at most 255 bytes, without , [ ] = # \" "
-                        "' \\ ; & | $ ` ( ) { } < > * ? ! ~",
-                    file, line_no);
+      if (auto why = str::host_name_problem(w[i]))
+        return fail(ErrorCode::kSyntax, "host name " + str::quoted(w[i]) + " " + *why, file,
+                    line_no);
       if (m.names.size() >= limits().nodes)
         return fail(ErrorCode::kUnsupported,
                     "more than " + std::to_string(limits().nodes) +

@@ -146,7 +146,7 @@ w = sys.stdout.write
 w('{\"format\": \"fabricplace-fabric\", \"version\": 1, \"nodes\": [{\"guid\": \"0x100\", \"type\": \"ca\", '
   '\"desc\": \"h1 mlx5_0\", \"nports\": 1, \"vendid\": \"0x2c9\", \"devid\": \"0x101b\", \"sysimgguid\": \"0x100\", '
   '\"ports\": [{\"port\": 1, \"guid\": \"0x101\", \"lid\": 0, \"lmc\": 0, \"problems\": [\"\"' + ', \"\"' * 20000000 + ']}]}], \"links\": []}\n')" >"$d/problems.json"
-run json_many_problems 1 "problems.json:1: nodes[0].ports[0].problems: more than 256 problems for one port" -- "$bin" fabric show "$d/problems.json"
+run json_many_problems 1 "problems.json:1: nodes[0].ports[0].problems: more than 4096 problems for one port" -- "$bin" fabric show "$d/problems.json"
 py "
 import sys
 w = sys.stdout.write
@@ -228,7 +228,7 @@ run dump_slurm_unsafe_host 1 'host name "no#de002" (from its description) holds 
 # Host and HCA names reach shell text (the torchrun environment is sourced): a name that
 # would run a command or add a line is refused, and nothing is written.
 printf 'SwitchName=s1 Nodes=n1;touch${IFS}pwned,n2\n' >"$d/shell.conf"
-run topology_shell_host 1 'host name "n1;touch${IFS}pwned" (from its description) holds one of' -- \
+run topology_shell_host 1 'shell.conf:1: Nodes=: host name "n1;touch${IFS}pwned" holds one of' -- \
   "$bin" rankfile --fabric "$d/shell.conf" --hosts 'n[1-2]' --tasks-per-node 1 --format torchrun -o "$d/env"
 [[ ! -e "$d/env" && ! -e pwned ]] || fail "topology_shell_host: wrote a torchrun environment"
 if "$bin" rankfile --help 2>/dev/null | grep -q -- --hwloc-xml; then

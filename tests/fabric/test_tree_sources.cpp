@@ -102,10 +102,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadTree{"conf_long_host", false,
                 "SwitchName=s1 Nodes=h[1-2]" + std::string(300, 'x') + "\n",
                 "topology.conf:1: Nodes=: host name \"h1" + std::string(58, 'x') +
-                    "...\" of 302 bytes, expected at most 255"},
+                    "...\" is 302 bytes long, more than 255 (a DNS name's longest)"},
         BadTree{"conf_long_child", false, "SwitchName=s1 Switches=" + std::string(256, 'c') + "\n",
-                "topology.conf:1: Switches=: switch name \"" + std::string(60, 'c') +
-                    "...\" of 256 bytes, expected at most 255"},
+                "topology.conf:1: Switches=: bad switch name \"" + std::string(60, 'c') +
+                    "...\", expected printable text of at most 255 bytes without blanks, commas, "
+                    "brackets, '=' or quotes"},
+        BadTree{
+            "conf_shell_host", false, "SwitchName=s1 Nodes=a(1)\n",
+            "topology.conf:1: Nodes=: host name \"a(1)\" holds one of , [ ] = # \" ' \\ ; & | $ "
+            "` ( ) { } < > * ? ! ~, which Slurm's files, hostlists or a shell give a meaning; "
+            "expected a plain host name"},
+        BadTree{"csv_bidi_host", true,
+                "host,leaf,spine\nh\xe2\x80\xae"
+                "1,l1,s1\n",
+                "t.csv:2: column host: expected a printable name of at most 255 bytes without "
+                "blanks, commas, brackets or quotes, got \"h\\u{202e}1\""},
+        BadTree{"csv_shell_host", true, "host,leaf,spine\nh$1,l1,s1\n",
+                "t.csv:2: column host: host name \"h$1\" holds one of , [ ] = # \" ' \\ ; & | $ "
+                "` ( ) { } < > * ? ! ~, which Slurm's files, hostlists or a shell give a meaning; "
+                "expected a plain host name"},
         BadTree{"csv_no_rows", true, "host,leaf,spine\n",
                 "t.csv:1: no host rows after the header, up to the end"}));
 

@@ -114,7 +114,6 @@ if mount -t tmpfs -o size=64k,mode=1777,ro fplab-ro "$ro" 2>mount.err; then
   check "read-only directory: the batch step says which file and why" grep -qE "$re_ro" "$W/err.ro"
   check "read-only directory: its srun still runs tasks in ring order" \
     test "$(sed -n 's/^task //p' "$W/out.ro" | awk '$1 != $3' | wc -l)/$(grep -c '^task ' "$W/out.ro")" == 0/2
-  check "read-only directory: nothing in it" test -z "$(ls -A "$ro")"
 elif [[ ${CI:-} == true || ${FABRICPLACE_LAB_REQUIRED:-0} == 1 ]]; then
   check "a read-only tmpfs can be mounted: $(cat mount.err)" false
 fi

@@ -57,17 +57,16 @@ check "no pinned-node file left behind by --test-only" test -z "$(ls -A . | grep
 printf '#!/bin/bash\n#SBATCH -N 4\ntrue\n' >stdin.sh
 out=$(sbatch --test-only --fabric-tp=4 <stdin.sh 2>&1); rc=$?
 check "a script on stdin (#SBATCH -N 4) is accepted (rc $rc)" test "$rc" == 0
-# A script the plugin must not read: a FIFO (sbatch has read it already; a second read would
-# block forever) and a device that never ends (sbatch refuses it by its own size limit).
+# A script the plugin must not read again: a FIFO (sbatch has drained it; a second read would
+# block forever). Its #SBATCH -N is unknown to the plugin, so only the checks that need no
+# node count run, and the job is accepted.
 mkfifo fifo.sh
-(printf '#!/bin/bash\n#SBATCH -N 4\ntrue\n' >fifo.sh &)
+timeout 60 bash -c "printf '#!/bin/bash\\n#SBATCH -N 4\\ntrue\\n' >fifo.sh" &
+writer=$!
 out=$(timeout -s KILL 60 sbatch --test-only --fabric-tp=4 fifo.sh 2>&1); rc=$?
+wait "$writer" 2>/dev/null
+rm -f fifo.sh
 check "a FIFO script is accepted without the plugin reading it again (rc $rc: $(head -c 300 <<<"$out"))" test "$rc" == 0
-# sbatch itself reads /dev/zero until its malloc fails and aborts (Slurm 22.05: "sbatch.c:
-# _get_script_buffer: malloc failed", exit 134): the plugin neither reads it nor speaks.
-out=$(timeout -s KILL 60 sbatch --test-only --fabric-tp=4 /dev/zero 2>&1); rc=$?
-check "sbatch /dev/zero: sbatch's own error, nothing from fabricplace, no hang (rc $rc: $(head -c 300 <<<"$out"))" \
-  bash -c "[[ $rc -ne 0 && $rc -ne 137 ]] && ! grep -q 'fabricplace' <<<'$out'"
 out=$(sbatch --test-only --fabric-tp=32 -N 4 --fabric-tp=4 --wrap true 2>&1); rc=$?
 check "the last --fabric-tp counts, whatever the callback order (rc $rc)" test "$rc" == 0
 

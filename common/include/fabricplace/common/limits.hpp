@@ -36,6 +36,10 @@ struct Limits {
 /// a longer one is a mistake in the input, and error messages quote them whole.
 inline constexpr std::size_t kMaxNameBytes = 255;
 inline constexpr std::size_t kMaxDescriptionBytes = 512;
+/// How much of a name or description an error message or warning quotes (str::quoted): twice
+/// an InfiniBand NodeDescription, so real ones are quoted whole and a message naming two
+/// stays short.
+inline constexpr std::size_t kNameExcerpt = 128;
 
 /// The limits in force: the defaults, overridden by the environment (read on first use).
 const Limits& limits();

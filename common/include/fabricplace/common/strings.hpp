@@ -133,6 +133,18 @@ std::string sanitize(std::string_view s);
 /// (topology.conf, hostfiles, the torchrun environment users source).
 inline constexpr std::string_view kHostNameSpecials = ",[]=#\"'\\;&|$`(){}<>*?!~";
 
+/// The offset of the first character that shows nothing or reorders the text after it (C1
+/// controls, zero-width characters, bidirectional marks and overrides, line and paragraph
+/// separators, BOM: what excerpt() writes as \u{XXXX}), or npos. `s` must be valid UTF-8.
+std::size_t invisible_char_at(std::string_view s);
+
+/// What is wrong with `name` as a host name, or nothing: empty, longer than 255 bytes
+/// (kMaxNameBytes), not valid UTF-8, a control or invisible character (it could start a line
+/// in a file written from it), or one of kHostNameSpecials. The one rule every reader of
+/// host names applies (fabric sources, the builder, host maps); the reason reads after
+/// "host name \"...\"".
+std::optional<std::string> host_name_problem(std::string_view name);
+
 /// excerpt() in double quotes: the form error messages quote input in.
 std::string quoted(std::string_view s, std::size_t max = 60);
 
