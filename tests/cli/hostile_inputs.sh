@@ -225,6 +225,15 @@ sed 's/"node002 mlx5_0"/"no#de002 mlx5_0"/' "$data/fabrics/fat2_L8.ibnetdiscover
 run dump_slurm_unsafe_host 1 'host name "no#de002" (from its description) holds one of' -- \
   "$bin" fabric export "$d/hash.txt" --format slurm-topology -o "$d/t.conf"
 [[ ! -e "$d/t.conf" ]] || fail "dump_slurm_unsafe_host: wrote a topology.conf"
+# A switch description of 300 bytes: its name in topology.conf is cut to fit the 255-byte
+# name limit, so the export reads back.
+long_sw=$(py "print('s' * 300)")
+sed "s/MF0;leaf08:/MF0;$long_sw:/" "$data/fabrics/fat2_L8.ibnetdiscover.txt" >"$d/long-switch.txt"
+run long_switch_export 0 "" -- "$bin" fabric export "$d/long-switch.txt" --format slurm-topology -o "$d/long-switch.conf"
+run long_switch_reads_back 0 "" -- "$bin" fabric show "$d/long-switch.conf"
+grep -q "^SwitchName=$(py "print('s' * 231)") " "$d/long-switch.conf" ||
+  fail "long_switch_export: the switch name is not cut to 231 bytes"
+
 # Host and HCA names reach shell text (the torchrun environment is sourced): a name that
 # would run a command or add a line is refused, and nothing is written.
 printf 'SwitchName=s1 Nodes=n1;touch${IFS}pwned,n2\n' >"$d/shell.conf"

@@ -70,6 +70,29 @@ TEST(Strings, ExcerptShowsInvisibleAndReorderingCharactersAsEscapes) {
   EXPECT_EQ(str::excerpt("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");  // visible 4-byte emoji
 }
 
+TEST(Strings, OneRuleForHostNames) {
+  for (const char* ok :
+       {"node001", "dgx-a100-01", "gpu.cluster.local", "n_01", "\xc3\xb1odo01", "10.0.0.1"})
+    EXPECT_FALSE(str::host_name_problem(ok)) << ok << ": " << *str::host_name_problem(ok);
+  EXPECT_EQ(str::host_name_problem(""), "is empty");
+  EXPECT_EQ(str::host_name_problem(std::string(256, 'n')),
+            "is 256 bytes long, more than 255 (a DNS name's longest)");
+  EXPECT_FALSE(str::host_name_problem(std::string(255, 'n')));
+  EXPECT_EQ(str::host_name_problem("n\xff"), "is not valid UTF-8 (byte 2)");
+  EXPECT_EQ(str::host_name_problem("n1\rX"), "holds a control character (byte 3)");
+  EXPECT_EQ(str::host_name_problem("n1\xe2\x80\xa8"
+                                   "evil"),
+            "holds an invisible or line-breaking character (byte 3)");
+  EXPECT_EQ(str::host_name_problem("n1\xc2\x85x"),
+            "holds an invisible or line-breaking character (byte 3)");
+  for (const char* bad :
+       {"a,b",   "n[1]", "n=1",  "no#de", "n\"1", "n'1", "n\\1", "n1;touch", "a&b", "a|b",
+        "$HOME", "a`b`", "a(1)", "{a}",   "a<b",  "a>b", "a*",   "a?",       "a!",  "~a"})
+    EXPECT_TRUE(str::host_name_problem(bad)) << bad;
+  EXPECT_EQ(str::invisible_char_at("ok\xe2\x80\x8bx"), 2u);
+  EXPECT_EQ(str::invisible_char_at("\xc3\xa9t\xc3\xa9"), std::string_view::npos);
+}
+
 TEST(Strings, SanitizeEscapesOnlyWhatCouldBreakALineAndIsIdempotent) {
   const std::string once = str::sanitize("a\\b\nSwitchName=x\xff\xc3\xa9");
   EXPECT_EQ(once, "a\\b\\x0aSwitchName=x\\xff\xc3\xa9");
