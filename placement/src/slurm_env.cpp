@@ -42,7 +42,8 @@ Result<std::pair<std::uint32_t, std::string>> slurm_tasks_per_node(const EnvFn& 
   const bool interactive_step = step_id && *step_id == "4294967290";
   if (step && job && *step != *job && step_counts && !interactive_step)
     return fail(ErrorCode::kUsage,
-                "inside an srun step on " + *step + ", fewer nodes than the job's " + *job +
+                "inside an srun step on " + str::excerpt(*step) + ", fewer nodes than the job's " +
+                    str::excerpt(*job) +
                     ": Slurm's task counts here are the step's; pass --tasks-per-node");
   if (auto v = env("SLURM_NTASKS_PER_NODE")) {
     auto n = str::parse_uint(*v, 1u << 16);
