@@ -215,6 +215,9 @@ fi
 long=$(py "print('x' * 100000)")
 run spec_long_value 2 "spec: fat2: cut=xxxxxxxx" -- "$bin" fabric show "fat2:leaves=2,down=4,up=4,cut=$long"
 run spec_escape_key 2 'unknown key "\x1b[2J"' -- "$bin" fabric show $'fat2:\e[2J=1'
+# 976,024 names (within the 1,000,000 limit) from 48 bytes: expanded and checked in seconds.
+run busy_976k_names 2 "--busy: 976024 host(s) not in the fabric: " -- "$bin" place --fabric "$S" --nodes 1 \
+  --busy 'gpu[2-2]-0-9ib[1-2]-node[001-004]-hc![00-122002]'
 run busy_long_name 2 "--busy: 1 host(s) not in the fabric: xxxxxxxx" -- "$bin" place --fabric "$S" --nodes 1 --busy "$long"
 printf 'leaves = %s\n' "$(py "print('9' * 1000000)")" >"$d/big-weight.conf"
 run policy_long_value 1 "big-weight.conf:1: leaves: expected a non-negative number, got \"9999" -- \
