@@ -243,7 +243,9 @@ printf 'SwitchName=s1 Nodes=n1;touch${IFS}pwned,n2\n' >"$d/shell.conf"
 run topology_shell_host 1 'shell.conf:1: Nodes=: host name "n1;touch${IFS}pwned" holds one of' -- \
   "$bin" rankfile --fabric "$d/shell.conf" --hosts 'n[1-2]' --tasks-per-node 1 --format torchrun -o "$d/env"
 [[ ! -e "$d/env" && ! -e pwned ]] || fail "topology_shell_host: wrote a torchrun environment"
-if "$bin" rankfile --help 2>/dev/null | grep -q -- --hwloc-xml; then
+# (only where the build reads hwloc XML: the minimal build has the option and refuses it)
+if "$bin" rankfile --fabric "$S" --hosts 'node[001-002]' --format torchrun \
+  --hwloc-xml "$data/hwloc/dgx2-with-hcas.xml" -o /dev/null >/dev/null 2>&1; then
   sed '0,/name="mlx5_0"/s//name="mlx5_0;touch${IFS}pwned"/' "$data/hwloc/dgx2-with-hcas.xml" >"$d/shell-hca.xml"
   run hwloc_shell_hca 1 'shell-hca.xml: HCA name "mlx5_0;touch${IFS}pwned": expected a device name' -- \
     "$bin" rankfile --fabric "$S" --hosts 'node[001-002]' --format torchrun --hwloc-xml "$d/shell-hca.xml" -o "$d/env"
