@@ -208,10 +208,16 @@ lab_restart_ctld() {
   # The port is released with the process; a restart that finds it taken fails to bind.
   local port; port=$(sed -n 's/^SlurmctldPort=//p' "$SLURM_CONF")
   for _ in $(seq 1 50); do port_in_use "${port:-$CTLD_PORT}" || break; sleep 0.1; done
+  # The old PID file would name the dead process until the new daemon writes its own (a
+  # moment after it forks, longer on a loaded machine): without it, "not yet" is not "died".
+  rm -f "$RUN/slurmctld.pid"
   ns slurmctl slurmctld -f "$SLURM_CONF" || die "slurmctld failed to restart"
   deadline=$(($(date +%s) + ${FABRICPLACE_LAB_UP_TIMEOUT:-30}))
   until timeout 5 scontrol ping 2>/dev/null | grep -q 'is UP'; do
-    ctld_alive || { tail -15 "$LOG/slurmctld.log" >&2; die "slurmctld died after its restart"; }
+    if [[ -s $RUN/slurmctld.pid ]] && ! ctld_alive; then
+      tail -15 "$LOG/slurmctld.log" >&2
+      die "slurmctld died after its restart"
+    fi
     [[ $(date +%s) -ge $deadline ]] && die "slurmctld does not answer ${FABRICPLACE_LAB_UP_TIMEOUT:-30} s after its restart"
     sleep 0.1
   done
