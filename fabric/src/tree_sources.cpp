@@ -144,6 +144,16 @@ bool valid_name(std::string_view s) {
          });
 }
 
+// The error for a name valid_name() refuses, as SwitchName= or in a Switches= list.
+std::unexpected<Error> bad_switch_name(const char* where, std::string_view name,
+                                       const std::string& file, int line) {
+  return fail(ErrorCode::kSyntax,
+              std::string(where) + "bad switch name " + str::quoted(name) +
+                  ", expected printable text of at most " + std::to_string(kMaxNameBytes) +
+                  " bytes without blanks, commas, brackets, '=' or quotes",
+              file, line);
+}
+
 }  // namespace
 
 Result<void> read_slurm_topology(std::string_view text, const std::string& file,
@@ -191,12 +201,7 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
                     file, lineno);
     }
     if (name.empty()) return fail(ErrorCode::kSyntax, "line has no SwitchName=", file, lineno);
-    if (!valid_name(name))
-      return fail(ErrorCode::kSyntax,
-                  "bad switch name " + str::quoted(name) +
-                      ", expected printable text of at most 255 bytes without blanks, commas, "
-                      "brackets, '=' or quotes",
-                  file, lineno);
+    if (!valid_name(name)) return bad_switch_name("", name, file, lineno);
     if (auto [it, inserted] = defined.emplace(name, lineno); !inserted)
       return fail(ErrorCode::kDuplicate,
                   "switch " + name + " already defined at line " + std::to_string(it->second), file,
@@ -232,12 +237,7 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
       if (!kids)
         return fail(ErrorCode::kSyntax, "Switches=: " + kids.error().message, file, lineno);
       for (const auto& k : *kids) {
-        if (!valid_name(k))
-          return fail(ErrorCode::kSyntax,
-                      "Switches=: bad switch name " + str::quoted(k) +
-                          ", expected printable text of at most 255 bytes without blanks, "
-                          "commas, brackets, '=' or quotes",
-                      file, lineno);
+        if (!valid_name(k)) return bad_switch_name("Switches=: ", k, file, lineno);
         switch_refs.push_back(Ref{name, k, lineno});
       }
       if (switch_refs.size() > limits().ports)
