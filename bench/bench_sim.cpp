@@ -1,5 +1,5 @@
-// The simulator: whole real traces replayed per policy (jobs simulated per second), the
-// ftree route model's cost per fabric size, and the route-aware ring order.
+// The simulator: whole real traces replayed per policy and route model (jobs simulated per
+// second), each route model's build cost per fabric size, and the route-aware ring order.
 //
 // The Philly and ITP traces are not in the repository: give their paths in
 // FABRICPLACE_PHILLY_TRACE and FABRICPLACE_ITP_TRACE (the ITP file is one cluster's CSV,
@@ -11,9 +11,9 @@
 #include <memory>
 #include <string>
 
-#include "fabricplace/fabric/routes.hpp"
 #include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/placement/route_order.hpp"
+#include "fabricplace/routes/model.hpp"
 #include "fabricplace/policies/policies.hpp"
 #include "fabricplace/sim/simulator.hpp"
 #include "fabricplace/sim/trace.hpp"
@@ -22,22 +22,33 @@ namespace fp = fabricplace;
 
 namespace {
 
+constexpr fp::routes::Kind kKinds[] = {fp::routes::Kind::kFtree, fp::routes::Kind::kMinhop,
+                                       fp::routes::Kind::kUpdn, fp::routes::Kind::kEcmp,
+                                       fp::routes::Kind::kAdaptive};
+
+fp::routes::Spec spec_of(fp::routes::Kind k) {
+  fp::routes::Spec s;
+  s.automatic = false;
+  s.kind = k;
+  return s;
+}
+
 struct World {
   fp::fabric::Fabric f;
-  fp::fabric::Routes routes;
+  std::unique_ptr<const fp::routes::Model> routes;
   fp::policies::Planner planner;
   fp::sim::Simulator sim;
-  explicit World(fp::fabric::Fabric fab)
+  World(fp::fabric::Fabric fab, fp::routes::Kind kind)
       : f(std::move(fab)),
-        routes(*fp::fabric::ftree_routes(f)),
+        routes(*fp::routes::make_model(f, spec_of(kind))),
         planner(f),
-        sim(f, routes, planner, {}) {}
+        sim(f, *routes, planner, {}) {}
 };
 
-const World& world(const std::string& spec) {
-  static std::map<std::string, std::unique_ptr<World>> cache;
-  auto& w = cache[spec];
-  if (!w) w = std::make_unique<World>(*fp::fabric::generate(spec));
+const World& world(const std::string& spec, fp::routes::Kind kind = fp::routes::Kind::kFtree) {
+  static std::map<std::pair<std::string, fp::routes::Kind>, std::unique_ptr<World>> cache;
+  auto& w = cache[{spec, kind}];
+  if (!w) w = std::make_unique<World>(*fp::fabric::generate(spec), kind);
   return *w;
 }
 
@@ -56,15 +67,16 @@ const fp::sim::Trace* trace(const char* env) {
 
 // Philly (111,549 jobs) on a 3-level non-blocking fat-tree of 800 hosts (4 pods x 10 leaves
 // x 20 hosts, 40-port switches); ITP cluster04 (15,802 jobs) on 128 hosts.
-void simulate(benchmark::State& state, const char* env, const std::string& spec) {
+void simulate(benchmark::State& state, const char* env, const std::string& spec,
+              std::size_t policy, fp::routes::Kind kind = fp::routes::Kind::kFtree) {
   const auto* t = trace(env);
   if (t == nullptr) {
     state.SkipWithError((std::string(env) + " not set or unreadable").c_str());
     return;
   }
-  const auto& w = world(spec);
+  const auto& w = world(spec, kind);
   auto pols = *fp::sim::parse_sim_policies("fabric,fabric+routes,slurm-tree,first-fit");
-  const auto& p = pols[static_cast<std::size_t>(state.range(0))];
+  const auto& p = pols[policy];
   const auto skip = w.sim.unplaceable(*t, p);
   std::size_t placements = 0;
   for (auto _ : state) {
@@ -72,36 +84,55 @@ void simulate(benchmark::State& state, const char* env, const std::string& spec)
     placements = run.placements_tried;
     benchmark::DoNotOptimize(run.jobs.data());
   }
-  state.SetLabel(p.name());
+  state.SetLabel(p.name() + " [" + std::string(fp::routes::to_string(kind)) + "]");
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * t->jobs.size()));
   state.counters["jobs"] = static_cast<double>(t->jobs.size());
   state.counters["placements"] = static_cast<double>(placements);
 }
 
 void BM_SimulatePhilly(benchmark::State& state) {
-  simulate(state, "FABRICPLACE_PHILLY_TRACE", "fat3:pods=4,leaves=10,down=20,up=20");
+  simulate(state, "FABRICPLACE_PHILLY_TRACE", "fat3:pods=4,leaves=10,down=20,up=20",
+           static_cast<std::size_t>(state.range(0)));
 }
 BENCHMARK(BM_SimulatePhilly)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->MinTime(2);
 
 void BM_SimulateItp(benchmark::State& state) {
-  simulate(state, "FABRICPLACE_ITP_TRACE", "fat3:pods=2,leaves=4,down=16,up=16");
+  simulate(state, "FABRICPLACE_ITP_TRACE", "fat3:pods=2,leaves=4,down=16,up=16",
+           static_cast<std::size_t>(state.range(0)));
 }
 BENCHMARK(BM_SimulateItp)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->MinTime(2);
 
-// The ftree route model: every switch's entry for every host.
-void BM_FtreeRoutes(benchmark::State& state) {
-  static const char* specs[] = {"fat3:pods=4,leaves=10,down=20,up=20",
-                                "fat3:pods=8,leaves=16,down=16,up=16",
-                                "fat3:pods=8,leaves=32,down=32,up=32,spines=32,radix=64"};
-  const auto f = *fp::fabric::generate(specs[state.range(0)]);
-  for (auto _ : state) {
-    auto r = fp::fabric::ftree_routes(f);
-    benchmark::DoNotOptimize(&r);
-  }
-  state.SetLabel(std::to_string(f.num_hosts()) + " hosts, " + std::to_string(f.switches().size()) +
-                 " switches");
+// Philly with the fabric policy under each route model (args: model index into kKinds).
+void BM_SimulatePhillyRoutes(benchmark::State& state) {
+  simulate(state, "FABRICPLACE_PHILLY_TRACE", "fat3:pods=4,leaves=10,down=20,up=20",
+           static_cast<std::size_t>(state.range(1)), kKinds[state.range(0)]);
 }
-BENCHMARK(BM_FtreeRoutes)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulatePhillyRoutes)
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2);
+
+// Building each route model: every switch's entry for every end port (the table models),
+// the distances to every host-facing switch (ecmp, adaptive). Args: fabric, model.
+void BM_RouteModel(benchmark::State& state) {
+  static const char* specs[] = {"fat3:pods=4,leaves=16,down=32,up=32,spines=32,radix=64",
+                                "fat3:pods=8,leaves=32,down=32,up=32,spines=32,radix=64"};
+  static std::map<int, fp::fabric::Fabric> fabrics;
+  auto& f = fabrics[static_cast<int>(state.range(0))];
+  if (f.num_hosts() == 0) f = *fp::fabric::generate(specs[state.range(0)]);
+  const auto kind = kKinds[state.range(1)];
+  for (auto _ : state) {
+    auto r = fp::routes::make_model(f, spec_of(kind));
+    if (!r) {
+      state.SkipWithError(r.error().message.c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(r->get());
+  }
+  state.SetLabel(std::string(fp::routes::to_string(kind)) + ": " + std::to_string(f.num_hosts()) +
+                 " hosts, " + std::to_string(f.switches().size()) + " switches");
+}
+BENCHMARK(BM_RouteModel)->ArgsProduct({{0, 1}, {0, 1, 2, 3, 4}})->Unit(benchmark::kMillisecond);
 
 // Route-aware ring order for one job of 64 nodes over 4 leaves of an 800-host fabric.
 void BM_RouteAwareRing(benchmark::State& state) {
@@ -109,10 +140,10 @@ void BM_RouteAwareRing(benchmark::State& state) {
   fp::placement::JobRequest job;
   job.nodes = static_cast<std::uint32_t>(state.range(0));
   auto pl = w.planner.place(job, fp::placement::all_free(w.f), fp::policies::Policy::kFabric);
-  std::vector<std::uint32_t> flows(2 * w.f.num_links(), 0);
+  std::vector<fp::routes::Load> flows(2 * w.f.num_links(), 0);
   for (auto _ : state) {
     auto ring =
-        fp::placement::route_aware_ring(w.planner.context().blocks, w.routes, pl.hosts, flows);
+        fp::placement::route_aware_ring(w.planner.context().blocks, *w.routes, pl.hosts, flows);
     benchmark::DoNotOptimize(ring.data());
   }
   state.SetLabel(std::to_string(pl.measures.leaves) + " leaves");

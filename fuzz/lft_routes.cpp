@@ -1,8 +1,8 @@
-// fuzz_lft_routes: fabric::lft_routes() over opensm LFT dumps (opensm-lfts.dump) against a
+// fuzz_lft_routes: routes::lft_routes() over opensm LFT dumps (opensm-lfts.dump) against a
 // fixed fabric: tests/data/fabrics/fat2_L8-ftree.ibnetdiscover.txt, the dump the seed
 // (tests/data/routes/fat2_L8-ftree.lfts.dump.gz) was taken on. Routes that load are walked
 // from the first host to every host and back (holes and loops must be reported, not hang).
-#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/routes/table.hpp"
 #include "fixed_fabric.hpp"
 
 namespace {
@@ -15,12 +15,12 @@ const fabricplace::fabric::Fabric& fixed_fabric() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fabricplace;
   const auto& f = fixed_fabric();
-  auto routes = fabric::lft_routes(f, fuzz::text_of(data, size), "opensm-lfts.dump");
+  auto routes = routes::lft_routes(f, fuzz::text_of(data, size), "opensm-lfts.dump");
   if (!routes) {
     fuzz::check_error(routes.error());
     return 0;
   }
-  std::vector<fabric::DirLink> path;
+  std::vector<routes::DirLink> path;
   const auto hosts = static_cast<std::uint32_t>(f.num_hosts());
   for (std::uint32_t h = 0; h < hosts; ++h) {
     path.clear();

@@ -2,13 +2,13 @@
 // line, '#' comments). The CLI reads it in cli/src/rankfile_cmd.cpp, not in a library, so this
 // target makes the same library calls in the same order on a fixed fabric
 // (fat2:leaves=4,down=4,up=2,spines=2, opensm ftree routes): resolve_hosts() per line and
-// add_ring_flows() for it; the first line with distinct hosts is taken as the job, laid out
-// by rank_layout() and re-ordered by route_aware_ring() over the other rings' flows, which
+// routes::add_ring_load() for it; the first line with distinct hosts is taken as the job, laid out
+// by rank_layout() and re-ordered by route_aware_ring() over the other rings' load, which
 // must keep the job's hosts; the result is written in every rank file format.
 #include <algorithm>
 
 #include "fabricplace/common/strings.hpp"
-#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/routes/model.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/route_order.hpp"
 #include "fixed_fabric.hpp"
@@ -16,7 +16,7 @@
 namespace {
 struct Fixed {
   fabricplace::fabric::Fabric fabric;
-  fabricplace::fabric::Routes routes;
+  std::unique_ptr<const fabricplace::routes::Model> routes;
   fabricplace::placement::Context context;
   fabricplace::placement::HostMap map;
 };
@@ -24,8 +24,11 @@ const Fixed& fixed() {
   using namespace fabricplace;
   static const Fixed* x = [] {
     auto* p = new Fixed{fuzz::load_fixed("fat2:leaves=4,down=4,up=2,spines=2"), {}, {}, {}};
-    auto r = fabric::ftree_routes(p->fabric);
-    if (!r) fuzz::violated("ftree_routes on the fixed fabric", r.error().to_string());
+    routes::Spec spec;
+    spec.automatic = false;
+    spec.kind = routes::Kind::kFtree;
+    auto r = routes::make_model(p->fabric, spec);
+    if (!r) fuzz::violated("the ftree model on the fixed fabric", r.error().to_string());
     p->routes = std::move(*r);
     p->context = placement::prepare(p->fabric);
     p->map = placement::host_map(p->context);
@@ -39,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace fabricplace;
   const Fixed& x = fixed();
   const auto& f = x.fabric;
-  std::vector<std::uint32_t> flows(2 * f.num_links(), 0);
+  std::vector<routes::Load> flows(2 * f.num_links(), 0);
   std::vector<fabric::HostId> job;
   for (auto line : str::lines(fuzz::text_of(data, size))) {
     auto t = str::trim(line);
@@ -56,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       job = *ring;
       continue;
     }
-    (void)placement::add_ring_flows(x.routes, *ring, flows);
+    (void)routes::add_ring_load(*x.routes, *ring, 1, flows);
   }
   if (job.empty()) return 0;
   auto layout = placement::rank_layout(x.map, job, 1, 1);
@@ -66,13 +69,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   auto before = layout->hosts;
   layout->hosts =
-      placement::route_aware_ring(x.map.blocks, x.routes, std::move(layout->hosts), flows);
+      placement::route_aware_ring(x.map.blocks, *x.routes, std::move(layout->hosts), flows);
   placement::measure_layout(x.map, *layout);
   auto after = layout->hosts;
   std::sort(before.begin(), before.end());
   std::sort(after.begin(), after.end());
   fuzz::require(before == after, "route_aware_ring changed the job's hosts");
-  (void)placement::max_switch_link_flows(f, flows);
+  (void)routes::max_switch_link_load(f, flows);
   for (auto fmt : {placement::RankFormat::kOpenMpi, placement::RankFormat::kHostfile,
                    placement::RankFormat::kMpich, placement::RankFormat::kSlurm,
                    placement::RankFormat::kTorchrun, placement::RankFormat::kJson})

@@ -7,7 +7,7 @@
 
 #include "fabricplace/common/error.hpp"
 #include "fabricplace/fabric/fabric.hpp"
-#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/routes/model.hpp"
 #include "fabricplace/placement/placement.hpp"
 
 namespace fabricplace::cli {
@@ -52,9 +52,22 @@ void add_simulate_command(CLI::App& app, RunFn& run);
 void add_discover_command(CLI::App& fabric, RunFn& run);
 /// The score and uplink weights of --policy-config (empty: the built-in ones).
 Result<placement::Weights> load_weights(const std::string& path);
-/// The fabric's static routes: from an opensm LFT dump when `lfts` names one (plain or .gz),
-/// else the model of opensm's ftree engine (--lfts of simulate and rankfile).
-Result<fabric::Routes> load_routes(const fabric::Fabric& f, const std::string& lfts);
+/// `--routes MODEL` and its companions (`--ecmp-flows`, `--ecmp-seed`, `--lfts FILE` for
+/// `--routes lfts:FILE`), shared by simulate, place and rankfile (docs/routes.md).
+struct RouteOpts {
+  std::string routes = "auto";
+  std::string lfts;
+  std::uint32_t ecmp_flows = 2;
+  std::uint64_t ecmp_seed = 1;
+
+  /// `list`: --routes takes several comma-separated models (simulate).
+  void add(CLI::App* cmd, bool list);
+  /// The models named, each with the ecmp settings; kUsage for a bad name or a clash.
+  [[nodiscard]] Result<std::vector<routes::Spec>> specs() const;
+};
+/// Builds the route model `spec` names on `f`.
+Result<std::unique_ptr<const routes::Model>> load_routes(const fabric::Fabric& f,
+                                                         const routes::Spec& spec);
 /// Writes `content` to `path` atomically ("-" = stdout); returns the exit status.
 int write_output(const std::string& path, const std::string& content);
 

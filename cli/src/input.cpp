@@ -52,11 +52,44 @@ Result<placement::Weights> load_weights(const std::string& path) {
   return placement::parse_weights(*text, path);
 }
 
-Result<fabric::Routes> load_routes(const fabric::Fabric& f, const std::string& lfts) {
-  if (lfts.empty()) return fabric::ftree_routes(f);
-  auto text = sim::read_text_file(lfts);
-  if (!text) return std::unexpected(text.error());
-  return fabric::lft_routes(f, *text, lfts);
+void RouteOpts::add(CLI::App* cmd, bool list) {
+  cmd->add_option("--routes", routes,
+                  list ? "route models, comma-separated (each run under every policy): auto, "
+                         "ftree, minhop, updn, ecmp, adaptive, lfts:FILE (docs/routes.md)"
+                       : "route model: auto, ftree, minhop, updn, ecmp, adaptive, lfts:FILE "
+                         "(docs/routes.md)")
+      ->capture_default_str();
+  cmd->add_option("--lfts", lfts,
+                  "the same as --routes lfts:FILE: exact routes from an opensm LFT dump (the "
+                  "fabric must be the ibnetdiscover dump taken after the SM ran)");
+  cmd->add_option("--ecmp-flows", ecmp_flows,
+                  "ecmp: flows per ring edge and rail, each hashed on its own (NCCL channels "
+                  "per peer x QPs per connection)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--ecmp-seed", ecmp_seed, "ecmp: the hash seed")->capture_default_str();
+}
+
+Result<std::vector<routes::Spec>> RouteOpts::specs() const {
+  std::string names = routes;
+  if (!lfts.empty()) {
+    if (routes != "auto") {
+      return fail(ErrorCode::kUsage, "--lfts FILE is --routes lfts:FILE: give one or the other");
+    }
+    names = "lfts:" + lfts;
+  }
+  auto out = routes::parse_specs(names);
+  if (!out) return out;
+  for (auto& s : *out) {
+    s.flows_per_edge = ecmp_flows;
+    s.seed = ecmp_seed;
+  }
+  return out;
+}
+
+Result<std::unique_ptr<const routes::Model>> load_routes(const fabric::Fabric& f,
+                                                         const routes::Spec& spec) {
+  return routes::make_model(f, spec);
 }
 
 CLI::Option* add_output_option(CLI::App* cmd, std::string& out, const char* help) {

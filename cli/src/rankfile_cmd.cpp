@@ -18,7 +18,6 @@
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
-#include "fabricplace/fabric/routes.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/request.hpp"
 #include "fabricplace/placement/route_order.hpp"
@@ -41,7 +40,9 @@ struct RankfileOpts {
   std::string format, out = "-", hwloc_xml;
   CLI::Option* hwloc_opt = nullptr;
   bool route_aware = false;
-  std::string lfts, running;
+  RouteOpts routes;
+  CLI::Option* routes_opt = nullptr;
+  std::string running;
 };
 
 // --route-aware: the ring re-ordered on the fabric's routes (docs/simulator.md), avoiding
@@ -49,9 +50,12 @@ struct RankfileOpts {
 Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
                          const placement::HostMap& map, placement::RankLayout& layout,
                          std::uint32_t K, std::uint32_t tp) {
-  auto routes = load_routes(f, o.lfts);
+  auto specs = o.routes.specs();
+  if (!specs) return std::unexpected(specs.error());
+  if (specs->size() != 1) return fail(ErrorCode::kUsage, "--routes takes one model here");
+  auto routes = load_routes(f, specs->front());
   if (!routes) return std::unexpected(routes.error());
-  std::vector<std::uint32_t> flows(2 * f.num_links(), 0);
+  std::vector<routes::Load> flows(2 * f.num_links(), 0);
   std::size_t rings = 0;
   if (!o.running.empty()) {
     auto text = read_file(o.running);
@@ -76,24 +80,28 @@ Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
                       "a running ring has host " + f.host(h).name + " of this job", o.running, n);
         }
       }
-      if (!placement::add_ring_flows(*routes, *ring, flows)) {
-        std::cerr << "fabricplace: warning: " << o.running << ":" << n << ": " << routes->source()
-                  << " has no route for some edge of this ring; its flows there are not counted\n";
+      // Each running ring salts its flows with its line number; this job's salt is 0.
+      if (!routes::add_ring_load(**routes, *ring, static_cast<std::uint64_t>(n), flows)) {
+        std::cerr << "fabricplace: warning: " << o.running << ":" << n << ": the "
+                  << routes::to_string((*routes)->kind())
+                  << " routes have no route for some edge of this ring; its load is not counted\n";
       }
       ++rings;
     }
   }
   const std::uint32_t group_nodes = tp > K ? tp / K : 1;
   auto plain = flows, better = flows;
-  placement::add_ring_flows(*routes, layout.hosts, plain);
-  layout.hosts =
-      placement::route_aware_ring(map.blocks, *routes, std::move(layout.hosts), flows, group_nodes);
+  routes::add_ring_load(**routes, layout.hosts, 0, plain);
+  layout.hosts = placement::route_aware_ring(map.blocks, **routes, std::move(layout.hosts), flows,
+                                             group_nodes, 0);
   placement::measure_layout(map, layout);  // the leaves' order may have been reversed
-  placement::add_ring_flows(*routes, layout.hosts, better);
-  std::cerr << "fabricplace: route-aware ring (" << routes->source() << ", " << rings
-            << " running ring" << (rings == 1 ? "" : "s") << "): most flows on a switch link "
-            << placement::max_switch_link_flows(f, better) << " (plain order "
-            << placement::max_switch_link_flows(f, plain) << ")\n";
+  routes::add_ring_load(**routes, layout.hosts, 0, better);
+  std::cerr << "fabricplace: route-aware ring (routes: " << (*routes)->description() << "; "
+            << rings << " running ring" << (rings == 1 ? "" : "s")
+            << "): most load on a switch link "
+            << routes::load_str(routes::edges(routes::max_switch_link_load(f, better)))
+            << " ring edges (plain order "
+            << routes::load_str(routes::edges(routes::max_switch_link_load(f, plain))) << ")\n";
   return {};
 }
 
@@ -227,8 +235,9 @@ int run_rankfile(const RankfileOpts& o) {
   for (const auto& w : layout->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
   if (o.route_aware) {
     if (auto r = route_aware(o, *f, map, *layout, K, tp); !r) return report(r.error());
-  } else if (!o.lfts.empty() || !o.running.empty()) {
-    return report(Error{ErrorCode::kUsage, "--lfts and --running need --route-aware", {}, 0});
+  } else if (!o.routes.lfts.empty() || !o.running.empty() || o.routes_opt->count() > 0) {
+    return report(
+        Error{ErrorCode::kUsage, "--routes, --lfts and --running need --route-aware", {}, 0});
   }
 
   placement::RankFileOptions ro;
@@ -271,9 +280,8 @@ void add_rankfile_command(CLI::App& app, RunFn& run) {
   cmd->add_flag("--route-aware", o->route_aware,
                 "order each leaf's boundary hosts on the fabric's routes so inter-leaf edges use "
                 "distinct, unloaded links (docs/simulator.md)");
-  cmd->add_option("--lfts", o->lfts,
-                  "with --route-aware: routes from an opensm LFT dump (the fabric must be the "
-                  "ibnetdiscover dump taken after the SM ran); default: the ftree model");
+  o->routes.add(cmd, false);
+  o->routes_opt = cmd->get_option("--routes");
   cmd->add_option("--running", o->running,
                   "with --route-aware: rings of running jobs to avoid, one hostlist per line in "
                   "rank order");

@@ -16,7 +16,6 @@
 
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
-#include "fabricplace/fabric/routes.hpp"
 #include "fabricplace/sim/degrade.hpp"
 #include "fabricplace/sim/report.hpp"
 #include "fabricplace/sim/simulator.hpp"
@@ -30,7 +29,7 @@ struct SimulateOpts {
   std::string trace_format = "auto";
   std::string policies = "fabric,fabric+routes,slurm-tree,first-fit";
   std::string out;
-  std::string lfts;
+  RouteOpts routes;
   std::string policy_config;
   sim::TraceOptions topt;
   sim::SimOptions sopt;
@@ -79,16 +78,20 @@ int run_simulate(const SimulateOpts& o) {
     return usage("--estimate-factor must be a positive number");
   }
   if (o.out.empty()) return usage("--out must name a directory");
+  auto specs = o.routes.specs();
+  if (!specs) return report(specs.error());
   auto loaded = o.in.load();
   if (!loaded) return report(loaded.error());
   std::optional<fabric::Fabric> degraded;
   std::vector<std::string> notes;
   const fabric::Fabric* f = &*loaded;
   if (o.degrade > 0) {
-    if (!o.lfts.empty()) {
-      return usage(
-          "--degrade-links rebuilds the fabric; give it with the ftree route "
-          "model, not --lfts");
+    for (const auto& s : *specs) {
+      if (!s.automatic && s.kind == routes::Kind::kLfts) {
+        return usage(
+            "--degrade-links rebuilds the fabric, which an LFT dump no longer matches: give it "
+            "with a route model, not lfts:FILE");
+      }
     }
     auto d = sim::degrade_random_links(*loaded, o.degrade, o.seed);
     if (!d) return report(d.error());
@@ -102,8 +105,13 @@ int run_simulate(const SimulateOpts& o) {
   auto weights_or = load_weights(o.policy_config);
   if (!weights_or) return report(weights_or.error());
   const placement::Weights weights = *weights_or;
-  auto routes = load_routes(*f, o.lfts);
-  if (!routes) return report(routes.error());
+  std::vector<std::unique_ptr<const routes::Model>> models;
+  for (const auto& s : *specs) {
+    auto m = load_routes(*f, s);
+    if (!m) return report(m.error());
+    models.push_back(std::move(*m));
+  }
+  const bool with_routes = models.size() > 1;
 
   sim::TraceOptions topt = o.topt;
   topt.format = *fmt_opt;
@@ -121,12 +129,29 @@ int run_simulate(const SimulateOpts& o) {
   }
 
   const policies::Planner planner(*f, weights);
-  const sim::Simulator simulator(*f, *routes, planner, o.sopt);
+  std::vector<sim::Simulator> simulators;
+  simulators.reserve(models.size());
+  for (const auto& m : models) simulators.emplace_back(*f, *m, planner, o.sopt);
+  // Every (route model, policy) pair is a run.
+  struct Job {
+    const sim::Simulator* simulator;
+    sim::SimPolicy policy;
+    std::string label;
+  };
+  std::vector<Job> jobs;
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    for (const auto& p : *pols) {
+      jobs.push_back({&simulators[m], p,
+                      with_routes ? p.name() + " [" +
+                                        std::string(routes::to_string(models[m]->kind())) + "]"
+                                  : p.name()});
+    }
+  }
   // Jobs some policy can never place are dropped from every run, so all compare on the
   // same jobs.
   std::vector<std::uint8_t> skip(trace->jobs.size(), 0);
   for (const auto& p : *pols) {
-    auto u = simulator.unplaceable(*trace, p);
+    auto u = simulators.front().unplaceable(*trace, p);
     for (std::size_t i = 0; i < skip.size(); ++i) skip[i] |= u[i];
   }
   std::size_t dropped = 0;
@@ -150,13 +175,14 @@ int run_simulate(const SimulateOpts& o) {
   }
   if (!o.quiet) {
     std::cerr << "simulate: " << trace->jobs.size() - dropped << " jobs on " << f->num_hosts()
-              << " hosts, " << pols->size() << " policies, routes: " << routes->source() << "\n";
+              << " hosts, " << pols->size() << " policies\n";
+    for (const auto& m : models) std::cerr << "simulate: routes: " << m->description() << "\n";
   }
 
-  std::vector<sim::Run> runs(pols->size());
+  std::vector<sim::Run> runs(jobs.size());
   std::mutex mu;
-  // Progress at most every 2 s per policy (long runs only); each policy's end is reported.
-  std::vector<std::chrono::steady_clock::time_point> last_print(pols->size(),
+  // Progress at most every 2 s per run (long runs only); each run's end is reported.
+  std::vector<std::chrono::steady_clock::time_point> last_print(jobs.size(),
                                                                 std::chrono::steady_clock::now());
   auto worker = [&](std::size_t k) {
     auto start = std::chrono::steady_clock::now();
@@ -168,28 +194,28 @@ int run_simulate(const SimulateOpts& o) {
         std::lock_guard lock(mu);
         last_print[k] = now;
         const int pct = static_cast<int>(100 * done / total);
-        std::cerr << "simulate: " << (*pols)[k].name() << " " << pct << "% (" << done << "/"
-                  << total << " jobs)\n";
+        std::cerr << "simulate: " << jobs[k].label << " " << pct << "% (" << done << "/" << total
+                  << " jobs)\n";
       };
     }
-    runs[k] = simulator.run(*trace, (*pols)[k], skip, progress);
+    runs[k] = jobs[k].simulator->run(*trace, jobs[k].policy, skip, progress);
     if (!o.quiet) {
       const double s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::lock_guard lock(mu);
-      std::cerr << "simulate: " << (*pols)[k].name() << " done in " << fmt(s, 2) << " s ("
+      std::cerr << "simulate: " << jobs[k].label << " done in " << fmt(s, 2) << " s ("
                 << fmt(static_cast<double>(trace->jobs.size() - dropped) / s * 60, 0)
                 << " jobs/min)\n";
     }
   };
-  // At most one thread per policy helps (each policy's replay is sequential), and a thread
-  // that cannot be started leaves its share to the others: --threads 100000 is 4 threads.
+  // At most one thread per run helps (each replay is sequential), and a thread that cannot
+  // be started leaves its share to the others: --threads 100000 is 4 threads for 4 runs.
   const unsigned wanted = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads =
-      std::max(1u, std::min<unsigned>(wanted, static_cast<unsigned>(pols->size())));
+      std::max(1u, std::min<unsigned>(wanted, static_cast<unsigned>(jobs.size())));
   std::atomic<std::size_t> next{0};
   auto drain = [&] {
-    for (std::size_t k; (k = next++) < pols->size();) worker(k);
+    for (std::size_t k; (k = next++) < jobs.size();) worker(k);
   };
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) {
@@ -204,19 +230,20 @@ int run_simulate(const SimulateOpts& o) {
 
   for (const auto& r : runs) {
     if (r.never_started > 0) {
-      notes.push_back(r.policy.name() + ": " + std::to_string(r.never_started) +
+      notes.push_back(sim::run_label(r, with_routes) + ": " + std::to_string(r.never_started) +
                       " jobs could never start (the hosts they need are not usable)");
     }
   }
   std::vector<sim::Summary> sums;
-  for (const auto& r : runs) sums.push_back(sim::summarize(*trace, r, f->num_hosts(), o.sopt));
+  for (const auto& r : runs)
+    sums.push_back(sim::summarize(*trace, r, f->num_hosts(), o.sopt, with_routes));
 
   sim::ReportInfo info;
   info.title = "fabricplace simulation";
   info.fabric = f->origin() + " (" + std::to_string(f->num_hosts()) + " hosts, " +
                 std::to_string(f->topology().leaves.size()) + " leaves, " +
                 std::to_string(f->switches().size()) + " switches)";
-  info.routes = routes->source();
+  for (const auto& m : models) info.routes.push_back(m->description());
   info.traces = trace->files;
   info.settings = {
       "GPUs per node " + std::to_string(o.sopt.gpus_per_node) + "; TP cap " +
@@ -230,9 +257,9 @@ int run_simulate(const SimulateOpts& o) {
   // All three files or none: each is written to a temporary name first, then all renamed.
   const std::string dir = o.out + "/";
   const std::vector<std::pair<std::string, std::string>> outputs{
-      {"jobs.csv", sim::jobs_csv(*trace, runs, *f)},
+      {"jobs.csv", sim::jobs_csv(*trace, runs, *f, with_routes)},
       {"summary.csv", sim::summary_csv(sums)},
-      {"report.html", sim::html_report(*trace, runs, sums, info, *f)}};
+      {"report.html", sim::html_report(*trace, runs, sums, info, *f, with_routes)}};
   const std::string tmp_suffix = ".partial";
   auto remove_temps = [&] {
     for (const auto& [name, text] : outputs) std::filesystem::remove(dir + name + tmp_suffix, ec);
@@ -260,13 +287,17 @@ int run_simulate(const SimulateOpts& o) {
     }
   }
 
-  std::cout << "policy            jobs  tp-split  mean-wait-s  p95-wait-s  util   comm-slowdown  "
-               "max-flows\n";
+  for (const auto& m : models) std::cout << "routes: " << m->description() << "\n";
+  std::size_t width = 16;
+  for (const auto& s : sums) width = std::max(width, s.policy.size());
+  std::cout << std::string("policy") + std::string(width - 6, ' ') +
+                   "   jobs  tp-split  mean-wait-s  p95-wait-s  util   comm-slowdown  max-load\n";
   for (const auto& s : sums) {
     char line[256];
-    std::snprintf(line, sizeof line, "%-16s %6zu %9zu %12.0f %11.0f %5.1f%% %14.3f %10u\n",
-                  s.policy.c_str(), s.jobs, s.jobs_tp_split, s.mean_wait_s, s.p95_wait_s,
-                  100 * s.utilization, s.mean_comm_slowdown, s.max_link_flows);
+    std::snprintf(line, sizeof line, "%-*s %6zu %9zu %12.0f %11.0f %5.1f%% %14.3f %9s\n",
+                  static_cast<int>(width), s.policy.c_str(), s.jobs, s.jobs_tp_split,
+                  s.mean_wait_s, s.p95_wait_s, 100 * s.utilization, s.mean_comm_slowdown,
+                  routes::load_str(s.max_link_load).c_str());
     std::cout << line;
   }
   if (!o.quiet) {
@@ -301,9 +332,7 @@ void add_simulate_command(CLI::App& app, RunFn& run) {
   cmd->add_option("--out", o->out, "directory for jobs.csv, summary.csv, report.html")
       ->required()
       ->check(non_empty("a directory", "DIR"));
-  cmd->add_option("--lfts", o->lfts,
-                  "exact routes from an opensm LFT dump (the fabric must then be the "
-                  "ibnetdiscover dump taken after the SM ran); default: the ftree model");
+  o->routes.add(cmd, true);
   cmd->add_option("--policy-config", o->policy_config, "score and uplink weights");
   cmd->add_option("--gpus-per-node", o->sopt.gpus_per_node, "GPUs per node")
       ->capture_default_str()

@@ -9,18 +9,21 @@
 namespace fabricplace::placement {
 namespace {
 
-using fabric::DirLink;
 using fabric::HostId;
+using routes::DirLink;
+using routes::Load;
+using routes::LinkLoad;
 
-/// The flows a ring under construction adds, per directed link; reset() clears only what
+/// The load a ring under construction adds, per directed link; reset() clears only what
 /// was touched, so one overlay serves every order tried.
 class Overlay {
  public:
   explicit Overlay(std::size_t dir_links) : count_(dir_links, 0) {}
-  [[nodiscard]] std::uint32_t get(DirLink d) const { return count_[d]; }
-  void add(std::span<const DirLink> path) {
-    for (DirLink d : path) {
-      if (count_[d]++ == 0) touched_.push_back(d);
+  [[nodiscard]] Load get(DirLink d) const { return count_[d]; }
+  void add(std::span<const LinkLoad> edge) {
+    for (const auto& [d, l] : edge) {
+      if (count_[d] == 0) touched_.push_back(d);
+      count_[d] += l;
     }
   }
   void reset() {
@@ -30,7 +33,7 @@ class Overlay {
   [[nodiscard]] const std::vector<DirLink>& touched() const { return touched_; }
 
  private:
-  std::vector<std::uint32_t> count_;
+  std::vector<Load> count_;
   std::vector<DirLink> touched_;
 };
 
@@ -42,16 +45,29 @@ struct Cost {
   }
 };
 
-/// Paths between host pairs, walked once per ring however many orders are tried.
+/// Edge loads between host pairs (one entry per link), computed once per ring however many
+/// orders are tried.
 class PathCache {
  public:
-  explicit PathCache(const fabric::Routes& r) : routes_(r) {}
-  /// The path from x to y; nullptr when the routes have none.
-  const std::vector<DirLink>* get(HostId x, HostId y) {
+  PathCache(const routes::Model& r, std::uint64_t salt) : routes_(r), salt_(salt) {}
+  /// The load of edge x -> y; nullptr when the model has no route.
+  const std::vector<LinkLoad>* get(HostId x, HostId y) {
     const auto key = (std::uint64_t{fabric::idx(x)} << 32) | fabric::idx(y);
     auto [it, fresh] = cache_.try_emplace(key);
     if (fresh) {
-      it->second.ok = routes_.path(x, y, it->second.path);
+      auto& e = it->second;
+      e.ok = routes_.edge_load(x, y, salt_, e.path);
+      // One entry per link: sort and merge.
+      std::sort(e.path.begin(), e.path.end(),
+                [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
+      std::size_t w = 0;
+      for (std::size_t i = 0; i < e.path.size(); ++i) {
+        if (w > 0 && e.path[w - 1].link == e.path[i].link)
+          e.path[w - 1].load += e.path[i].load;
+        else
+          e.path[w++] = e.path[i];
+      }
+      e.path.resize(w);
     }
     return it->second.ok ? &it->second.path : nullptr;
   }
@@ -59,27 +75,28 @@ class PathCache {
  private:
   struct Entry {
     bool ok = false;
-    std::vector<DirLink> path;
+    std::vector<LinkLoad> path;
   };
-  const fabric::Routes& routes_;
+  const routes::Model& routes_;
+  std::uint64_t salt_;
   std::unordered_map<std::uint64_t, Entry> cache_;
 };
 
 /// The greedy boundary choice over stretches in this order; nothing when a pair has no route.
 std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
     const std::vector<std::vector<HostId>>& seg, PathCache& paths, Overlay& added,
-    std::span<const double> inv_cap, std::span<const std::uint32_t> flows,
-    std::size_t first_entry) {
+    std::span<const double> inv_cap, std::span<const Load> flows, std::size_t first_entry) {
   const std::size_t L = seg.size();
   added.reset();
-  const std::vector<DirLink>* path = nullptr;
+  const std::vector<LinkLoad>* path = nullptr;
+  // Loads in ring edges (kEdge = 1).
   auto cost_of = [&](HostId x, HostId y, Cost& c) {
     path = paths.get(x, y);
     if (path == nullptr) return false;
     c = {};
-    for (DirLink d : *path) {
-      const double load = (d < flows.size() ? flows[d] : 0) + added.get(d);
-      c.worst = std::max(c.worst, (load + 1) * inv_cap[d]);
+    for (const auto& [d, own] : *path) {
+      const double load = routes::edges((d < flows.size() ? flows[d] : 0) + added.get(d));
+      c.worst = std::max(c.worst, (load + routes::edges(own)) * inv_cap[d]);
       c.total += load * inv_cap[d];
     }
     return true;
@@ -91,7 +108,7 @@ std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
   auto choose = [&](std::size_t a, std::size_t bb) {
     Cost best;
     std::size_t bx = kUnset, by = kUnset;
-    const std::vector<DirLink>* best_path = nullptr;
+    const std::vector<LinkLoad>* best_path = nullptr;
     // Exits are tried from the stretch's last host back, entries from its first: on ties the
     // input order stands.
     for (std::size_t xr = seg[a].size(); xr-- > 0;) {
@@ -138,7 +155,7 @@ std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
   // The ring's own cost: its most loaded link after adding it, then the load over its links.
   Cost total;
   for (DirLink d : added.touched()) {
-    const double load = (d < flows.size() ? flows[d] : 0) + added.get(d);
+    const double load = routes::edges((d < flows.size() ? flows[d] : 0) + added.get(d));
     total.worst = std::max(total.worst, load * inv_cap[d]);
     total.total += load * inv_cap[d];
   }
@@ -163,9 +180,9 @@ constexpr std::size_t kOpeningCandidates = 32;
 
 }  // namespace
 
-std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& routes,
-                                     std::vector<HostId> ring, std::span<const std::uint32_t> flows,
-                                     std::uint32_t group_nodes) {
+std::vector<HostId> route_aware_ring(const Blocks& b, const routes::Model& routes,
+                                     std::vector<HostId> ring, std::span<const Load> flows,
+                                     std::uint32_t group_nodes, std::uint64_t salt) {
   // Stretches: maximal runs of one block.
   std::vector<std::vector<HostId>> seg;
   for (std::size_t i = 0; i < ring.size(); ++i) {
@@ -191,7 +208,7 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& rout
   std::optional<std::pair<std::vector<HostId>, Cost>> best;
   std::vector<std::vector<HostId>> rev(seg.rbegin(), seg.rend());
   const auto plain_splits = splits(b, ring, group_nodes);
-  PathCache paths(routes);
+  PathCache paths(routes, salt);
   Overlay added(2 * routes.fabric().num_links());
   // 1 / capacity per directed link; a link of unknown rate counts at the fastest known rate
   // (all alike when no rate is known, as from a topology.conf).
@@ -215,31 +232,6 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const fabric::Routes& rout
   }
   if (!best) return ring;
   return std::move(best->first);
-}
-
-bool add_ring_flows(const fabric::Routes& routes, std::span<const HostId> ring,
-                    std::vector<std::uint32_t>& flows) {
-  flows.resize(2 * routes.fabric().num_links(), 0);
-  if (ring.size() < 2) return true;
-  bool ok = true;
-  std::vector<DirLink> path;
-  for (std::size_t i = 0; i < ring.size(); ++i) {
-    path.clear();
-    ok &= routes.path(ring[i], ring[(i + 1) % ring.size()], path);
-    for (DirLink d : path) ++flows[d];
-  }
-  return ok;
-}
-
-std::uint32_t max_switch_link_flows(const fabric::Fabric& f, std::span<const std::uint32_t> flows) {
-  std::uint32_t m = 0;
-  for (std::size_t d = 0; d < flows.size(); ++d) {
-    const auto& l = f.link(fabric::LinkId{static_cast<std::uint32_t>(d / 2)});
-    if (f.node(l.node_a).type == fabric::NodeType::kSwitch &&
-        f.node(l.node_b).type == fabric::NodeType::kSwitch)
-      m = std::max(m, flows[d]);
-  }
-  return m;
 }
 
 }  // namespace fabricplace::placement

@@ -82,9 +82,15 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
-Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOptions& opt) {
+std::string run_label(const Run& r, bool with_routes) {
+  return with_routes ? r.policy.name() + " [" + r.routes + "]" : r.policy.name();
+}
+
+Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOptions& opt,
+                  bool with_routes) {
   Summary s;
-  s.policy = r.policy.name();
+  s.policy = run_label(r, with_routes);
+  s.routes = r.routes;
   std::vector<double> waits, waits_multi, comm;
   double bsld = 0, leaves = 0, excess = 0;
   std::size_t tp_ok = 0;
@@ -131,7 +137,7 @@ Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOpti
   }
   s.mean_comm_slowdown = mean(comm, 1);
   s.p95_comm_slowdown = comm.empty() ? 1 : percentile(comm, 95);
-  s.max_link_flows = r.max_link_flows;
+  s.max_link_load = r.max_link_load;
   s.makespan_s = r.last_end - r.first_submit;
   s.utilization = s.makespan_s > 0 && hosts > 0
                       ? r.busy_node_seconds / (static_cast<double>(hosts) * s.makespan_s)
@@ -145,6 +151,7 @@ std::string summary_csv(const std::vector<Summary>& all) {
   auto u = [](std::size_t v) { return std::to_string(v); };
   const std::vector<std::pair<const char*, std::function<std::string(S)>>> cols{
       {"policy", [](S s) { return s.policy; }},
+      {"routes", [](S s) { return s.routes; }},
       {"jobs", [&](S s) { return u(s.jobs); }},
       {"jobs_multi_node", [&](S s) { return u(s.jobs_multi_node); }},
       {"jobs_tp_multi_node", [&](S s) { return u(s.jobs_tp_multi); }},
@@ -162,7 +169,7 @@ std::string summary_csv(const std::vector<Summary>& all) {
       {"mean_excess_leaves", [](S s) { return num(s.mean_excess_leaves, 4); }},
       {"mean_comm_slowdown", [](S s) { return num(s.mean_comm_slowdown, 4); }},
       {"p95_comm_slowdown", [](S s) { return num(s.p95_comm_slowdown, 4); }},
-      {"max_link_flows", [&](S s) { return u(s.max_link_flows); }},
+      {"max_link_load", [](S s) { return routes::load_str(s.max_link_load); }},
       {"gpu_hours", [](S s) { return num(s.gpu_hours, 1); }},
       {"gpu_hours_lost", [](S s) { return num(s.gpu_hours_lost, 1); }},
       {"makespan_s", [](S s) { return num(s.makespan_s, 1); }},
@@ -180,14 +187,15 @@ std::string summary_csv(const std::vector<Summary>& all) {
   return out;
 }
 
-std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric::Fabric& f) {
+std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric::Fabric& f,
+                     bool with_routes) {
   std::string out =
-      "policy,job,submit_s,start_s,end_s,wait_s,duration_s,runtime_s,gpus,nodes,tp,leaves,"
-      "min_leaves,tp_groups_split,ring_inter_leaf,max_link_flows,comm_slowdown,"
+      "policy,routes,job,submit_s,start_s,end_s,wait_s,duration_s,runtime_s,gpus,nodes,tp,"
+      "leaves,min_leaves,tp_groups_split,ring_inter_leaf,max_link_load,comm_slowdown,"
       "worst_comm_slowdown,hosts\n";
   std::vector<std::string> names;
   for (const auto& r : runs) {
-    const std::string policy = r.policy.name();
+    const std::string policy = run_label(r, with_routes) + "," + r.routes;
     for (std::size_t i = 0; i < t.jobs.size(); ++i) {
       const auto& o = r.jobs[i];
       if (!o.ran) continue;
@@ -215,7 +223,7 @@ std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric:
              num(o.end - o.start, 1) + "," + std::to_string(j.gpus) + "," +
              std::to_string(j.nodes) + "," + std::to_string(j.tp) + "," + std::to_string(o.leaves) +
              "," + std::to_string(o.min_leaves) + "," + std::to_string(o.tp_groups_split) + "," +
-             std::to_string(o.ring_inter_leaf) + "," + std::to_string(o.max_link_flows) + "," +
+             std::to_string(o.ring_inter_leaf) + "," + routes::load_str(o.max_link_load) + "," +
              num(o.comm_slowdown, 4) + "," + num(o.worst_comm_slowdown, 4) + "," +
              csv_field(hosts) + "\n";
     }
@@ -377,10 +385,11 @@ std::string bars_svg(const std::string& title, const std::vector<std::string>& c
 /// Step lines of (time, value) series: the most flows on any link over time.
 std::string steps_svg(
     const std::string& title, const std::vector<std::string>& names,
-    const std::vector<const std::vector<std::pair<double, std::uint32_t>>*>& series, double t_end) {
-  std::uint32_t ymax = 1;
+    const std::vector<const std::vector<std::pair<double, double>>*>& series, double t_end) {
+  double peak = 1;
   for (const auto* s : series)
-    for (const auto& [t, v] : *s) ymax = std::max(ymax, v);
+    for (const auto& [t, v] : *s) peak = std::max(peak, v);
+  const auto ymax = static_cast<std::uint32_t>(std::ceil(peak));
   const double t1 = t_end > 0 ? t_end : 1;
   auto px = [&](double t) { return Frame::x_of(t / t1); };
   auto py = [&](double v) { return Frame::y_of(v / ymax); };
@@ -389,7 +398,7 @@ std::string steps_svg(
     o += Frame::hgrid(static_cast<double>(v) / ymax, std::to_string(v));
   }
   for (int k = 0; k <= 5; ++k) o += Frame::xtick(px(t1 * k / 5.0), num(t1 * k / 5.0 / 86400, 1));
-  o += Frame::xlabel("time (days)") + Frame::ylabel("flows");
+  o += Frame::xlabel("time (days)") + Frame::ylabel("ring edges");
   for (std::size_t k = 0; k < series.size(); ++k) {
     const auto& s = *series[k];
     std::string pts = num(px(0), 1) + "," + num(py(0), 1);
@@ -409,16 +418,9 @@ std::string steps_svg(
 
 }  // namespace
 
-std::string dir_link_name(const fabric::Fabric& f, fabric::DirLink d) {
-  const auto& l = f.link(fabric::LinkId{d / 2});
-  const auto from = d % 2 == 0 ? l.a : l.b;
-  const auto to = d % 2 == 0 ? l.b : l.a;
-  return fabric::port_name(f, from) + " -> " + fabric::port_name(f, to);
-}
-
 std::string html_report(const Trace& t, const std::vector<Run>& runs,
                         const std::vector<Summary>& sums, const ReportInfo& info,
-                        const fabric::Fabric& f) {
+                        const fabric::Fabric& f, bool with_routes) {
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
       esc(info.title) +
@@ -428,7 +430,8 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
       "left}.plots svg{margin:0 12px 12px 0;border:1px solid #ddd}code{background:#f5f5f5}"
       "</style>\n</head>\n<body>\n<h1>" +
       esc(info.title) + "</h1>\n<ul>\n<li>Fabric: " + esc(info.fabric) +
-      "</li>\n<li>Routes: " + esc(info.routes) + "</li>\n";
+      "</li>\n";
+  for (const auto& r : info.routes) o += "<li>Routes: " + esc(r) + "</li>\n";
   for (const auto& tr : info.traces) o += "<li>Trace: <code>" + esc(tr) + "</code></li>\n";
   o += "<li>Jobs: " + std::to_string(t.jobs.size()) + " read";
   if (!runs.empty() && runs[0].dropped) {
@@ -441,7 +444,7 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
        "wait (s)</th><th>p95 wait (s)</th><th>multi-node jobs: mean / p95 wait (s)</th><th>mean "
        "bounded slowdown</th><th>utilisation</th>"
        "<th>mean leaves (excess)</th><th>mean comm slowdown</th><th>p95 comm "
-       "slowdown</th><th>max flows on a link</th><th>GPU-hours lost to contention</th></tr>\n";
+       "slowdown</th><th>max load on a link (ring edges)</th><th>GPU-hours lost to contention</th></tr>\n";
   for (const auto& s : sums) {
     o += "<tr><td>" + esc(s.policy) + "</td><td>" + std::to_string(s.jobs) + "</td><td>" +
          std::to_string(s.jobs_multi_node) + "</td><td>" +
@@ -452,7 +455,7 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
          num(s.p95_wait_multi_s, 0) + "</td><td>" + num(s.mean_bounded_slowdown, 2) + "</td><td>" +
          num(100 * s.utilization, 1) + "%</td><td>" + num(s.mean_leaves, 2) + " (+" +
          num(s.mean_excess_leaves, 2) + ")</td><td>" + num(s.mean_comm_slowdown, 3) + "</td><td>" +
-         num(s.p95_comm_slowdown, 3) + "</td><td>" + std::to_string(s.max_link_flows) +
+         num(s.p95_comm_slowdown, 3) + "</td><td>" + routes::load_str(s.max_link_load) +
          "</td><td>" + num(s.gpu_hours_lost, 1) + " of " + num(s.gpu_hours, 0) + "</td></tr>\n";
   }
   o += "</table>\n";
@@ -467,7 +470,8 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
   std::vector<std::vector<double>> excess_frac;
   const std::vector<std::string> cats{"0", "1", "2", "3", "4+"};
   for (const auto& r : runs) {
-    Series w{r.policy.name(), {}}, c{r.policy.name(), {}};
+    const std::string label = run_label(r, with_routes);
+    Series w{label, {}}, c{label, {}};
     std::vector<double> hist(cats.size(), 0);
     double multi = 0;
     for (std::size_t i = 0; i < t.jobs.size(); ++i) {
@@ -486,7 +490,7 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
     for (auto& h : hist) h = multi > 0 ? h / multi : 0;
     waits.push_back(std::move(w));
     comm.push_back(std::move(c));
-    names.push_back(r.policy.name());
+    names.push_back(label);
     excess_frac.push_back(std::move(hist));
   }
   o += "<h2>Plots</h2>\n<div class=\"plots\">\n";
@@ -496,40 +500,41 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
   o += bars_svg("Leaves per multi-node job beyond the fewest possible", cats, names, excess_frac,
                 "extra leaves used");
   {
-    std::vector<const std::vector<std::pair<double, std::uint32_t>>*> series;
+    std::vector<const std::vector<std::pair<double, double>>*> series;
     double t_end = 0;
     for (const auto& r : runs) {
-      series.push_back(&r.max_flows_over_time);
+      series.push_back(&r.max_load_over_time);
       t_end = std::max(t_end, r.last_end - r.first_submit);
     }
-    o += steps_svg("Most ring flows on any switch-to-switch link", names, series, t_end);
+    o += steps_svg("Most ring load on any switch-to-switch link", names, series, t_end);
   }
   o += "</div>\n<h2>Hottest links</h2>\n<p>Directed switch-to-switch links by the most ring "
-       "flows they carried at once (top 5 per policy).</p>\n<table>\n<tr><th>policy</th>"
-       "<th>link</th><th>rate</th><th>most flows</th></tr>\n";
+       "load they carried at once, in ring edges (flows, on the static route models; top 5 per "
+       "policy).</p>\n<table>\n<tr><th>policy</th>"
+       "<th>link</th><th>rate</th><th>most load</th></tr>\n";
   for (const auto& r : runs) {
-    std::vector<fabric::DirLink> order;
-    for (fabric::DirLink d = 0; d < r.link_peak.size(); ++d) {
-      const auto& l = f.link(fabric::LinkId{d / 2});
-      if (r.link_peak[d] > 0 && f.node(l.node_a).type == fabric::NodeType::kSwitch &&
-          f.node(l.node_b).type == fabric::NodeType::kSwitch)
-        order.push_back(d);
+    std::vector<routes::DirLink> order;
+    for (routes::DirLink d = 0; d < r.link_peak.size(); ++d) {
+      if (r.link_peak[d] > 0 && routes::switch_to_switch(f, d)) order.push_back(d);
     }
     std::stable_sort(order.begin(), order.end(),
                      [&](auto a, auto b) { return r.link_peak[a] > r.link_peak[b]; });
     if (order.size() > 5) order.resize(5);
     for (auto d : order) {
-      o += "<tr><td>" + esc(r.policy.name()) + "</td><td>" + esc(dir_link_name(f, d)) +
+      o += "<tr><td>" + esc(run_label(r, with_routes)) + "</td><td>" +
+           esc(routes::dir_link_name(f, d)) +
            "</td><td>" + esc(f.link(fabric::LinkId{d / 2}).rate.to_string()) + "</td><td>" +
-           std::to_string(r.link_peak[d]) + "</td></tr>\n";
+           routes::load_str(routes::edges(r.link_peak[d])) + "</td></tr>\n";
     }
   }
   o += "</table>\n";
   o += "<h2>Model</h2>\n<p>FCFS with EASY backfill, node-exclusive jobs. Every "
-       "multi-node job runs ring AllReduce over its hosts in the policy's rank order, one flow "
-       "per ring edge on the static routes; a link carrying F flows gives each 1/F of its "
-       "capacity, a job's ring runs at its worst flow's share, and the communication share of "
-       "its run time stretches by the slowdown. See docs/simulator.md.</p>\n</body>\n</html>\n";
+       "multi-node job runs ring AllReduce over its hosts in the policy's rank order; each ring "
+       "edge's traffic goes where the route model puts it (one static path, ecmp's hashed "
+       "flows or adaptive's even spread); a link carrying a load of L ring edges gives each "
+       "1/L of its capacity, a job's ring runs at its worst link's share, and the "
+       "communication share of its run time stretches by the slowdown. See "
+       "docs/simulator.md.</p>\n</body>\n</html>\n";
   return o;
 }
 

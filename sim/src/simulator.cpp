@@ -13,7 +13,8 @@
 
 namespace fabricplace::sim {
 
-using fabric::DirLink;
+using routes::DirLink;
+using routes::Load;
 using fabric::HostId;
 using fabric::idx;
 
@@ -51,7 +52,7 @@ Result<std::vector<SimPolicy>> parse_sim_policies(std::string_view list) {
   return out;
 }
 
-Simulator::Simulator(const fabric::Fabric& f, const fabric::Routes& routes,
+Simulator::Simulator(const fabric::Fabric& f, const routes::Model& routes,
                      const policies::Planner& planner, SimOptions opt)
     : f_(f), routes_(routes), planner_(planner), opt_(opt) {
   capacity_.resize(2 * f.num_links());
@@ -73,6 +74,9 @@ Simulator::Simulator(const fabric::Fabric& f, const fabric::Routes& routes,
   if (host_gbps_ <= 0) {
     for (double c : capacity_) host_gbps_ = std::max(host_gbps_, c);
   }
+  // A rail-optimised host injects over each of its rails.
+  if (f.topology().rail_optimised && !f.topology().rails.empty())
+    host_gbps_ *= static_cast<double>(f.topology().rails.size());
   // A link of unknown rate counts at the host rate (it is not known to be slower).
   for (double& c : capacity_)
     if (c <= 0) c = host_gbps_ > 0 ? host_gbps_ : 1;
@@ -116,7 +120,7 @@ struct Active {
   double expected_end = 0;
   std::uint64_t version = 0;  ///< of its finish event; never reset (slots are reused)
   bool scheduled = false;     ///< has a finish event
-  std::vector<std::pair<DirLink, std::uint32_t>> links;  ///< directed links and flows it adds
+  std::vector<std::pair<DirLink, Load>> links;  ///< directed links and the load it adds
 };
 
 struct Event {
@@ -133,13 +137,14 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
                    const Progress& progress) const {
   Run run;
   run.policy = p;
+  run.routes = std::string(routes::to_string(routes_.kind()));
   run.jobs.resize(t.jobs.size());
   const std::size_t n_jobs = t.jobs.size();
   const double f = opt_.comm_fraction;
 
   auto states = placement::all_free(f_);
   std::size_t free_count = f_.num_hosts();
-  std::vector<std::uint32_t> flows(2 * f_.num_links(), 0);
+  std::vector<Load> flows(2 * f_.num_links(), 0);
   run.link_peak.assign(flows.size(), 0);
 
   std::vector<Active> active;  // slots; reused
@@ -153,8 +158,8 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   std::size_t qhead = 0;
   std::vector<std::uint8_t> started(n_jobs, 0);
 
-  std::vector<DirLink> path;
-  std::vector<std::uint32_t> scratch(2 * f_.num_links(), 0);
+  std::vector<routes::LinkLoad> edge;
+  std::vector<Load> scratch(2 * f_.num_links(), 0);
   std::vector<DirLink> touched;
 
   std::size_t next = 0, done = 0, total = 0;
@@ -174,15 +179,15 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   auto update_rates = [&](double now) {
     for (std::uint32_t slot : multi) {
       auto& a = active[slot];
-      double share = std::numeric_limits<double>::infinity();
-      std::uint32_t worst_flows = 0;
+      double per_gbps = 0;  // the most load per Gb/s of capacity, in ring edges
+      Load worst = 0;
       for (const auto& [d, own] : a.links) {
-        share = std::min(share, capacity_[d] / flows[d]);
-        if (interswitch_[d]) worst_flows = std::max(worst_flows, flows[d]);
+        per_gbps = std::max(per_gbps, routes::edges(flows[d]) / capacity_[d]);
+        if (interswitch_[d]) worst = std::max(worst, flows[d]);
       }
-      const double s = std::max(1.0, host_gbps_ / share);
+      const double s = std::max(1.0, host_gbps_ * per_gbps);
       auto& out = run.jobs[a.job];
-      out.max_link_flows = std::max(out.max_link_flows, worst_flows);
+      out.max_link_load = std::max(out.max_link_load, routes::edges(worst));
       out.worst_comm_slowdown = std::max(out.worst_comm_slowdown, s);
       if (s == a.slowdown && a.scheduled) continue;
       a.work_left -= (now - a.last) * a.rate;
@@ -216,7 +221,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     std::vector<HostId> ring = std::move(pl.hosts);
     if (p.route_aware) {
       auto reordered = placement::route_aware_ring(planner_.context().blocks, routes_, ring, flows,
-                                                   req.group_nodes());
+                                                   req.group_nodes(), j + 1);
       if (reordered != ring) {
         // Measure the ring that runs (the contract keeps these, but do not rely on it).
         pl = placement::evaluate(planner_.context(), req, view, std::move(reordered), pl.policy);
@@ -244,22 +249,24 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     a.work_left = tj.duration;
     a.last = now;
     a.expected_end = now + tj.duration * opt_.estimate_factor;
-    // Ring flows: host i -> i + 1, wrapping (a 2-host ring has one flow each way).
+    // Ring edges: host i -> i + 1, wrapping (a 2-host ring has one edge each way), on the
+    // route model over the running jobs' load; the job's index salts its flows. A job's
+    // routes are fixed when it starts (adaptive does not re-balance running jobs).
     if (ring.size() >= 2) {
       touched.clear();
-      for (std::size_t i = 0; i < ring.size(); ++i) {
-        path.clear();
-        routes_.path(ring[i], ring[(i + 1) % ring.size()], path);
-        for (DirLink d : path) {
-          if (scratch[d]++ == 0) touched.push_back(d);
-        }
+      edge.clear();
+      routes_.ring_load(ring, j + 1, flows, edge);
+      for (const auto& [d, l] : edge) {
+        if (scratch[d] == 0) touched.push_back(d);
+        scratch[d] += l;
       }
       std::sort(touched.begin(), touched.end());
       for (DirLink d : touched) {
         a.links.emplace_back(d, scratch[d]);
         flows[d] += scratch[d];
         run.link_peak[d] = std::max(run.link_peak[d], flows[d]);
-        if (interswitch_[d]) run.max_link_flows = std::max(run.max_link_flows, flows[d]);
+        if (interswitch_[d])
+          run.max_link_load = std::max(run.max_link_load, routes::edges(flows[d]));
         scratch[d] = 0;
       }
       multi.push_back(slot);
@@ -413,10 +420,11 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     multi_changed |= schedule(now);
     if (multi_changed) {
       update_rates(now);
-      std::uint32_t peak = 0;
+      Load peak = 0;
       for (DirLink d : interswitch_list_) peak = std::max(peak, flows[d]);
-      if (run.max_flows_over_time.empty() || run.max_flows_over_time.back().second != peak) {
-        run.max_flows_over_time.emplace_back(now, peak);
+      const double e = routes::edges(peak);
+      if (run.max_load_over_time.empty() || run.max_load_over_time.back().second != e) {
+        run.max_load_over_time.emplace_back(now, e);
       }
     }
   }

@@ -2,7 +2,7 @@
 // per-directed-link flows and slowdowns.
 #include <gtest/gtest.h>
 
-#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/routes/model.hpp"
 #include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/placement/route_order.hpp"
 #include "fabricplace/policies/policies.hpp"
@@ -15,26 +15,37 @@ using fabric::HostId;
 
 namespace {
 
+std::unique_ptr<const routes::Model> model(const fabric::Fabric& f,
+                                           routes::Kind kind = routes::Kind::kFtree) {
+  routes::Spec s;
+  s.automatic = false;
+  s.kind = kind;
+  auto m = routes::make_model(f, s);
+  EXPECT_TRUE(m) << m.error().to_string();
+  return std::move(*m);
+}
+
 struct World {
   fabric::Fabric f;
-  fabric::Routes routes;
+  std::unique_ptr<const routes::Model> routes;
   policies::Planner planner;
   sim::Simulator sim;
   World(fabric::Fabric fab, sim::SimOptions opt)
-      : f(std::move(fab)),
-        routes(*fabric::ftree_routes(f)),
-        planner(f),
-        sim(f, routes, planner, opt) {}
+      : f(std::move(fab)), routes(model(f)), planner(f), sim(f, *routes, planner, opt) {}
 };
 
 /// A spec's fabric with its ftree routes and placement context, built in place (the routes
 /// point into the fabric, so this is never moved).
 struct Routed {
   fabric::Fabric f;
-  fabric::Routes routes;
+  std::unique_ptr<const routes::Model> model_;
+  const routes::Table& routes;
   placement::Context ctx;
   explicit Routed(const char* spec)
-      : f(*fabric::generate(spec)), routes(*fabric::ftree_routes(f)), ctx(placement::prepare(f)) {}
+      : f(*fabric::generate(spec)),
+        model_(model(f)),
+        routes(*model_->table()),
+        ctx(placement::prepare(f)) {}
   Routed(const Routed&) = delete;
 };
 
@@ -59,7 +70,7 @@ std::string names(const fabric::Fabric& f, const std::vector<HostId>& hosts) {
 }
 
 /// The directed link from switch or host `a` to `b` (names as in the fabric).
-fabric::DirLink dl(const fabric::Fabric& f, const std::string& a, const std::string& b) {
+routes::DirLink dl(const fabric::Fabric& f, const std::string& a, const std::string& b) {
   auto node_of = [&](const std::string& n) {
     if (auto s = f.find_switch(n)) return *s;
     return f.host(*f.find_host(n)).hcas[0];
@@ -67,7 +78,7 @@ fabric::DirLink dl(const fabric::Fabric& f, const std::string& a, const std::str
   const auto na = node_of(a), nb = node_of(b);
   for (const auto& p : f.ports_of(na)) {
     const fabric::PortId pid{static_cast<std::uint32_t>(&p - f.ports().data())};
-    if (p.link != fabric::kNoLink && f.peer_node(pid) == nb) return fabric::dir_link(f, pid);
+    if (p.link != fabric::kNoLink && f.peer_node(pid) == nb) return routes::dir_link(f, pid);
   }
   ADD_FAILURE() << "no link " << a << " -> " << b;
   return 0;
@@ -132,18 +143,18 @@ TEST(Simulator, TinyTraceByHand) {
     EXPECT_EQ(names(w.f, o.hosts), want[i].hosts);
     EXPECT_NEAR(o.comm_slowdown, want[i].cs, 1e-9);
     EXPECT_DOUBLE_EQ(o.worst_comm_slowdown, want[i].worst);
-    EXPECT_EQ(o.max_link_flows, want[i].flows);
+    EXPECT_EQ(o.max_link_load, want[i].flows);
   }
   // Per directed link: the two uplinks and the spine's two downlinks carried 2 flows at
   // once (x and y), every host link 1.
-  EXPECT_EQ(run.link_peak[dl(w.f, "leaf01", "spine01")], 2u);
-  EXPECT_EQ(run.link_peak[dl(w.f, "spine01", "leaf02")], 2u);
-  EXPECT_EQ(run.link_peak[dl(w.f, "leaf02", "spine01")], 2u);
-  EXPECT_EQ(run.link_peak[dl(w.f, "spine01", "leaf01")], 2u);
-  EXPECT_EQ(run.link_peak[dl(w.f, "node002", "leaf01")], 1u);
-  EXPECT_EQ(run.link_peak[dl(w.f, "leaf01", "node002")], 1u);
+  EXPECT_EQ(run.link_peak[dl(w.f, "leaf01", "spine01")], 2 * routes::kEdge);
+  EXPECT_EQ(run.link_peak[dl(w.f, "spine01", "leaf02")], 2 * routes::kEdge);
+  EXPECT_EQ(run.link_peak[dl(w.f, "leaf02", "spine01")], 2 * routes::kEdge);
+  EXPECT_EQ(run.link_peak[dl(w.f, "spine01", "leaf01")], 2 * routes::kEdge);
+  EXPECT_EQ(run.link_peak[dl(w.f, "node002", "leaf01")], routes::kEdge);
+  EXPECT_EQ(run.link_peak[dl(w.f, "leaf01", "node002")], routes::kEdge);
   EXPECT_EQ(run.link_peak[dl(w.f, "node008", "leaf02")], 0u);  // single-node jobs only
-  EXPECT_EQ(run.max_link_flows, 2u);
+  EXPECT_EQ(run.max_link_load, 2.0);
   EXPECT_EQ(run.never_started, 0u);
 
   const auto s = sim::summarize(t, run, w.f.num_hosts(), opt);
@@ -258,9 +269,10 @@ TEST(RouteAwareRing, AvoidsAnUplinkAnotherJobLoads) {
   const Routed r("fat2:leaves=2,down=4,up=2,spines=2");
   const auto& f = r.f;
   const auto* routes = &r.routes;
+  const auto& model = *r.model_;
   const auto& ctx = r.ctx;
   auto h = [&](const char* n) { return *f.find_host(n); };
-  std::vector<fabric::DirLink> p;
+  std::vector<routes::DirLink> p;
   ASSERT_TRUE(routes->path(h("node002"), h("node005"), p));
   ASSERT_EQ(p.size(), 4u);
   EXPECT_EQ(p[1], dl(f, "leaf01", "spine01"));
@@ -269,19 +281,19 @@ TEST(RouteAwareRing, AvoidsAnUplinkAnotherJobLoads) {
   EXPECT_EQ(p[1], dl(f, "leaf01", "spine02"));
 
   const std::vector<HostId> plain{h("node001"), h("node002"), h("node005"), h("node006")};
-  std::vector<std::uint32_t> flows(2 * f.num_links(), 0);
+  std::vector<routes::Load> flows(2 * f.num_links(), 0);
   // Idle fabric: the plain order is already best (ties keep it).
-  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, *routes, plain, flows)),
+  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, model, plain, flows)),
             "node001 node002 node005 node006");
-  flows[dl(f, "leaf01", "spine01")] = 1;
-  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, *routes, plain, flows)),
+  flows[dl(f, "leaf01", "spine01")] = routes::kEdge;
+  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, model, plain, flows)),
             "node001 node002 node006 node005");
   // A single leaf, or a ring that is not leaf-contiguous, is returned as it is.
   const std::vector<HostId> one{h("node003"), h("node001")};
-  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, *routes, one, flows)),
+  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, model, one, flows)),
             "node003 node001");
   const std::vector<HostId> mixed{h("node001"), h("node005"), h("node002")};
-  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, *routes, mixed, flows)),
+  EXPECT_EQ(names(f, placement::route_aware_ring(ctx.blocks, model, mixed, flows)),
             "node001 node005 node002");
 }
 
@@ -292,15 +304,16 @@ TEST(RouteAwareRing, SpreadsTheJobsOwnEdgesOverUplinks) {
   const Routed r("fat2:leaves=4,down=4,up=4");
   const auto& f = r.f;
   const auto* routes = &r.routes;
+  const auto& model = *r.model_;
   const auto& ctx = r.ctx;
   std::vector<HostId> ring;
   for (const char* n :
        {"node001", "node002", "node005", "node006", "node009", "node010", "node013", "node014"})
     ring.push_back(*f.find_host(n));
-  std::vector<std::uint32_t> none;
+  std::vector<routes::Load> none;
   auto peak = [&](const std::vector<HostId>& ring_) {
     std::vector<std::uint32_t> load(2 * f.num_links(), 0);
-    std::vector<fabric::DirLink> p;
+    std::vector<routes::DirLink> p;
     for (std::size_t i = 0; i < ring_.size(); ++i) {
       p.clear();
       routes->path(ring_[i], ring_[(i + 1) % ring_.size()], p);
@@ -308,7 +321,7 @@ TEST(RouteAwareRing, SpreadsTheJobsOwnEdgesOverUplinks) {
     }
     return *std::max_element(load.begin(), load.end());
   };
-  const auto better = placement::route_aware_ring(ctx.blocks, *routes, ring, none);
+  const auto better = placement::route_aware_ring(ctx.blocks, model, ring, none);
   EXPECT_EQ(peak(better), 1u);
   EXPECT_LE(peak(better), peak(ring));
 }
@@ -321,27 +334,27 @@ TEST(RouteAwareRing, TriesEveryOpeningHostOfTheFirstLeaf) {
   // walk from the plain order's opening host (node003) cannot get there.
   const Routed r("fat2:leaves=2,down=4,up=2,spines=2");
   const auto& f = r.f;
-  const auto* routes = &r.routes;
+  const auto& model = *r.model_;
   const auto& ctx = r.ctx;
   auto hosts = [&](std::initializer_list<const char*> names) {
     std::vector<HostId> out;
     for (const char* n : names) out.push_back(*f.find_host(n));
     return out;
   };
-  std::vector<std::uint32_t> flows;
-  placement::add_ring_flows(*routes, hosts({"node001", "node002", "node005", "node006"}), flows);
-  EXPECT_EQ(flows[dl(f, "leaf01", "spine01")], 1u);
-  EXPECT_EQ(flows[dl(f, "leaf02", "spine01")], 1u);
+  std::vector<routes::Load> flows;
+  routes::add_ring_load(model, hosts({"node001", "node002", "node005", "node006"}), 1, flows);
+  EXPECT_EQ(flows[dl(f, "leaf01", "spine01")], routes::kEdge);
+  EXPECT_EQ(flows[dl(f, "leaf02", "spine01")], routes::kEdge);
   const auto plain = hosts({"node003", "node004", "node007", "node008"});
   auto with_plain = flows;
-  placement::add_ring_flows(*routes, plain, with_plain);
-  EXPECT_EQ(placement::max_switch_link_flows(f, with_plain), 2u);
+  routes::add_ring_load(model, plain, 0, with_plain);
+  EXPECT_EQ(routes::max_switch_link_load(f, with_plain), 2 * routes::kEdge);
 
-  const auto better = placement::route_aware_ring(ctx.blocks, *routes, plain, flows);
+  const auto better = placement::route_aware_ring(ctx.blocks, model, plain, flows);
   EXPECT_EQ(names(f, better), "node004 node003 node008 node007");
   auto with_better = flows;
-  placement::add_ring_flows(*routes, better, with_better);
-  EXPECT_EQ(placement::max_switch_link_flows(f, with_better), 1u);
+  routes::add_ring_load(model, better, 0, with_better);
+  EXPECT_EQ(routes::max_switch_link_load(f, with_better), routes::kEdge);
 }
 
 TEST(Simulator, BackfillKeepsOffTheHostsReservedForTheHead) {

@@ -12,29 +12,22 @@
 //   most loaded link of its path after adding it, relative to capacity; then the load summed
 //   over the path), counting the edges already chosen; ties keep the input order. The
 //   first stretch's opening host is chosen last, with the closing edge.
-// - `flows` holds the flows other jobs put on each directed link (fabric::DirLink); empty
-//   means an idle fabric.
+// - `load` holds the load other jobs put on each directed link (routes::DirLink, in
+//   routes::Load units); empty means an idle fabric. Each candidate edge's load comes from
+//   the route model in force (routes::Model), with `salt` the job's flow salt.
 #pragma once
 
 #include <span>
 #include <vector>
 
-#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/routes/model.hpp"
 #include "fabricplace/placement/placement.hpp"
 
 namespace fabricplace::placement {
 
-std::vector<fabric::HostId> route_aware_ring(const Blocks& b, const fabric::Routes& routes,
+std::vector<fabric::HostId> route_aware_ring(const Blocks& b, const routes::Model& routes,
                                              std::vector<fabric::HostId> ring,
-                                             std::span<const std::uint32_t> flows,
-                                             std::uint32_t group_nodes = 1);
-
-/// Adds a ring's flows (host i -> i + 1, wrapping; none for a single host) to `flows`,
-/// indexed by fabric::DirLink and sized 2 x links; false if some edge has no route.
-bool add_ring_flows(const fabric::Routes& routes, std::span<const fabric::HostId> ring,
-                    std::vector<std::uint32_t>& flows);
-
-/// The most flows on any switch-to-switch directed link.
-std::uint32_t max_switch_link_flows(const fabric::Fabric& f, std::span<const std::uint32_t> flows);
+                                             std::span<const routes::Load> load,
+                                             std::uint32_t group_nodes = 1, std::uint64_t salt = 0);
 
 }  // namespace fabricplace::placement

@@ -11,7 +11,8 @@ namespace fabricplace::sim {
 
 /// One policy's figures (docs/simulator.md defines each).
 struct Summary {
-  std::string policy;
+  std::string policy;  ///< run_label(): the policy, with its route model when several ran
+  std::string routes;  ///< the route model's kind
   std::size_t jobs = 0;             ///< jobs run
   std::size_t jobs_multi_node = 0;  ///< jobs on 2 or more nodes
   std::size_t jobs_tp_multi = 0;    ///< jobs whose TP groups span nodes
@@ -26,31 +27,35 @@ struct Summary {
   double mean_excess_leaves = 0;  ///< leaves used minus the fewest possible, multi-node jobs
   double mean_comm_slowdown = 1;  ///< over multi-node jobs (time-averaged per job)
   double p95_comm_slowdown = 1;
-  std::uint32_t max_link_flows = 0;
+  double max_link_load = 0;  ///< ring edges on the most loaded switch-to-switch link
   double gpu_hours = 0;       ///< GPU-hours run (actual run times)
   double gpu_hours_lost = 0;  ///< GPU-hours beyond the uncontended run times
   double makespan_s = 0;
 };
 
-Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOptions& opt);
+/// A run's name in reports: "fabric", or "fabric [adaptive]" when several route models ran.
+std::string run_label(const Run& r, bool with_routes);
+
+Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOptions& opt,
+                  bool with_routes = false);
+
 
 /// summary.csv: a header and one row per policy, plain numbers.
 std::string summary_csv(const std::vector<Summary>& s);
-/// jobs.csv: one row per job and policy, in trace order within each policy.
-std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric::Fabric& f);
+/// jobs.csv: one row per job and run, in trace order within each run.
+std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric::Fabric& f,
+                     bool with_routes = false);
 
 /// What the HTML report says about the run besides the figures.
 struct ReportInfo {
   std::string title;
   std::string fabric;                 ///< origin and size
-  std::string routes;                 ///< Routes::source()
+  std::vector<std::string> routes;    ///< each route model's description
   std::vector<std::string> traces;    ///< files
   std::vector<std::string> settings;  ///< "comm fraction 0.3", ...
   std::vector<std::string> notes;     ///< trace notes, degraded links, dropped jobs
 };
 std::string html_report(const Trace& t, const std::vector<Run>& runs, const std::vector<Summary>& s,
-                        const ReportInfo& info, const fabric::Fabric& f);
-/// "leaf01[21] -> spine01[1]": a directed link by its ends' names and port numbers.
-std::string dir_link_name(const fabric::Fabric& f, fabric::DirLink d);
+                        const ReportInfo& info, const fabric::Fabric& f, bool with_routes = false);
 
 }  // namespace fabricplace::sim

@@ -11,12 +11,14 @@
 // - Placement: policies::Planner decides which hosts and the ring (rank) order; the
 //   `fabric+routes` variant re-orders each leaf's boundary hosts on the known routes
 //   (placement::route_aware_ring).
-// - Communication: every multi-node job runs ring AllReduce over its hosts in rank order:
-//   one flow per ring edge (host i -> i + 1, wrapping), routed on the static routes. A
-//   directed link carrying F flows gives each capacity / F; a job's ring runs at its worst
-//   flow's share; slowdown s = max(1, host link rate / that share). A fraction
-//   comm_fraction of the job's uncontended run time is communication, so it progresses at
-//   1 / ((1 - f) + f s) of its nominal speed; rates change whenever a job starts or ends.
+// - Communication: every multi-node job runs ring AllReduce over its hosts in rank order.
+//   Each ring edge (host i -> i + 1, wrapping) puts its traffic on the links the route model
+//   in force gives it (routes::Model: one static path, ecmp's hashed flows, or adaptive's
+//   even spread), as load in ring edges. A directed link of capacity C carrying load L gives
+//   each unit of load C / L; a job's ring runs at the worst share among its links;
+//   slowdown s = max(1, host injection rate x max(L / C)). A fraction comm_fraction of the
+//   job's uncontended run time is communication, so it progresses at 1 / ((1 - f) + f s) of
+//   its nominal speed; rates change whenever a job starts or ends.
 // - Deterministic: the same trace, fabric, routes and options give the same result
 //   (no clocks, no unordered iteration, ties broken by job order).
 #pragma once
@@ -28,7 +30,7 @@
 #include <vector>
 
 #include "fabricplace/common/error.hpp"
-#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/routes/model.hpp"
 #include "fabricplace/policies/policies.hpp"
 #include "fabricplace/sim/trace.hpp"
 
@@ -61,7 +63,7 @@ struct JobOutcome {
   std::uint32_t min_leaves = 0;       ///< fewest blocks the job could use on an empty fabric
   std::uint32_t tp_groups_split = 0;
   std::uint32_t ring_inter_leaf = 0;
-  std::uint32_t max_link_flows = 0;  ///< most flows on any switch-to-switch link it used
+  double max_link_load = 0;  ///< most load (ring edges) on any switch-to-switch link it used
   double comm_slowdown = 1;          ///< time-averaged s over its run
   double worst_comm_slowdown = 1;
 };
@@ -70,11 +72,12 @@ struct Run {
   SimPolicy policy;
   std::vector<JobOutcome> jobs;      ///< parallel to Trace::jobs
   std::size_t dropped = 0;           ///< jobs no policy run could ever place (too large)
-  std::uint32_t max_link_flows = 0;  ///< most flows on any switch-to-switch link, any time
-  /// The most flows on any switch-to-switch link, as it changed: (time, flows) steps.
-  std::vector<std::pair<double, std::uint32_t>> max_flows_over_time;
-  /// Per directed link (fabric::DirLink): the most flows it carried at any time.
-  std::vector<std::uint32_t> link_peak;
+  std::string routes;        ///< the route model's kind ("ftree", "ecmp", ...)
+  double max_link_load = 0;  ///< most load (ring edges) on any switch-to-switch link, any time
+  /// The most load on any switch-to-switch link, as it changed: (time, ring edges) steps.
+  std::vector<std::pair<double, double>> max_load_over_time;
+  /// Per directed link (routes::DirLink): the most load it carried at any time.
+  std::vector<routes::Load> link_peak;
   /// Jobs still queued when nothing else could happen (0 unless the fabric lost the hosts
   /// a job needs, e.g. every host unhealthy for the fabric policy).
   std::size_t never_started = 0;
@@ -90,7 +93,7 @@ using Progress = std::function<void(std::size_t done, std::size_t total)>;
 class Simulator {
  public:
   /// The fabric, routes and planner must outlive the simulator and agree (same fabric).
-  Simulator(const fabric::Fabric& f, const fabric::Routes& routes, const policies::Planner& planner,
+  Simulator(const fabric::Fabric& f, const routes::Model& routes, const policies::Planner& planner,
             SimOptions opt);
   /// Jobs a policy could never place on the empty fabric (too many nodes, a TP group larger
   /// than any leaf): true per job. The caller drops them from every run alike.
@@ -102,13 +105,15 @@ class Simulator {
 
  private:
   const fabric::Fabric& f_;
-  const fabric::Routes& routes_;
+  const routes::Model& routes_;
   const policies::Planner& planner_;
   SimOptions opt_;
   std::vector<double> capacity_;           ///< per directed link, Gb/s
   std::vector<std::uint8_t> interswitch_;  ///< per directed link: both ends are switches
-  std::vector<fabric::DirLink> interswitch_list_;
-  double host_gbps_ = 0;         ///< nominal host link rate: a ring flow's full speed
+  std::vector<routes::DirLink> interswitch_list_;
+  /// Nominal injection rate of a host (its host link's rate, times its rails): a ring
+  /// edge's full speed.
+  double host_gbps_ = 0;
   std::uint32_t max_block_ = 0;  ///< hosts in the largest block (min_leaves)
 };
 

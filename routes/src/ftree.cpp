@@ -19,9 +19,11 @@
 #include <set>
 
 #include "fabricplace/common/strings.hpp"
-#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/routes/table.hpp"
 
-namespace fabricplace::fabric {
+namespace fabricplace::routes {
+
+using namespace fabricplace::fabric;
 namespace {
 
 constexpr std::uint8_t kNoHops = 0xFF;
@@ -548,24 +550,28 @@ void Ftree::route() {
 
 }  // namespace
 
-Result<Routes> ftree_routes(const Fabric& f) {
-  auto r = Routes::empty_for(f, "ftree model (opensm -R ftree)");
+Result<Table> ftree_routes(const Fabric& f) {
+  if (f.topology().rail_optimised) {
+    return fail(ErrorCode::kUnsupported,
+                "the ftree model is for single-rail fabrics; this one is rail-optimised (hosts "
+                "reach several leaves)");
+  }
+  auto r = Table::empty_for(f, "ftree model (opensm -R ftree)");
   if (!r) return r;
   Ftree ft(f);
   if (auto b = ft.build(); !b) return std::unexpected(b.error());
   ft.route();
+  const Ends& ends = r->ends();
   for (NodeId s : f.switches()) {
     const std::uint32_t si = ft.sw_of(s);
-    for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
-      const PortId hp = r->host_port(HostId{h});
-      if (idx(hp) == kNone) continue;
-      const std::uint32_t d = ft.dest_of(hp);
+    for (std::uint32_t e = 0; e < ends.size(); ++e) {
+      const std::uint32_t d = ft.dest_of(ends.port(e));
       if (d == kNone) continue;
       const std::uint16_t p = ft.lft(si, d);
-      r->at(s, HostId{h}) = p == kNoPort ? 0 : static_cast<PortNum>(p);
+      r->set(s, e, p == kNoPort ? 0 : static_cast<PortNum>(p));
     }
   }
   return r;
 }
 
-}  // namespace fabricplace::fabric
+}  // namespace fabricplace::routes

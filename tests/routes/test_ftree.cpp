@@ -3,20 +3,21 @@
 #include <gtest/gtest.h>
 
 #include "fabricplace/fabric/builder.hpp"
-#include "fabricplace/fabric/routes.hpp"
+#include "fabricplace/routes/table.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/fabric/spec.hpp"
-#include "fabricplace/sim/trace.hpp"
+#include "fabricplace/common/file_io.hpp"
 
 namespace fp = fabricplace;
 using namespace fabricplace::fabric;
+using namespace fabricplace::routes;
 
 namespace {
 
 const std::string kDir = std::string(FABRICPLACE_TEST_DATA) + "/routes/";
 
 Fabric load_dump(const std::string& name) {
-  auto text = fp::sim::read_text_file(kDir + name + "-ftree.ibnetdiscover.txt.gz");
+  auto text = fp::read_file(kDir + name + "-ftree.ibnetdiscover.txt.gz");
   EXPECT_TRUE(text) << text.error().to_string();
   FabricBuilder b(name);
   auto r = read_ibnetdiscover(*text, name, b);
@@ -27,8 +28,8 @@ Fabric load_dump(const std::string& name) {
   return std::move(*f);
 }
 
-Routes load_lfts(const Fabric& f, const std::string& name) {
-  auto text = fp::sim::read_text_file(kDir + name + "-ftree.lfts.dump.gz");
+Table load_lfts(const Fabric& f, const std::string& name) {
+  auto text = fp::read_file(kDir + name + "-ftree.lfts.dump.gz");
   EXPECT_TRUE(text) << text.error().to_string();
   auto r = lft_routes(f, *text, name + ".lfts.dump");
   EXPECT_TRUE(r) << r.error().to_string();
@@ -39,7 +40,7 @@ struct Agreement {
   std::size_t entries = 0, entry_mismatches = 0, pairs = 0, path_mismatches = 0;
 };
 
-Agreement compare(const Fabric& f, const Routes& model, const Routes& dump) {
+Agreement compare(const Fabric& f, const Table& model, const Table& dump) {
   Agreement a;
   for (NodeId s : f.switches()) {
     for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
@@ -69,7 +70,7 @@ TEST_P(FtreeAgainstOpensm, EveryEntryAndEveryHostPair) {
   const Fabric f = load_dump(name);
   auto model = ftree_routes(f);
   ASSERT_TRUE(model) << model.error().to_string();
-  const Routes dump = load_lfts(f, name);
+  const Table dump = load_lfts(f, name);
   const auto a = compare(f, *model, dump);
   EXPECT_EQ(a.entries, f.switches().size() * f.num_hosts());
   EXPECT_EQ(a.pairs, f.num_hosts() * (f.num_hosts() - 1));
@@ -180,21 +181,41 @@ TEST(LftDump, ErrorsNameFileAndLine) {
   EXPECT_NE(r.error().message.find("no LIDs"), std::string::npos);
 }
 
-TEST(LftDump, HoleIsReportedByPath) {
+TEST(LftDump, DumpOfAnotherFabricIsRefused) {
   const Fabric f = load_dump("fat2_L8");
-  // Only leaf01's table: node002 (same leaf) reaches node001, node021 (leaf02, no table)
-  // does not.
-  auto r = lft_routes(f,
-                      "Unicast lids [0-172] of switch Lid 9 guid 0xfc6a1c0300100004 ('leaf01'):\n"
-                      "0x0001 001 # node001\n0x0003 021 # node021?\n",
-                      "t.dump");
-  ASSERT_TRUE(r);
-  std::vector<DirLink> p;
-  EXPECT_TRUE(r->path(*f.find_host("node002"), *f.find_host("node001"), p));
-  EXPECT_EQ(p.size(), 2u);
-  p.clear();
-  EXPECT_FALSE(r->path(*f.find_host("node021"), *f.find_host("node001"), p));
-  EXPECT_TRUE(p.empty());
+  auto text = fp::read_file(kDir + std::string("fat2_L8-ftree.lfts.dump.gz"));
+  ASSERT_TRUE(text);
+  // The whole dump loads.
+  ASSERT_TRUE(lft_routes(f, *text, "t.dump"));
+  // Without leaf02's table: named, with the last line.
+  const auto h = text->find("of switch Lid 10 guid 0xfc6a1c0300100005 ('MF0;leaf02");
+  ASSERT_NE(h, std::string::npos);
+  const auto start = text->rfind("Unicast lids", h);
+  const auto end = text->find("Unicast lids", h);
+  std::string cut = text->substr(0, start) + text->substr(end);
+  auto r = lft_routes(f, cut, "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "switch leaf02 (0xfc6a1c0300100005) has no table in the dump: the dump does not "
+            "match the fabric");
+  // A host's LID forwarded to port 0 (the switch itself) or to a port with no link.
+  r = lft_routes(f,
+                 "Unicast lids [0-172] of switch Lid 9 guid 0xfc6a1c0300100004 ('leaf01'):\n"
+                 "0x0001 000 # node001\n",
+                 "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(),
+            "t.dump:2: switch leaf01 forwards LID \"0x0001\" (node001 mlx5_0[1]) to port 0, which "
+            "has no link in this fabric: the dump does not match the fabric");
+  // An entry missing for a host the switch reaches.
+  const auto e = text->find("0x0001 ");
+  ASSERT_NE(e, std::string::npos);
+  std::string holed = text->substr(0, e) + text->substr(text->find('\n', e) + 1);
+  r = lft_routes(f, holed, "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("has no entry for LID 1 (node001 mlx5_0[1])"), std::string::npos)
+      << r.error().message;
+  EXPECT_GT(r.error().line, 0);
 }
 
 }  // namespace

@@ -1,0 +1,156 @@
+// Route models: where a ring edge's traffic goes, as load on each directed link. The one
+// route interface of the project: the simulator, the route-aware ring order, `place
+// --routes` and `rankfile --route-aware` all go through Model (docs/routes.md).
+//
+// Models
+// - ftree, minhop, updn: opensm's static routing engines, modelled (table.hpp); lfts:FILE,
+//   the exact tables of an opensm LFT dump. One path per (source, destination) end port: an
+//   edge's whole traffic follows it (LMC 0; NCCL's several QPs share the path).
+// - ecmp: what an Ethernet (RoCE) fabric does: every switch hashes each flow onto one of its
+//   equal-cost next hops (shortest paths in switch hops). A ring edge is `flows_per_edge`
+//   flows (NCCL channels x QPs per connection, each QP its own UDP source port) per rail,
+//   each carrying an equal share and hashed independently (seeded, deterministic: the same
+//   seed, job salt, hosts and fabric give the same paths).
+// - adaptive: a fluid model of adaptive routing (or congestion-aware packet spraying): at
+//   every switch an edge's traffic goes to the least loaded of the equal-cost next hops,
+//   filling them up to an even utilisation (load / capacity) with what the links already
+//   carry (`current`) counted; an idle fabric's even split is the case without load.
+//
+// Contract
+// - Load is fixed point: kEdge is one ring edge's whole traffic. Integer, so adding and
+//   removing a job's load is exact and results do not depend on summation order. Splits
+//   hand any remainder to the lowest-numbered parts, so an edge's load over any cut between
+//   its ends sums to exactly kEdge.
+// - A host with several end ports (rails) sends rail k to the peer's rail k: the edge's
+//   traffic is split evenly over min(rails of the two hosts) rail pairs.
+// - Models are immutable once built; edge_load() may be called from several threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fabricplace/common/error.hpp"
+#include "fabricplace/routes/table.hpp"
+
+namespace fabricplace::routes {
+
+/// Load on a directed link; kEdge = one ring edge's whole traffic.
+using Load = std::uint64_t;
+/// 720,720 = lcm(1..16): an edge split over up to 16 equal parts is exact.
+inline constexpr Load kEdge = 720720;
+/// A load in ring edges, for reports.
+inline double edges(Load l) { return static_cast<double>(l) / static_cast<double>(kEdge); }
+/// A load in ring edges as reports print it: "3", "2.5", "0.33" (two decimals at most).
+std::string load_str(double edges);
+
+struct LinkLoad {
+  DirLink link;
+  Load load;
+};
+
+enum class Kind : std::uint8_t { kFtree, kMinhop, kUpdn, kLfts, kEcmp, kAdaptive };
+std::string_view to_string(Kind k);  ///< "ftree", "minhop", "updn", "lfts", "ecmp", "adaptive"
+
+/// A route model as `--routes` names it.
+struct Spec {
+  bool automatic = true;  ///< "auto": chosen by fabric (make_model())
+  Kind kind = Kind::kFtree;
+  std::string lfts_file;  ///< Kind::kLfts: the opensm-lfts.dump to read
+  /// ecmp: flows per ring edge and rail: NCCL channels per peer x QPs per connection
+  /// (NCCL_NCHANNELS_PER_NET_PEER, NCCL_IB_QPS_PER_CONNECTION; docs/routes.md).
+  std::uint32_t flows_per_edge = 2;
+  std::uint64_t seed = 1;  ///< ecmp: the hash seed
+  /// "auto", "ftree", ..., "lfts:FILE".
+  [[nodiscard]] std::string name() const;
+};
+/// One model name: auto, ftree, minhop, updn, ecmp, adaptive or lfts:FILE (kUsage otherwise).
+Result<Spec> parse_spec(std::string_view name);
+/// A comma-separated list (`simulate --routes ftree,adaptive`): each at most once.
+Result<std::vector<Spec>> parse_specs(std::string_view list);
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  [[nodiscard]] Kind kind() const { return kind_; }
+  /// The model that ran and why, for reports: "ecmp (2 flows per ring edge, seed 1; chosen
+  /// for an Ethernet fabric)".
+  [[nodiscard]] const std::string& description() const { return description_; }
+  [[nodiscard]] const Fabric& fabric() const { return *fabric_; }
+  [[nodiscard]] const Ends& ends() const { return ends_; }
+
+  /// Appends the load one ring edge src -> dst puts on each directed link (a link may come
+  /// more than once); nothing when src == dst. `salt` tells apart the flows of different
+  /// jobs between the same hosts (ecmp hashes it; the other models ignore it). `current` is
+  /// the load the links already carry (indexed by DirLink; empty: an idle fabric): adaptive
+  /// steers around it, the other models ignore it. False, with nothing appended, when the
+  /// model has no route for the pair.
+  bool edge_load(HostId src, HostId dst, std::uint64_t salt, std::vector<LinkLoad>& out,
+                 std::span<const Load> current = {}) const {
+    return load_edge(src, dst, salt, current, out);
+  }
+
+  /// Appends the load of a whole ring (host i -> i + 1, wrapping; nothing for fewer than two
+  /// hosts) over `background` (the load already on the links; may be empty). Edge by edge,
+  /// each seeing the background and the ring's edges so far; adaptive then re-balances the
+  /// ring's edges against each other. False, with nothing appended, when an edge has no
+  /// route.
+  bool ring_load(std::span<const HostId> ring, std::uint64_t salt,
+                 std::span<const Load> background, std::vector<LinkLoad>& out) const {
+    return load_ring(ring, salt, background, out);
+  }
+
+  /// The static table, for the table models (nullptr for ecmp and adaptive).
+  [[nodiscard]] virtual const Table* table() const { return nullptr; }
+
+  void set_description(std::string d) { description_ = std::move(d); }
+
+ protected:
+  Model(const Fabric& f, Kind kind, std::string description)
+      : fabric_(&f), kind_(kind), description_(std::move(description)), ends_(f) {}
+  /// The rail pairs of an edge: (source end, destination end, share of kEdge); empty when
+  /// either host has no end port.
+  void rail_pairs(HostId src, HostId dst,
+                  std::vector<std::tuple<std::uint32_t, std::uint32_t, Load>>& out) const;
+  virtual bool load_edge(HostId src, HostId dst, std::uint64_t salt,
+                         std::span<const Load> current, std::vector<LinkLoad>& out) const = 0;
+  virtual bool load_ring(std::span<const HostId> ring, std::uint64_t salt,
+                         std::span<const Load> background, std::vector<LinkLoad>& out) const;
+
+ private:
+  const Fabric* fabric_;
+  Kind kind_;
+  std::string description_;
+  Ends ends_;
+};
+
+/// Builds the model `spec` names on `f`, reading the LFT dump of lfts:FILE. "auto": ecmp on
+/// an Ethernet fabric, else ftree where opensm's ftree engine would route the fabric, else
+/// minhop (what opensm falls back to). Errors: the engine's own (ftree on a fabric it
+/// refuses), the dump's (file and line), a table too large.
+Result<std::unique_ptr<const Model>> make_model(const Fabric& f, const Spec& spec);
+
+/// Whether `f` is an Ethernet (RoCE) fabric: read from a tiers CSV, or said so by its source.
+bool is_ethernet(const Fabric& f);
+
+/// Splits `total` into `n` parts, the remainder to the first ones: part k of n.
+inline Load share(Load total, std::uint32_t n, std::uint32_t k) {
+  return total / n + (k < total % n ? 1 : 0);
+}
+
+/// Adds a ring's load (host i -> i + 1, wrapping; none for fewer than two hosts) to `load`,
+/// sized 2 x links (resized if smaller), as Model::ring_load() over what `load` already
+/// holds. False, with nothing added, if some edge has no route.
+bool add_ring_load(const Model& m, std::span<const HostId> ring, std::uint64_t salt,
+                   std::vector<Load>& load);
+
+/// The most load on any switch-to-switch directed link.
+Load max_switch_link_load(const Fabric& f, std::span<const Load> load);
+
+}  // namespace fabricplace::routes

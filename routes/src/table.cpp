@@ -1,0 +1,243 @@
+#include "fabricplace/routes/table.hpp"
+
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::routes {
+
+using fabric::kNoLink;
+using fabric::NodeType;
+using fabric::kNoNode;
+using fabric::kMaxIbPort;
+
+bool switch_to_switch(const Fabric& f, DirLink d) {
+  const auto& l = f.link(fabric::LinkId{d / 2});
+  return f.node(l.node_a).type == NodeType::kSwitch && f.node(l.node_b).type == NodeType::kSwitch;
+}
+
+std::string dir_link_name(const Fabric& f, DirLink d) {
+  const auto& l = f.link(fabric::LinkId{d / 2});
+  const auto from = d % 2 == 0 ? l.a : l.b;
+  const auto to = d % 2 == 0 ? l.b : l.a;
+  return fabric::port_name(f, from) + " -> " + fabric::port_name(f, to);
+}
+
+Ends::Ends(const Fabric& f) : of_port_(f.num_ports(), kNone) {
+  begin_.reserve(f.num_hosts() + 1);
+  begin_.push_back(0);
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+    for (NodeId ca : f.host(HostId{h}).hcas) {
+      for (const auto& p : f.ports_of(ca)) {
+        if (p.link == kNoLink) continue;
+        const PortId pid{static_cast<std::uint32_t>(&p - f.ports().data())};
+        of_port_[idx(pid)] = static_cast<std::uint32_t>(port_.size());
+        ends_.push_back(static_cast<std::uint32_t>(port_.size()));
+        port_.push_back(pid);
+        host_.push_back(HostId{h});
+      }
+    }
+    begin_.push_back(static_cast<std::uint32_t>(ends_.size()));
+  }
+}
+
+Result<Table> Table::empty_for(const Fabric& f, std::string source) {
+  Table r(f, std::move(source));
+  r.sw_index_.assign(f.num_nodes(), kNone);
+  std::uint32_t k = 0;
+  for (NodeId s : f.switches()) r.sw_index_[idx(s)] = k++;
+  const std::uint64_t bytes = std::uint64_t{k} * r.ends_.size() * sizeof(PortNum);
+  if (bytes > kMaxTableBytes) {
+    return fail(ErrorCode::kUnsupported,
+                "static route tables for " + std::to_string(k) + " switches x " +
+                    std::to_string(r.ends_.size()) + " end ports would take " +
+                    std::to_string(bytes >> 20) +
+                    " MiB (at most 1024): use --routes ecmp or adaptive, which need no table");
+  }
+  r.table_.assign(std::size_t{k} * r.ends_.size(), 0);
+  r.port_begin_.assign(1, 0);
+  for (NodeId s : f.switches()) {
+    const auto ports = f.ports_of(s);
+    const std::uint32_t top = ports.empty() ? 0 : ports.back().rec.number;
+    const std::size_t base = r.port_by_num_.size();
+    r.port_by_num_.resize(base + top + 1, PortId{kNone});
+    for (const auto& p : ports) {
+      r.port_by_num_[base + p.rec.number] =
+          PortId{static_cast<std::uint32_t>(&p - f.ports().data())};
+    }
+    r.port_begin_.push_back(static_cast<std::uint32_t>(r.port_by_num_.size()));
+  }
+  return r;
+}
+
+PortId Table::host_port(HostId h) const {
+  const auto e = ends_.of_host(h);
+  return e.empty() ? PortId{kNone} : ends_.port(e.front());
+}
+
+PortNum Table::out_port(NodeId sw, HostId dst) const {
+  const auto e = ends_.of_host(dst);
+  return e.empty() ? PortNum{0} : out_port(sw, e.front());
+}
+
+bool Table::path(HostId src, HostId dst, std::vector<DirLink>& out) const {
+  if (src == dst) return true;
+  const auto s = ends_.of_host(src);
+  const auto d = ends_.of_host(dst);
+  if (s.empty() || d.empty()) return false;
+  return path(s.front(), d.front(), out);
+}
+
+bool Table::path(std::uint32_t src, std::uint32_t dst, std::vector<DirLink>& out) const {
+  if (src == dst) return true;
+  const Fabric& f = *fabric_;
+  const PortId sp = ends_.port(src);
+  const PortId dp = ends_.port(dst);
+  const std::size_t start = out.size();
+  out.push_back(dir_link(f, sp));
+  NodeId node = f.peer_node(sp);
+  const NodeId dst_node = f.port(dp).node;
+  for (int hop = 0; hop < 64; ++hop) {
+    if (node == dst_node) return true;
+    if (sw_index_[idx(node)] == kNone) break;  // a CA that is not the destination
+    const PortNum out_num = out_port(node, dst);
+    const std::size_t si = sw_index_[idx(node)];
+    if (out_num == 0 || out_num >= port_begin_[si + 1] - port_begin_[si]) break;
+    const PortId pid = port_by_num_[port_begin_[si] + out_num];
+    if (idx(pid) == kNone || f.port(pid).link == kNoLink) break;
+    out.push_back(dir_link(f, pid));
+    node = f.peer_node(pid);
+  }
+  out.resize(start);
+  return false;
+}
+
+Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::string& file) {
+  auto r = Table::empty_for(f, "LFT dump " + file);
+  if (!r) return r;
+  // Destination LID -> end port: the LIDs of each end port (a base LID and its LMC range).
+  std::unordered_map<std::uint32_t, std::uint32_t> end_of_lid;
+  const Ends& ends = r->ends();
+  for (std::uint32_t e = 0; e < ends.size(); ++e) {
+    const auto& rec = f.port(ends.port(e)).rec;
+    if (rec.lid == 0) continue;
+    for (std::uint32_t k = 0; k < (1u << rec.lmc); ++k) end_of_lid.emplace(rec.lid + k, e);
+  }
+  if (end_of_lid.empty()) {
+    return fail(ErrorCode::kReference,
+                "the fabric's HCAs have no LIDs: read it from an ibnetdiscover dump taken after "
+                "the subnet manager assigned LIDs",
+                file);
+  }
+  NodeId cur = kNoNode;
+  int n = 0;
+  std::size_t switches = 0;
+  std::vector<int> header_line(f.num_nodes(), 0);  // per switch: its table's header line
+  for (auto line : str::lines(text)) {
+    ++n;
+    auto t = str::trim(line);
+    if (t.empty()) continue;
+    if (t.starts_with("Unicast lids")) {
+      auto g = t.find(" guid ");
+      if (g == std::string_view::npos) {
+        return fail(
+            ErrorCode::kSyntax,
+            "expected 'Unicast lids [..] of switch Lid N guid 0x...', got " + str::quoted(t), file,
+            n);
+      }
+      auto rest = t.substr(g + 6);
+      auto guid = str::parse_hex(rest.substr(0, rest.find_first_of(" ('")));
+      if (!guid) return fail(ErrorCode::kSyntax, "expected a switch GUID after 'guid'", file, n);
+      auto node = f.find_guid(*guid);
+      if (!node || f.node(*node).type != NodeType::kSwitch) {
+        return fail(ErrorCode::kReference,
+                    "switch " + str::guid_hex(*guid) + " is not a switch of the fabric", file, n);
+      }
+      cur = *node;
+      if (header_line[idx(cur)] != 0) {
+        return fail(ErrorCode::kDuplicate,
+                    "switch " + f.topology().switch_name[idx(cur)] + " already has a table at line " +
+                        std::to_string(header_line[idx(cur)]),
+                    file, n);
+      }
+      header_line[idx(cur)] = n;
+      ++switches;
+      continue;
+    }
+    if (!t.starts_with("0x")) continue;  // "172 lids dumped" and other summaries
+    if (cur == kNoNode) {
+      return fail(ErrorCode::kSyntax, "a LID entry before any 'Unicast lids ... of switch' header",
+                  file, n);
+    }
+    auto sp = t.find(' ');
+    auto lid = str::parse_hex(t.substr(0, sp));
+    auto rest = sp == std::string_view::npos ? std::string_view{} : str::trim(t.substr(sp));
+    if (rest.starts_with("UNREACHABLE")) continue;
+    auto port = str::parse_uint(rest.substr(0, rest.find(' ')), kMaxIbPort);
+    if (!lid || !port) {
+      return fail(ErrorCode::kSyntax, "expected '0xLID PORT # ...', got " + str::quoted(t), file,
+                  n);
+    }
+    if (*lid > 0xFFFF) {  // a LID is 16 bits (IBA 4.1.3); never narrow a longer one onto a host
+      return fail(ErrorCode::kSyntax,
+                  "LID " + str::quoted(t.substr(0, sp)) + " is beyond 16 bits (0xffff)", file, n);
+    }
+    auto it = end_of_lid.find(static_cast<std::uint32_t>(*lid));
+    if (it == end_of_lid.end()) continue;  // a switch's LID, or a LID of no host we route to
+    if (*port != 0 && *port > f.node(cur).num_ports && f.node(cur).num_ports != 0) {
+      return fail(ErrorCode::kReference,
+                  "port " + std::to_string(*port) + " is beyond the " +
+                      std::to_string(f.node(cur).num_ports) + " ports of " +
+                      f.node(cur).description,
+                  file, n);
+    }
+    // LMC ranges: the base LID's entry is the one the host's traffic uses.
+    if (*lid != f.port(ends.port(it->second)).rec.lid) continue;
+    // The entry must lead somewhere on this fabric: a linked port of the switch.
+    const auto linked = [&] {
+      for (const auto& p : f.ports_of(cur))
+        if (p.rec.number == *port) return p.link != kNoLink;
+      return false;
+    };
+    if (*port == 0 || !linked()) {
+      return fail(ErrorCode::kReference,
+                  "switch " + f.topology().switch_name[idx(cur)] + " forwards LID " +
+                      str::quoted(t.substr(0, sp)) + " (" + fabric::port_name(f, ends.port(it->second)) +
+                      ") to port " + std::to_string(*port) +
+                      ", which has no link in this fabric: the dump does not match the fabric",
+                  file, n);
+    }
+    r->set(cur, it->second, static_cast<PortNum>(*port));
+  }
+  if (switches == 0) {
+    return fail(ErrorCode::kSyntax,
+                "no 'Unicast lids ... of switch' section up to the end: not an LFT dump", file, n);
+  }
+  // Every switch has a table, with an entry for every end port it can reach (opensm leaves
+  // out only unreachable LIDs): otherwise the dump is of another fabric or LID assignment.
+  const auto& comp = f.topology().node_component;
+  for (NodeId s : f.switches()) {
+    if (header_line[idx(s)] == 0) {
+      return fail(ErrorCode::kReference,
+                  "switch " + f.topology().switch_name[idx(s)] + " (" +
+                      str::guid_hex(f.node(s).guid) +
+                      ") has no table in the dump: the dump does not match the fabric",
+                  file, n);
+    }
+    for (std::uint32_t e = 0; e < ends.size(); ++e) {
+      const auto p = ends.port(e);
+      if (comp[idx(f.port(p).node)] != comp[idx(s)] || r->out_port(s, e) != 0) continue;
+      return fail(ErrorCode::kReference,
+                  "switch " + f.topology().switch_name[idx(s)] + " has no entry for LID " +
+                      std::to_string(f.port(p).rec.lid) + " (" + fabric::port_name(f, p) +
+                      "): the dump does not match the fabric (taken before the subnet manager "
+                      "assigned these LIDs, or on another fabric)",
+                  file, header_line[idx(s)]);
+    }
+  }
+  return r;
+}
+
+}  // namespace fabricplace::routes
