@@ -117,9 +117,10 @@ BENCHMARK(BM_SimulatePhillyRoutes)
 void BM_RouteModel(benchmark::State& state) {
   static const char* specs[] = {"fat3:pods=4,leaves=16,down=32,up=32,spines=32,radix=64",
                                 "fat3:pods=8,leaves=32,down=32,up=32,spines=32,radix=64"};
-  static std::map<int, fp::fabric::Fabric> fabrics;
-  auto& f = fabrics[static_cast<int>(state.range(0))];
-  if (f.num_hosts() == 0) f = *fp::fabric::generate(specs[state.range(0)]);
+  static std::map<int, std::unique_ptr<fp::fabric::Fabric>> fabrics;
+  auto& fp_ = fabrics[static_cast<int>(state.range(0))];
+  if (!fp_) fp_ = std::make_unique<fp::fabric::Fabric>(*fp::fabric::generate(specs[state.range(0)]));
+  const auto& f = *fp_;
   const auto kind = kKinds[state.range(1)];
   for (auto _ : state) {
     auto r = fp::routes::make_model(f, spec_of(kind));

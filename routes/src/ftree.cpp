@@ -556,7 +556,7 @@ Result<Table> ftree_routes(const Fabric& f) {
                 "the ftree model is for single-rail fabrics; this one is rail-optimised (hosts "
                 "reach several leaves)");
   }
-  auto r = Table::empty_for(f, "ftree model (opensm -R ftree)");
+  auto r = Table::empty_for(f, "opensm's ftree engine, modelled");
   if (!r) return r;
   Ftree ft(f);
   if (auto b = ft.build(); !b) return std::unexpected(b.error());

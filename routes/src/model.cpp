@@ -174,12 +174,13 @@ Result<std::unique_ptr<const Model>> make_model(const Fabric& f, const Spec& spe
   if (s.automatic) {
     if (is_ethernet(f)) {
       s.kind = Kind::kEcmp;
-      why = "chosen for an Ethernet fabric";
+      why = "chosen: an Ethernet (RoCE) fabric";
     } else {
       auto t = ftree_routes(f);
       if (t) {
         auto m = std::make_unique<TableModel>(f, Kind::kFtree, std::move(*t));
-        m->set_description(m->description() + "; chosen: opensm's ftree engine routes this fabric");
+        m->set_description(m->description() +
+                          "; chosen: an InfiniBand fabric that opensm's ftree engine routes");
         return std::unique_ptr<const Model>(std::move(m));
       }
       if (t.error().code != ErrorCode::kUnsupported) return std::unexpected(t.error());

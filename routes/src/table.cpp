@@ -115,7 +115,7 @@ bool Table::path(std::uint32_t src, std::uint32_t dst, std::vector<DirLink>& out
 }
 
 Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::string& file) {
-  auto r = Table::empty_for(f, "LFT dump " + file);
+  auto r = Table::empty_for(f, "opensm LFT dump " + file);
   if (!r) return r;
   // Destination LID -> end port: the LIDs of each end port (a base LID and its LMC range).
   std::unordered_map<std::uint32_t, std::uint32_t> end_of_lid;
@@ -153,7 +153,9 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
       auto node = f.find_guid(*guid);
       if (!node || f.node(*node).type != NodeType::kSwitch) {
         return fail(ErrorCode::kReference,
-                    "switch " + str::guid_hex(*guid) + " is not a switch of the fabric", file, n);
+                    "switch " + str::guid_hex(*guid) +
+                        " is not a switch of this fabric: the dump does not match the fabric",
+                    file, n);
       }
       cur = *node;
       if (header_line[idx(cur)] != 0) {

@@ -26,7 +26,7 @@ grep -q 'degraded to 1x (seed 7): ' "$tmp/a/report.html" || fail "report does no
 
 # summary.csv: the columns the issue asks for, one row per policy, plain numbers.
 header=$(head -n 1 "$tmp/a/summary.csv")
-for col in policy jobs jobs_tp_split mean_wait_s p95_wait_s utilization mean_comm_slowdown max_link_flows; do
+for col in policy routes jobs jobs_tp_split mean_wait_s p95_wait_s utilization mean_comm_slowdown max_link_load; do
   tr ',' '\n' <<<"$header" | grep -qx "$col" || fail "summary.csv lacks column $col"
 done
 [[ $(tail -n +2 "$tmp/a/summary.csv" | cut -d, -f1 | paste -sd,) == fabric,fabric+routes,slurm-tree,first-fit ]] ||
@@ -37,7 +37,8 @@ awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' "$tmp/a/summary.csv" ||
 # plain, so counting them is enough.
 sed 's/,"[^"]*"$/,hosts/' "$tmp/a/jobs.csv" | awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' ||
   fail "jobs.csv rows and header have different numbers of fields"
-tail -n +2 "$tmp/a/summary.csv" | cut -d, -f2- | tr ',' '\n' | grep -vqE '^[0-9]+(\.[0-9]+)?$' &&
+[[ $(tail -n +2 "$tmp/a/summary.csv" | cut -d, -f2 | sort -u) == ftree ]] || fail "summary.csv: routes is not ftree"
+tail -n +2 "$tmp/a/summary.csv" | cut -d, -f3- | tr ',' '\n' | grep -vqE '^[0-9]+(\.[0-9]+)?$' &&
   fail "summary.csv has a value that is not a plain number"
 # jobs.csv: one row per job and policy (300 jobs x 4 policies) plus the header.
 [[ $(wc -l <"$tmp/a/jobs.csv") == 1201 ]] || fail "jobs.csv has $(wc -l <"$tmp/a/jobs.csv") lines"
@@ -53,17 +54,21 @@ grep -qE '^simulate: fabric done in [0-9.]+ s \([0-9]+ jobs/min\)$' "$tmp/a.stde
 [[ -s "$tmp/b.stderr" ]] && fail "-q still printed: $(cat "$tmp/b.stderr")"
 grep -q '^fabric+routes ' "$tmp/a.stdout" || fail "no summary table on stdout"
 # Exact routes from opensm's LFT dump give the same simulation as the ftree model (their
-# tables agree on every host pair of this fabric: tests/sim/test_routes.cpp).
+# tables agree on every host pair of this fabric: tests/routes/test_ftree.cpp).
 zcat "$data/routes/fat2_L8-ftree.ibnetdiscover.txt.gz" >"$tmp/fat2.txt"
 zcat "$data/routes/fat2_L8-ftree.lfts.dump.gz" >"$tmp/fat2.lfts"
 common=(simulate -q --fabric "$tmp/fat2.txt" --trace "$data/traces/philly-head300.csv"
         --arrival-scale 0.002 --policies fabric,fabric+routes,slurm-tree,first-fit)
 "$bin" "${common[@]}" --out "$tmp/model" >/dev/null
 "$bin" "${common[@]}" --lfts "$tmp/fat2.lfts" --out "$tmp/lft" >"$tmp/lft.stdout"
-cmp -s "$tmp/model/jobs.csv" "$tmp/lft/jobs.csv" || fail "LFT-dump routes and the ftree model disagree"
-grep -q 'Routes: LFT dump' "$tmp/lft/report.html" || fail "report does not name the LFT dump"
-grep -q 'Routes: ftree model' "$tmp/model/report.html" || fail "report does not name the ftree model"
-awk -F, 'NR > 1 && $16 > 0 { n++ } END { exit !(n > 0) }' "$tmp/model/jobs.csv" ||
+cut -d, -f2 --complement "$tmp/model/jobs.csv" >"$tmp/model.jobs"
+cut -d, -f2 --complement "$tmp/lft/jobs.csv" >"$tmp/lft.jobs"
+cmp -s "$tmp/model.jobs" "$tmp/lft.jobs" || fail "LFT-dump routes and the ftree model disagree"
+grep -q "Routes: lfts (opensm LFT dump $tmp/fat2.lfts)" "$tmp/lft/report.html" || fail "report does not name the LFT dump"
+grep -q "Routes: ftree (opensm&#39;s ftree engine, modelled); chosen: an InfiniBand fabric" "$tmp/model/report.html" ||
+  grep -q "Routes: ftree (opensm's ftree engine, modelled); chosen: an InfiniBand fabric" "$tmp/model/report.html" ||
+  fail "report does not name the ftree model"
+awk -F, 'NR > 1 && $17 > 0 { n++ } END { exit !(n > 0) }' "$tmp/model/jobs.csv" ||
   fail "no job crossed a switch link: the comparison would prove nothing"
 
 # Settings are printed as given (0.0625, not 0.062); with no multi-node TP group (a TP cap
@@ -94,4 +99,33 @@ printf 'job_id,submission_time,duration,num_gpu\nsmall,0,10,8\nhuge,5,10,4096\n'
 grep -q '^simulate: 1 jobs dropped: larger than the fabric' "$tmp/huge.err" || fail "dropped job not said"
 [[ $(wc -l <"$tmp/huge/jobs.csv") == 5 ]] || fail "jobs.csv should hold the small job under 4 policies"
 
-echo "simulate: outputs, columns, self-contained report, progress and determinism OK"
+# Every fabric simulates (issue #13), each with the route model it calls for, named on stdout
+# and in the report. A RoCE Clos from a tiers CSV (aggregation groups of different sizes):
+# ecmp; the baselines, which cross ToRs, see contention (a link loaded above 1 ring edge).
+clos=(simulate -q --fabric "$data/clos-roce.csv" --trace "$data/traces/itp-cluster04-head300.csv"
+      --tp-cap 16 --policies fabric,slurm-tree,first-fit)
+"$bin" "${clos[@]}" --out "$tmp/clos" >"$tmp/clos.stdout" 2>/dev/null
+grep -q '^routes: ecmp (.*); chosen: an Ethernet (RoCE) fabric$' "$tmp/clos.stdout" || fail "clos: no ecmp line: $(head -1 "$tmp/clos.stdout")"
+grep -q 'Routes: ecmp (' "$tmp/clos/report.html" || fail "clos: report does not name ecmp"
+awk -F, 'NR > 1 && $2 == "ecmp" && $1 == "first-fit" && $20 > 1 { ok = 1 } END { exit !ok }' "$tmp/clos/summary.csv" ||
+  fail "clos: first-fit saw no contention: $(cat "$tmp/clos/summary.csv")"
+# The same with two models side by side: a row per (policy, model), labelled.
+"$bin" "${clos[@]}" --routes ecmp,adaptive --out "$tmp/clos2" >"$tmp/clos2.stdout" 2>/dev/null
+[[ $(tail -n +2 "$tmp/clos2/summary.csv" | cut -d, -f1 | paste -sd,) == \
+   "fabric [ecmp],slurm-tree [ecmp],first-fit [ecmp],fabric [adaptive],slurm-tree [adaptive],first-fit [adaptive]" ]] ||
+  fail "clos: summary rows with two models: $(cut -d, -f1 "$tmp/clos2/summary.csv" | paste -sd'|')"
+[[ $(grep -c '^routes: ' "$tmp/clos2.stdout") == 2 ]] || fail "clos: both models not named on stdout"
+[[ $(grep -c 'Routes: ' "$tmp/clos2/report.html") == 2 ]] || fail "clos: both models not named in the report"
+[[ $(wc -l <"$tmp/clos2/jobs.csv") == 1801 ]] || fail "clos: jobs.csv should hold 300 jobs x 6 runs"
+# An InfiniBand dump ftree refuses (a leaf-spine link removed): minhop, saying why.
+zcat "$data/routes/v5_fat2_droplink-ftree.ibnetdiscover.txt.gz" >"$tmp/drop.txt"
+"$bin" simulate -q --fabric "$tmp/drop.txt" --trace "$data/traces/itp-cluster04-head300.csv" --tp-cap 16 \
+  --out "$tmp/drop" >"$tmp/drop.stdout" 2>/dev/null || fail "the droplink dump did not simulate"
+grep -q "^routes: minhop (opensm's minhop engine, modelled); chosen: opensm's ftree engine would not route this fabric" \
+  "$tmp/drop.stdout" || fail "droplink: $(head -1 "$tmp/drop.stdout")"
+# A rail-optimised fabric: minhop too (ftree is modelled for single-rail fabrics).
+"$bin" simulate -q --fabric 'rail:sus=2,hosts=4,rails=2' --trace "$data/traces/itp-cluster04-head300.csv" \
+  --out "$tmp/rail" >"$tmp/rail.stdout" 2>/dev/null || fail "a rail fabric did not simulate"
+grep -q "^routes: minhop " "$tmp/rail.stdout" || fail "rail: $(head -1 "$tmp/rail.stdout")"
+
+echo "simulate: outputs, columns, self-contained report, progress, determinism and every route model OK"

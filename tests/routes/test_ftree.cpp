@@ -151,7 +151,8 @@ TEST(LftDump, ErrorsNameFileAndLine) {
   auto r = lft_routes(f, "Unicast lids [0-3] of switch Lid 2 guid 0xdeadbeef ('x'):\n", "t.dump");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().to_string(),
-            "t.dump:1: switch 0x00000000deadbeef is not a switch of the fabric");
+            "t.dump:1: switch 0x00000000deadbeef is not a switch of this fabric: the dump does "
+            "not match the fabric");
   r = lft_routes(f, "0x0001 001 # x\n", "t.dump");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().to_string(),

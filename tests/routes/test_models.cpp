@@ -138,8 +138,8 @@ TEST(RouteModel, AutomaticChoiceByFabric) {
   ASSERT_TRUE(m) << m.error().to_string();
   EXPECT_EQ((*m)->kind(), Kind::kFtree);
   EXPECT_EQ((*m)->description(),
-            "ftree (ftree model (opensm -R ftree)); chosen: opensm's ftree engine routes this "
-            "fabric");
+            "ftree (opensm's ftree engine, modelled); chosen: an InfiniBand fabric that opensm's "
+            "ftree engine routes");
   // A tiers CSV (Ethernet): ecmp.
   const Fabric clos = tiers(irregular_clos(1));
   m = make_model(clos, Spec{});
@@ -147,7 +147,7 @@ TEST(RouteModel, AutomaticChoiceByFabric) {
   EXPECT_EQ((*m)->kind(), Kind::kEcmp);
   EXPECT_EQ((*m)->description(),
             "ecmp (each flow hashed over equal-cost next hops at every switch; 2 flows per ring "
-            "edge and rail, seed 1); chosen for an Ethernet fabric");
+            "edge and rail, seed 1); chosen: an Ethernet (RoCE) fabric");
   // IB that ftree refuses (a rail-optimised fabric): minhop, saying why.
   const Fabric rail = gen("rail:sus=2,hosts=4,rails=2");
   m = make_model(rail, Spec{});

@@ -80,7 +80,7 @@ class Table {
   /// An empty table (every entry 0: no route) for `f`; kUnsupported beyond kMaxTableBytes.
   static Result<Table> empty_for(const Fabric& f, std::string source);
 
-  /// What built it: "ftree model (opensm -R ftree)", "LFT dump FILE".
+  /// What built it: "opensm's ftree engine, modelled", "opensm LFT dump FILE".
   [[nodiscard]] const std::string& source() const { return source_; }
   [[nodiscard]] const Fabric& fabric() const { return *fabric_; }
   [[nodiscard]] const Ends& ends() const { return ends_; }
