@@ -13,8 +13,8 @@
 
 #include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/placement/route_order.hpp"
-#include "fabricplace/routes/model.hpp"
 #include "fabricplace/policies/policies.hpp"
+#include "fabricplace/routes/model.hpp"
 #include "fabricplace/sim/simulator.hpp"
 #include "fabricplace/sim/trace.hpp"
 
@@ -67,8 +67,8 @@ const fp::sim::Trace* trace(const char* env) {
 
 // Philly (111,549 jobs) on a 3-level non-blocking fat-tree of 800 hosts (4 pods x 10 leaves
 // x 20 hosts, 40-port switches); ITP cluster04 (15,802 jobs) on 128 hosts.
-void simulate(benchmark::State& state, const char* env, const std::string& spec,
-              std::size_t policy, fp::routes::Kind kind = fp::routes::Kind::kFtree) {
+void simulate(benchmark::State& state, const char* env, const std::string& spec, std::size_t policy,
+              fp::routes::Kind kind = fp::routes::Kind::kFtree) {
   const auto* t = trace(env);
   if (t == nullptr) {
     state.SkipWithError((std::string(env) + " not set or unreadable").c_str());
@@ -119,7 +119,8 @@ void BM_RouteModel(benchmark::State& state) {
                                 "fat3:pods=8,leaves=32,down=32,up=32,spines=32,radix=64"};
   static std::map<int, std::unique_ptr<fp::fabric::Fabric>> fabrics;
   auto& fp_ = fabrics[static_cast<int>(state.range(0))];
-  if (!fp_) fp_ = std::make_unique<fp::fabric::Fabric>(*fp::fabric::generate(specs[state.range(0)]));
+  if (!fp_)
+    fp_ = std::make_unique<fp::fabric::Fabric>(*fp::fabric::generate(specs[state.range(0)]));
   const auto& f = *fp_;
   const auto kind = kKinds[state.range(1)];
   for (auto _ : state) {

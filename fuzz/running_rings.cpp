@@ -8,9 +8,9 @@
 #include <algorithm>
 
 #include "fabricplace/common/strings.hpp"
-#include "fabricplace/routes/model.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/route_order.hpp"
+#include "fabricplace/routes/model.hpp"
 #include "fixed_fabric.hpp"
 
 namespace {

@@ -7,8 +7,8 @@
 
 #include "fabricplace/common/error.hpp"
 #include "fabricplace/fabric/fabric.hpp"
-#include "fabricplace/routes/model.hpp"
 #include "fabricplace/placement/placement.hpp"
+#include "fabricplace/routes/model.hpp"
 
 namespace fabricplace::cli {
 

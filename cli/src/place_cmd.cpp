@@ -131,14 +131,16 @@ int run_place(const PlaceOpts& o) {
   if (o.routes_opt->count() > 0 || !o.routes.lfts.empty()) {
     auto specs = o.routes.specs();
     if (!specs) return report(specs.error());
-    if (specs->size() != 1) return report(Error{ErrorCode::kUsage, "--routes takes one model here", {}, 0});
+    if (specs->size() != 1)
+      return report(Error{ErrorCode::kUsage, "--routes takes one model here", {}, 0});
     auto m = load_routes(*f, specs->front());
     if (!m) return report(m.error());
     model = std::move(*m);
     if (p.feasible) {
       plain_load = ring_max_load(*model, p);
       if (*policy == policies::Policy::kFabric) {
-        auto ring = placement::route_aware_ring(ctx.blocks, *model, p.hosts, {}, job.group_nodes(), 0);
+        auto ring =
+            placement::route_aware_ring(ctx.blocks, *model, p.hosts, {}, job.group_nodes(), 0);
         if (ring != p.hosts) {
           auto again = placement::evaluate(ctx, job, *states, std::move(ring), p.policy);
           again.has_runner_up = p.has_runner_up;
@@ -159,7 +161,8 @@ int run_place(const PlaceOpts& o) {
       t += "  " + q.policy + ": most load on a switch-to-switch link " +
            routes::load_str(ring_max_load(*model, q)) + " ring edges";
       if (&q == &all.front() && all.size() == 1 && *policy == policies::Policy::kFabric)
-        t += " (rank order before the route-aware boundaries: " + routes::load_str(plain_load) + ")";
+        t +=
+            " (rank order before the route-aware boundaries: " + routes::load_str(plain_load) + ")";
       t += "\n";
     }
     return t;

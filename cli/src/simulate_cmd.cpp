@@ -141,10 +141,10 @@ int run_simulate(const SimulateOpts& o) {
   std::vector<Job> jobs;
   for (std::size_t m = 0; m < models.size(); ++m) {
     for (const auto& p : *pols) {
-      jobs.push_back({&simulators[m], p,
-                      with_routes ? p.name() + " [" +
-                                        std::string(routes::to_string(models[m]->kind())) + "]"
-                                  : p.name()});
+      jobs.push_back(
+          {&simulators[m], p,
+           with_routes ? p.name() + " [" + std::string(routes::to_string(models[m]->kind())) + "]"
+                       : p.name()});
     }
   }
   // Jobs some policy can never place are dropped from every run, so all compare on the
@@ -295,8 +295,8 @@ int run_simulate(const SimulateOpts& o) {
   for (const auto& s : sums) {
     char line[256];
     std::snprintf(line, sizeof line, "%-*s %6zu %9zu %12.0f %11.0f %5.1f%% %14.3f %9s\n",
-                  static_cast<int>(width), s.policy.c_str(), s.jobs, s.jobs_tp_split,
-                  s.mean_wait_s, s.p95_wait_s, 100 * s.utilization, s.mean_comm_slowdown,
+                  static_cast<int>(width), s.policy.c_str(), s.jobs, s.jobs_tp_split, s.mean_wait_s,
+                  s.p95_wait_s, 100 * s.utilization, s.mean_comm_slowdown,
                   routes::load_str(s.max_link_load).c_str());
     std::cout << line;
   }

@@ -11,8 +11,8 @@ namespace {
 
 using fabric::HostId;
 using routes::DirLink;
-using routes::Load;
 using routes::LinkLoad;
+using routes::Load;
 
 /// The load a ring under construction adds, per directed link; reset() clears only what
 /// was touched, so one overlay serves every order tried.

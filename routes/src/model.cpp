@@ -13,12 +13,18 @@ namespace fabricplace::routes {
 
 std::string_view to_string(Kind k) {
   switch (k) {
-    case Kind::kFtree: return "ftree";
-    case Kind::kMinhop: return "minhop";
-    case Kind::kUpdn: return "updn";
-    case Kind::kLfts: return "lfts";
-    case Kind::kEcmp: return "ecmp";
-    case Kind::kAdaptive: return "adaptive";
+    case Kind::kFtree:
+      return "ftree";
+    case Kind::kMinhop:
+      return "minhop";
+    case Kind::kUpdn:
+      return "updn";
+    case Kind::kLfts:
+      return "lfts";
+    case Kind::kEcmp:
+      return "ecmp";
+    case Kind::kAdaptive:
+      return "adaptive";
   }
   return "?";
 }
@@ -148,15 +154,19 @@ class TableModel final : public Model {
 
 Result<Table> table_for(const Fabric& f, const Spec& spec) {
   switch (spec.kind) {
-    case Kind::kFtree: return ftree_routes(f);
-    case Kind::kMinhop: return minhop_routes(f);
-    case Kind::kUpdn: return updn_routes(f);
+    case Kind::kFtree:
+      return ftree_routes(f);
+    case Kind::kMinhop:
+      return minhop_routes(f);
+    case Kind::kUpdn:
+      return updn_routes(f);
     case Kind::kLfts: {
       auto text = read_file(spec.lfts_file);
       if (!text) return std::unexpected(text.error());
       return lft_routes(f, *text, spec.lfts_file);
     }
-    default: break;
+    default:
+      break;
   }
   return fail(ErrorCode::kUsage, "not a table model");
 }
@@ -180,7 +190,7 @@ Result<std::unique_ptr<const Model>> make_model(const Fabric& f, const Spec& spe
       if (t) {
         auto m = std::make_unique<TableModel>(f, Kind::kFtree, std::move(*t));
         m->set_description(m->description() +
-                          "; chosen: an InfiniBand fabric that opensm's ftree engine routes");
+                           "; chosen: an InfiniBand fabric that opensm's ftree engine routes");
         return std::unique_ptr<const Model>(std::move(m));
       }
       if (t.error().code != ErrorCode::kUnsupported) return std::unexpected(t.error());

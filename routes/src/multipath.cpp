@@ -70,7 +70,9 @@ class ShortestPaths : public Model {
   }
   [[nodiscard]] std::size_t num_switches() const { return sw_node_.size(); }
   [[nodiscard]] std::uint32_t row_of(std::uint32_t t) const { return dest_row_[t]; }
-  [[nodiscard]] fabric::Guid guid_of(std::uint32_t s) const { return fabric().node(sw_node_[s]).guid; }
+  [[nodiscard]] fabric::Guid guid_of(std::uint32_t s) const {
+    return fabric().node(sw_node_[s]).guid;
+  }
   /// Capacity of the link of directed link d, Gb/s (unknown rates: the fastest known).
   [[nodiscard]] double cap(DirLink d) const { return cap_[d / 2]; }
 
@@ -119,8 +121,7 @@ Result<void> ShortestPaths::build() {
     return fail(ErrorCode::kUnsupported,
                 "the " + std::string(to_string(kind())) + " model's distances for " +
                     std::to_string(rows) + " host-facing switches x " + std::to_string(S) +
-                    " switches would take " + std::to_string(bytes >> 20) +
-                    " MiB (at most 1024)");
+                    " switches would take " + std::to_string(bytes >> 20) + " MiB (at most 1024)");
   }
   dist_.assign(bytes, kFar);
   std::vector<std::uint32_t> queue;
@@ -249,9 +250,7 @@ class SplitGraph {
   }
 
  private:
-  Load residual(const Arc& a) const {
-    return a.forward ? a.cap - a.flow : arcs_[a.to][a.rev].flow;
-  }
+  Load residual(const Arc& a) const { return a.forward ? a.cap - a.flow : arcs_[a.to][a.rev].flow; }
   void push(Arc& a, Load f) {
     if (a.forward)
       a.flow += f;
@@ -379,10 +378,9 @@ class Adaptive final : public ShortestPaths {
     };
     std::sort(a.begin(), a.end(), by);
     std::sort(b.begin(), b.end(), by);
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                      [](const LinkLoad& x, const LinkLoad& y) {
-                        return x.link == y.link && x.load == y.load;
-                      });
+    return std::equal(
+        a.begin(), a.end(), b.begin(), b.end(),
+        [](const LinkLoad& x, const LinkLoad& y) { return x.link == y.link && x.load == y.load; });
   }
 
   // Splits `w` from end a to end b over the shortest paths so that the most utilised link
@@ -430,7 +428,8 @@ class Adaptive final : public ShortestPaths {
       };
       // Bisection over the level: at `hi` every arc can take all of w.
       double lo = 0, hi = 0;
-      for (const auto& p : arcs) hi = std::max(hi, (load_of(p.link) + static_cast<double>(w)) / cap(p.link));
+      for (const auto& p : arcs)
+        hi = std::max(hi, (load_of(p.link) + static_cast<double>(w)) / cap(p.link));
       auto fits = [&](double level) {
         for (auto& v : g.arcs())
           for (auto& arc : v)

@@ -8,10 +8,10 @@
 
 namespace fabricplace::routes {
 
-using fabric::kNoLink;
-using fabric::NodeType;
-using fabric::kNoNode;
 using fabric::kMaxIbPort;
+using fabric::kNoLink;
+using fabric::kNoNode;
+using fabric::NodeType;
 
 bool switch_to_switch(const Fabric& f, DirLink d) {
   const auto& l = f.link(fabric::LinkId{d / 2});
@@ -160,8 +160,8 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
       cur = *node;
       if (header_line[idx(cur)] != 0) {
         return fail(ErrorCode::kDuplicate,
-                    "switch " + f.topology().switch_name[idx(cur)] + " already has a table at line " +
-                        std::to_string(header_line[idx(cur)]),
+                    "switch " + f.topology().switch_name[idx(cur)] +
+                        " already has a table at line " + std::to_string(header_line[idx(cur)]),
                     file, n);
       }
       header_line[idx(cur)] = n;
@@ -206,8 +206,9 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
     if (*port == 0 || !linked()) {
       return fail(ErrorCode::kReference,
                   "switch " + f.topology().switch_name[idx(cur)] + " forwards LID " +
-                      str::quoted(t.substr(0, sp)) + " (" + fabric::port_name(f, ends.port(it->second)) +
-                      ") to port " + std::to_string(*port) +
+                      str::quoted(t.substr(0, sp)) + " (" +
+                      fabric::port_name(f, ends.port(it->second)) + ") to port " +
+                      std::to_string(*port) +
                       ", which has no link in this fabric: the dump does not match the fabric",
                   file, n);
     }

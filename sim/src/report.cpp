@@ -383,9 +383,9 @@ std::string bars_svg(const std::string& title, const std::vector<std::string>& c
 }
 
 /// Step lines of (time, value) series: the most flows on any link over time.
-std::string steps_svg(
-    const std::string& title, const std::vector<std::string>& names,
-    const std::vector<const std::vector<std::pair<double, double>>*>& series, double t_end) {
+std::string steps_svg(const std::string& title, const std::vector<std::string>& names,
+                      const std::vector<const std::vector<std::pair<double, double>>*>& series,
+                      double t_end) {
   double peak = 1;
   for (const auto* s : series)
     for (const auto& [t, v] : *s) peak = std::max(peak, v);
@@ -429,8 +429,7 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
       "#ccc;padding:3px 7px;text-align:right}th{background:#f3f3f3}td:first-child{text-align:"
       "left}.plots svg{margin:0 12px 12px 0;border:1px solid #ddd}code{background:#f5f5f5}"
       "</style>\n</head>\n<body>\n<h1>" +
-      esc(info.title) + "</h1>\n<ul>\n<li>Fabric: " + esc(info.fabric) +
-      "</li>\n";
+      esc(info.title) + "</h1>\n<ul>\n<li>Fabric: " + esc(info.fabric) + "</li>\n";
   for (const auto& r : info.routes) o += "<li>Routes: " + esc(r) + "</li>\n";
   for (const auto& tr : info.traces) o += "<li>Trace: <code>" + esc(tr) + "</code></li>\n";
   o += "<li>Jobs: " + std::to_string(t.jobs.size()) + " read";
@@ -444,7 +443,8 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
        "wait (s)</th><th>p95 wait (s)</th><th>multi-node jobs: mean / p95 wait (s)</th><th>mean "
        "bounded slowdown</th><th>utilisation</th>"
        "<th>mean leaves (excess)</th><th>mean comm slowdown</th><th>p95 comm "
-       "slowdown</th><th>max load on a link (ring edges)</th><th>GPU-hours lost to contention</th></tr>\n";
+       "slowdown</th><th>max load on a link (ring edges)</th><th>GPU-hours lost to "
+       "contention</th></tr>\n";
   for (const auto& s : sums) {
     o += "<tr><td>" + esc(s.policy) + "</td><td>" + std::to_string(s.jobs) + "</td><td>" +
          std::to_string(s.jobs_multi_node) + "</td><td>" +
@@ -522,8 +522,8 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
     if (order.size() > 5) order.resize(5);
     for (auto d : order) {
       o += "<tr><td>" + esc(run_label(r, with_routes)) + "</td><td>" +
-           esc(routes::dir_link_name(f, d)) +
-           "</td><td>" + esc(f.link(fabric::LinkId{d / 2}).rate.to_string()) + "</td><td>" +
+           esc(routes::dir_link_name(f, d)) + "</td><td>" +
+           esc(f.link(fabric::LinkId{d / 2}).rate.to_string()) + "</td><td>" +
            routes::load_str(routes::edges(r.link_peak[d])) + "</td></tr>\n";
     }
   }

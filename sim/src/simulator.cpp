@@ -13,10 +13,10 @@
 
 namespace fabricplace::sim {
 
-using routes::DirLink;
-using routes::Load;
 using fabric::HostId;
 using fabric::idx;
+using routes::DirLink;
+using routes::Load;
 
 std::string SimPolicy::name() const {
   std::string n(policies::to_string(placement));

@@ -2,11 +2,11 @@
 // host, every host pair), and the LFT loader's errors.
 #include <gtest/gtest.h>
 
+#include "fabricplace/common/file_io.hpp"
 #include "fabricplace/fabric/builder.hpp"
-#include "fabricplace/routes/table.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/fabric/spec.hpp"
-#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/routes/table.hpp"
 
 namespace fp = fabricplace;
 using namespace fabricplace::fabric;

@@ -182,8 +182,8 @@ TEST(RouteModel, EcmpReproducesHashCollisionsForASeed) {
   std::vector<HostId> ring;
   for (int i = 1; i <= 8; ++i) {
     ring.push_back(*f.find_host("node00" + std::to_string(i)));
-    ring.push_back(*f.find_host(std::string(i + 8 < 10 ? "node00" : "node0") +
-                                std::to_string(i + 8)));
+    ring.push_back(
+        *f.find_host(std::string(i + 8 < 10 ? "node00" : "node0") + std::to_string(i + 8)));
   }
   auto uplinks = [&](const std::vector<Load>& load) {
     std::vector<double> up;
@@ -209,8 +209,7 @@ TEST(RouteModel, EcmpReproducesHashCollisionsForASeed) {
   // Another job (salt) between the same hosts hashes elsewhere.
   EXPECT_NE(uplinks(ring_load(*e1, ring, 2)), up);
   // Adaptive spreads each edge over all 8 uplinks: exactly 1 on each.
-  EXPECT_EQ(uplinks(ring_load(*model(f, Kind::kAdaptive), ring, 1)),
-            std::vector<double>(8, 1.0));
+  EXPECT_EQ(uplinks(ring_load(*model(f, Kind::kAdaptive), ring, 1)), std::vector<double>(8, 1.0));
   // More flows per edge (NCCL channels x QPs) smooth ecmp towards adaptive.
   EXPECT_LT(max_of(ring_load(*model(f, Kind::kEcmp, 16, 1), ring, 1)), max_of(a));
 }

@@ -2,10 +2,10 @@
 // per-directed-link flows and slowdowns.
 #include <gtest/gtest.h>
 
-#include "fabricplace/routes/model.hpp"
 #include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/placement/route_order.hpp"
 #include "fabricplace/policies/policies.hpp"
+#include "fabricplace/routes/model.hpp"
 #include "fabricplace/sim/report.hpp"
 #include "fabricplace/sim/simulator.hpp"
 

@@ -20,8 +20,8 @@
 #include <span>
 #include <vector>
 
-#include "fabricplace/routes/model.hpp"
 #include "fabricplace/placement/placement.hpp"
+#include "fabricplace/routes/model.hpp"
 
 namespace fabricplace::placement {
 

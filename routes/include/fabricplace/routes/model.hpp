@@ -43,7 +43,9 @@ using Load = std::uint64_t;
 /// 720,720 = lcm(1..16): an edge split over up to 16 equal parts is exact.
 inline constexpr Load kEdge = 720720;
 /// A load in ring edges, for reports.
-inline double edges(Load l) { return static_cast<double>(l) / static_cast<double>(kEdge); }
+inline double edges(Load l) {
+  return static_cast<double>(l) / static_cast<double>(kEdge);
+}
 /// A load in ring edges as reports print it: "3", "2.5", "0.33" (two decimals at most).
 std::string load_str(double edges);
 
@@ -101,8 +103,8 @@ class Model {
   /// each seeing the background and the ring's edges so far; adaptive then re-balances the
   /// ring's edges against each other. False, with nothing appended, when an edge has no
   /// route.
-  bool ring_load(std::span<const HostId> ring, std::uint64_t salt,
-                 std::span<const Load> background, std::vector<LinkLoad>& out) const {
+  bool ring_load(std::span<const HostId> ring, std::uint64_t salt, std::span<const Load> background,
+                 std::vector<LinkLoad>& out) const {
     return load_ring(ring, salt, background, out);
   }
 
@@ -118,8 +120,8 @@ class Model {
   /// either host has no end port.
   void rail_pairs(HostId src, HostId dst,
                   std::vector<std::tuple<std::uint32_t, std::uint32_t, Load>>& out) const;
-  virtual bool load_edge(HostId src, HostId dst, std::uint64_t salt,
-                         std::span<const Load> current, std::vector<LinkLoad>& out) const = 0;
+  virtual bool load_edge(HostId src, HostId dst, std::uint64_t salt, std::span<const Load> current,
+                         std::vector<LinkLoad>& out) const = 0;
   virtual bool load_ring(std::span<const HostId> ring, std::uint64_t salt,
                          std::span<const Load> background, std::vector<LinkLoad>& out) const;
 

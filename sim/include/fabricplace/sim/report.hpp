@@ -11,9 +11,9 @@ namespace fabricplace::sim {
 
 /// One policy's figures (docs/simulator.md defines each).
 struct Summary {
-  std::string policy;  ///< run_label(): the policy, with its route model when several ran
-  std::string routes;  ///< the route model's kind
-  std::size_t jobs = 0;             ///< jobs run
+  std::string policy;    ///< run_label(): the policy, with its route model when several ran
+  std::string routes;    ///< the route model's kind
+  std::size_t jobs = 0;  ///< jobs run
   std::size_t jobs_multi_node = 0;  ///< jobs on 2 or more nodes
   std::size_t jobs_tp_multi = 0;    ///< jobs whose TP groups span nodes
   std::size_t jobs_tp_split = 0;    ///< jobs with a TP group across leaves
@@ -27,7 +27,7 @@ struct Summary {
   double mean_excess_leaves = 0;  ///< leaves used minus the fewest possible, multi-node jobs
   double mean_comm_slowdown = 1;  ///< over multi-node jobs (time-averaged per job)
   double p95_comm_slowdown = 1;
-  double max_link_load = 0;  ///< ring edges on the most loaded switch-to-switch link
+  double max_link_load = 0;   ///< ring edges on the most loaded switch-to-switch link
   double gpu_hours = 0;       ///< GPU-hours run (actual run times)
   double gpu_hours_lost = 0;  ///< GPU-hours beyond the uncontended run times
   double makespan_s = 0;
@@ -38,7 +38,6 @@ std::string run_label(const Run& r, bool with_routes);
 
 Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOptions& opt,
                   bool with_routes = false);
-
 
 /// summary.csv: a header and one row per policy, plain numbers.
 std::string summary_csv(const std::vector<Summary>& s);

@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "fabricplace/common/error.hpp"
-#include "fabricplace/routes/model.hpp"
 #include "fabricplace/policies/policies.hpp"
+#include "fabricplace/routes/model.hpp"
 #include "fabricplace/sim/trace.hpp"
 
 namespace fabricplace::sim {
@@ -64,16 +64,16 @@ struct JobOutcome {
   std::uint32_t tp_groups_split = 0;
   std::uint32_t ring_inter_leaf = 0;
   double max_link_load = 0;  ///< most load (ring edges) on any switch-to-switch link it used
-  double comm_slowdown = 1;          ///< time-averaged s over its run
+  double comm_slowdown = 1;  ///< time-averaged s over its run
   double worst_comm_slowdown = 1;
 };
 
 struct Run {
   SimPolicy policy;
-  std::vector<JobOutcome> jobs;      ///< parallel to Trace::jobs
-  std::size_t dropped = 0;           ///< jobs no policy run could ever place (too large)
-  std::string routes;        ///< the route model's kind ("ftree", "ecmp", ...)
-  double max_link_load = 0;  ///< most load (ring edges) on any switch-to-switch link, any time
+  std::vector<JobOutcome> jobs;  ///< parallel to Trace::jobs
+  std::size_t dropped = 0;       ///< jobs no policy run could ever place (too large)
+  std::string routes;            ///< the route model's kind ("ftree", "ecmp", ...)
+  double max_link_load = 0;      ///< most load (ring edges) on any switch-to-switch link, any time
   /// The most load on any switch-to-switch link, as it changed: (time, ring edges) steps.
   std::vector<std::pair<double, double>> max_load_over_time;
   /// Per directed link (routes::DirLink): the most load it carried at any time.
