@@ -5,6 +5,7 @@
 // GUIDs in order of first appearance, so the fabric keeps the file's switch order (Slurm
 // breaks ties by it). Each host gets one HCA "<host> hca<K>" per leaf it is listed under.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -14,13 +15,14 @@
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/diff.hpp"
 #include "fabricplace/fabric/sources.hpp"
 
 namespace fabricplace::fabric {
 namespace {
 
-constexpr Guid kTreeSwitchBase = 0x0002c90000000000ULL;  // synthetic, never on a real fabric
-constexpr Guid kTreeCaBase = 0x0002ca0000000000ULL;
+constexpr Guid kTreeSwitchBase = kSyntheticSwitchGuids;  // never on a real fabric
+constexpr Guid kTreeCaBase = kSyntheticCaGuids;
 // Rates assumed without --link-speed: topology.conf is kept by InfiniBand sites, tiers CSV
 // describe Ethernet (RoCE) fabrics.
 constexpr LinkRate kDefaultInfiniBandRate{LinkWidth::k4x, LinkSpeed::kHDR};
@@ -193,6 +195,25 @@ constexpr const char* kRateExpected =
     "expected an InfiniBand rate like 4xHDR or an Ethernet rate in Gb/s like 400G, 400Gb/s or "
     "400GbE";
 
+// LinkSpeed=<digits> as Gb/s: N GbE when the assumed rate is Ethernet, else the 4x InfiniBand
+// rate whose data rate rounds to N (kIbGbps).
+std::optional<LinkRate> rate_of_gbps(std::string_view digits, LinkRate assumed) {
+  if (digits.size() > 6) return std::nullopt;
+  std::uint32_t n = 0;
+  for (char c : digits) n = n * 10 + static_cast<std::uint32_t>(c - '0');
+  if (assumed.is_ethernet()) {
+    if (n == 0 || n > kMaxEthernetGbps) return std::nullopt;
+    return LinkRate::ethernet(n);
+  }
+  for (auto speed :
+       {LinkSpeed::kSDR, LinkSpeed::kDDR, LinkSpeed::kQDR, LinkSpeed::kFDR10, LinkSpeed::kFDR,
+        LinkSpeed::kEDR, LinkSpeed::kHDR, LinkSpeed::kNDR, LinkSpeed::kXDR}) {
+    const LinkRate r{LinkWidth::k4x, speed};
+    if (std::lround(r.gbps()) == static_cast<long>(n)) return r;
+  }
+  return std::nullopt;
+}
+
 // A stated rate of the other link layer than the rate assumed for links without one: the
 // fabric would mix InfiniBand and Ethernet.
 std::optional<std::string> mixed_layers(LinkRate stated, LinkRate assumed) {
@@ -289,17 +310,22 @@ Result<void> read_slurm_topology(std::string_view text, const std::string& file,
                   lineno);
     tb.switch_guid(name, lineno);
     if (!link_speed.empty()) {
-      // Slurm documents LinkSpeed as arbitrary units it does not use: a bare number says
-      // nothing about the links, a rate does.
-      if (link_speed.find_first_not_of("0123456789.") == std::string::npos) {
-        number_speeds.push_back(lineno);
+      // Slurm reads LinkSpeed as a number it does not use. fabricplace reads a number as Gb/s:
+      // an Ethernet rate when the assumed rate is one, else the 4x InfiniBand rate of that
+      // data rate (200 = 4xHDR); another number is taken for Slurm's arbitrary units and
+      // ignored. A rate written out (4xHDR, 400GbE) is read as such.
+      if (link_speed.find_first_not_of("0123456789") == std::string::npos) {
+        if (const auto rate = rate_of_gbps(link_speed, assumed_rate))
+          speed.emplace(name, Speed{*rate, lineno});
+        else
+          number_speeds.push_back(lineno);
       } else if (const auto rate = stated_rate(link_speed)) {
         speed.emplace(name, Speed{*rate, lineno});
       } else {
-        return fail(ErrorCode::kSyntax,
-                    "LinkSpeed=" + str::quoted(link_speed) + ": " + kRateExpected +
-                        " (a bare number, Slurm's arbitrary units, is ignored)",
-                    file, lineno);
+        return fail(
+            ErrorCode::kSyntax,
+            "LinkSpeed=" + str::quoted(link_speed) + ": " + kRateExpected + ", or a number of Gb/s",
+            file, lineno);
       }
     }
     if (!nodes.empty()) {
