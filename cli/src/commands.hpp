@@ -27,7 +27,7 @@ int report(const Error& e);
 struct InputOpts {
   std::vector<std::string> sources;
   std::string from = "auto";
-  std::string link_speed = "4xHDR";
+  std::string link_speed;  ///< empty: the source's default (fabric::SourceOptions)
 
   void add(CLI::App* cmd, const char* what, const char* option = nullptr);
   [[nodiscard]] Result<fabric::Fabric> load() const;

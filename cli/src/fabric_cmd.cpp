@@ -114,15 +114,15 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
     auto allow_partial = std::make_shared<bool>(false);
     auto* cmd = fabric->add_subcommand("export",
                                        "write the fabric as Slurm topology.conf, per-leaf Slurm "
-                                       "node features, DOT, JSON, an ibsim net file or an "
-                                       "ibnetdiscover dump");
+                                       "node features, DOT, JSON, an ibsim net file, an "
+                                       "ibnetdiscover dump or a tiers CSV");
     in->add(cmd, "fabric: dump(s), JSON, topology.conf, tiers CSV or spec");
     cmd->add_option("--format", *format,
                     "slurm-topology | slurm-features | hostmap | lua | dot | json | ibsim-net | "
-                    "ibnetdiscover")
+                    "ibnetdiscover | ibnetdiscover-p | tiers-csv")
         ->required()
         ->check(CLI::IsMember({"slurm-topology", "slurm-features", "hostmap", "lua", "dot", "json",
-                               "ibsim-net", "ibnetdiscover"}));
+                               "ibsim-net", "ibnetdiscover", "ibnetdiscover-p", "tiers-csv"}));
     add_output_option(cmd, *out, "output file ('-' = stdout)");
     cmd->add_flag(
         "--allow-partial", *allow_partial,
@@ -159,9 +159,15 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
           text = to_dot(*f);
         } else if (*format == "json") {
           text = to_json(*f);
+        } else if (*format == "tiers-csv") {
+          auto csv = to_tiers_csv(*f);
+          if (!csv) return report(csv.error());
+          text = std::move(*csv);
         } else {
           if (auto ok = fits_infiniband(*f); !ok) return report(ok.error());
-          text = *format == "ibsim-net" ? to_ibsim_net(*f) : to_ibnetdiscover(*f);
+          text = *format == "ibsim-net"       ? to_ibsim_net(*f)
+                 : *format == "ibnetdiscover" ? to_ibnetdiscover(*f)
+                                              : to_ibnetdiscover_ports(*f);
         }
         return write_output(*out, text);
       };

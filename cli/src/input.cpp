@@ -23,8 +23,8 @@ void InputOpts::add(CLI::App* cmd, const char* what, const char* option) {
                   "tiers-csv, spec")
       ->capture_default_str();
   cmd->add_option("--link-speed", link_speed,
-                  "link rate for sources without one (slurm-topology, tiers-csv)")
-      ->capture_default_str();
+                  "link rate assumed where a topology.conf or tiers CSV states none (default "
+                  "4xHDR for topology.conf, 400GbE for a tiers CSV), e.g. 4xNDR, 400G");
 }
 
 Result<fabric::Fabric> InputOpts::load() const {
@@ -32,10 +32,14 @@ Result<fabric::Fabric> InputOpts::load() const {
   const auto f = fabric::parse_source_format(from);
   if (!f) return fail(ErrorCode::kUsage, "--from " + from + ": unknown format");
   o.format = *f;
-  const auto rate = fabric::parse_rate(link_speed);
-  if (!rate || !rate->known())
-    return fail(ErrorCode::kUsage, "--link-speed " + link_speed + ": expected a rate like 4xHDR");
-  o.link_rate = *rate;
+  if (!link_speed.empty()) {
+    const auto rate = fabric::parse_rate(link_speed);
+    if (!rate || !rate->known())
+      return fail(ErrorCode::kUsage, "--link-speed " + link_speed +
+                                         ": expected a rate like 4xHDR (InfiniBand) or 400G "
+                                         "(Ethernet, Gb/s)");
+    o.link_rate = *rate;
+  }
   return fabric::load_fabrics(sources, o);
 }
 

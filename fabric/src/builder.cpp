@@ -97,6 +97,10 @@ std::vector<std::string> natural_sorted_keys(const Map& groups) {
 
 }  // namespace
 
+std::string_view to_string(LinkLayer layer) {
+  return layer == LinkLayer::kEthernet ? "ethernet" : "infiniband";
+}
+
 std::string_view to_string(NodeType type) {
   switch (type) {
     case NodeType::kSwitch:
@@ -239,7 +243,8 @@ Result<void> FabricBuilder::add_port(Guid node, const PortRecord& port) {
   return {};
 }
 
-Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb, LinkRate rate) {
+Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb, LinkRate rate,
+                                     Assumed assumed) {
   const auto ia = nodes_.find(a);
   const auto ib = nodes_.find(b);
   if (ia == nodes_.end() || ib == nodes_.end())
@@ -266,12 +271,19 @@ Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb, Lin
   };
   if (auto r = check(ea, a, pa, b, pb); !r) return r;
   if (auto r = check(eb, b, pb, a, pa); !r) return r;
-  if (ea.linked && ea.rate != rate) {
-    const LinkRate lower = lower_rate(ea.rate, rate);
-    warnings_.push_back("link " + describe(nodes_, a, pa) + " - " + describe(nodes_, b, pb) +
-                        " is read as " + ea.rate.to_string() + " and as " + rate.to_string() +
-                        "; taking " + lower.to_string());
-    rate = lower;
+  if (ea.linked) {
+    // A reading wins over an assumption; two readings that differ give the lower one.
+    if (assumed.rate && !ea.assumed.rate) {
+      rate = ea.rate;
+    } else if (assumed.rate == ea.assumed.rate && ea.rate != rate) {
+      const LinkRate lower = lower_rate(ea.rate, rate);
+      warnings_.push_back("link " + describe(nodes_, a, pa) + " - " + describe(nodes_, b, pb) +
+                          " is read as " + ea.rate.to_string() + " and as " + rate.to_string() +
+                          "; taking " + lower.to_string());
+      rate = lower;
+    }
+    assumed.rate = assumed.rate && ea.assumed.rate;
+    assumed.count = assumed.count && ea.assumed.count;
   }
   ea.linked = eb.linked = true;
   ea.peer = b;
@@ -279,6 +291,7 @@ Result<void> FabricBuilder::add_link(Guid a, PortNum pa, Guid b, PortNum pb, Lin
   eb.peer = a;
   eb.peer_port = pa;
   ea.rate = eb.rate = rate;
+  ea.assumed = eb.assumed = assumed;
   return {};
 }
 
@@ -326,7 +339,7 @@ Result<void> FabricBuilder::merge(const Fabric& other) {
     const auto& pa = other.port(l.a);
     const auto& pb = other.port(l.b);
     if (auto r = add_link(other.node(pa.node).guid, pa.rec.number, other.node(pb.node).guid,
-                          pb.rec.number, l.rate);
+                          pb.rec.number, l.rate, l.assumed);
         !r)
       return r;
   }
@@ -389,12 +402,32 @@ Result<Fabric> FabricBuilder::build() {
       if (std::pair(self, f.ports_[p].rec.number) > std::pair(pe.peer, pe.peer_port)) continue;
       const PortId other = find_port(pe.peer, pe.peer_port);
       const LinkId lid{static_cast<std::uint32_t>(f.links_.size())};
-      f.links_.push_back(Link{PortId{p}, other, NodeId{i}, f.ports_[idx(other)].node, pe.rate});
+      f.links_.push_back(
+          Link{PortId{p}, other, NodeId{i}, f.ports_[idx(other)].node, pe.rate, pe.assumed});
       f.ports_[p].link = lid;
       f.ports_[idx(other)].link = lid;
     }
   }
   nodes_.clear();
+  // One fabric, one link layer: Ethernet rates and InfiniBand rates do not mix.
+  {
+    const Link* eth = nullptr;
+    const Link* ib = nullptr;
+    for (const Link& l : f.links_) {
+      if (l.rate.is_ethernet() && !eth) eth = &l;
+      if (!l.rate.is_ethernet() && l.rate.known() && !ib) ib = &l;
+    }
+    if (eth && ib) {
+      auto name = [&](const Link& l) {
+        return describe(f.nodes_[idx(l.node_a)].guid, f.ports_[idx(l.a)].rec.number) + " - " +
+               describe(f.nodes_[idx(l.node_b)].guid, f.ports_[idx(l.b)].rec.number);
+      };
+      return fail(ErrorCode::kUnsupported, "link " + name(*eth) + " has the Ethernet rate " +
+                                               eth->rate.to_string() + " and link " + name(*ib) +
+                                               " the InfiniBand rate " + ib->rate.to_string() +
+                                               ": a fabric has one link layer");
+    }
+  }
 
   // 4. Hosts: CAs grouped by hostname, natural order; each host's CAs by device name.
   std::unordered_map<std::string, std::vector<NodeId>> groups;

@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "fabricplace/common/hostlist.hpp"
@@ -365,7 +366,18 @@ void classify(const Fabric& f, Topology& t) {
     inherit(t.node_rail);
   }
 
-  // 5. Oversubscription per leaf: host-facing bandwidth / uplink bandwidth.
+  // 5. Oversubscription where bandwidth narrows going up: per leaf (host-facing : uplinks),
+  //    per switch above the leaves (from the level below : uplinks) and per pod (its hosts'
+  //    links : its links out to a higher level). A figure counting a link whose rate or
+  //    count was assumed is assumed.
+  for (const Link& l : f.links())
+    if (l.rate.is_ethernet()) {
+      t.link_layer = LinkLayer::kEthernet;
+      break;
+    }
+  auto ratio = [](double down, double up) {
+    return up > 0 ? down / up : std::numeric_limits<double>::infinity();
+  };
   for (NodeId leaf : t.leaves) {
     Topology::LeafStats st{leaf};
     std::set<std::uint32_t> hosts;
@@ -373,21 +385,70 @@ void classify(const Fabric& f, Topology& t) {
       if (is_ca(peer)) {  // routers are neither hosts nor uplinks
         ++st.down_links;
         st.down_gbps += l.rate.gbps();
+        st.assumed = st.assumed || l.assumed.any();
         hosts.insert(idx(f.host_of(peer)));
       } else if (is_switch(peer) && t.level[idx(peer)] > 1) {
         ++st.up_links;
         st.up_gbps += l.rate.gbps();
+        st.assumed = st.assumed || l.assumed.any();
       }
     });
     st.hosts = static_cast<std::uint32_t>(hosts.size());
-    st.oversubscription =
-        st.up_gbps > 0 ? st.down_gbps / st.up_gbps : std::numeric_limits<double>::infinity();
+    st.oversubscription = ratio(st.down_gbps, st.up_gbps);
     t.leaf_stats.push_back(st);
+  }
+  for (std::size_t lv = 2; lv < by_level.size(); ++lv)
+    for (NodeId s : by_level[lv]) {
+      Topology::SwitchStats st{s};
+      for_each_peer(f, s, [&](NodeId peer, const Link& l) {
+        if (!is_switch(peer)) return;
+        const std::size_t pl = t.level[idx(peer)];
+        if (pl + 1 == lv) {
+          ++st.down_links;
+          st.down_gbps += l.rate.gbps();
+        } else if (pl > lv) {
+          ++st.up_links;
+          st.up_gbps += l.rate.gbps();
+        } else {
+          return;
+        }
+        st.assumed = st.assumed || l.assumed.any();
+      });
+      if (st.up_links == 0 || st.down_links == 0) continue;  // the top, or reaches nothing below
+      st.oversubscription = ratio(st.down_gbps, st.up_gbps);
+      t.switch_stats.push_back(st);
+    }
+  {
+    std::vector<Topology::PodStats> pods(t.pods.size());
+    for (std::uint32_t p = 0; p < pods.size(); ++p) pods[p].pod = p;
+    for (const Link& l : f.links()) {
+      for (const auto& [x, y] : {std::pair(l.node_a, l.node_b), std::pair(l.node_b, l.node_a)}) {
+        const auto p = t.node_pod[idx(x)];
+        if (p == kNone || !is_switch(x)) continue;
+        auto& st = pods[p];
+        if (is_ca(y) && t.level[idx(x)] == 1) {
+          ++st.host_links;
+          st.host_gbps += l.rate.gbps();
+        } else if (is_switch(y) && t.node_pod[idx(y)] != p && t.level[idx(y)] > t.level[idx(x)]) {
+          ++st.up_links;
+          st.up_gbps += l.rate.gbps();
+        } else {
+          continue;
+        }
+        st.assumed = st.assumed || l.assumed.any();
+      }
+    }
+    for (auto& st : pods) {
+      if (st.up_links == 0 || st.host_links == 0) continue;
+      st.oversubscription = ratio(st.host_gbps, st.up_gbps);
+      t.pod_stats.push_back(st);
+    }
   }
 
   // 6. Degraded links: active width or speed below the tier's nominal rate, the most common
   //    (width, speed) of its links (ties: the faster), so the nominal is a rate links have.
-  std::map<std::pair<int, int>, std::map<std::pair<LinkWidth, LinkSpeed>, int>> tally;
+  using RateKey = std::tuple<LinkWidth, LinkSpeed, std::uint32_t>;
+  std::map<std::pair<int, int>, std::map<RateKey, int>> tally;
   // Routers get a tier of their own (pseudo-level kRouterTier), apart from host links.
   auto tier_level = [&](NodeId x) {
     return f.node(x).type == NodeType::kRouter ? int{Topology::kRouterTier} : int{t.level[idx(x)]};
@@ -398,31 +459,37 @@ void classify(const Fabric& f, Topology& t) {
   };
   for (const Link& l : f.links()) {
     auto& rates = tally[tier_of(l)];
-    if (l.rate.known()) ++rates[{l.rate.width, l.rate.speed}];
+    if (l.rate.known()) ++rates[{l.rate.width, l.rate.speed, l.rate.ethernet_gbps}];
   }
-  auto mode = [](const std::map<std::pair<LinkWidth, LinkSpeed>, int>& m) {
+  auto mode = [](const std::map<RateKey, int>& m) {
     LinkRate best;
     int best_n = -1;
-    for (const auto& [k, c] : m)
-      if (c > best_n || (c == best_n && LinkRate{k.first, k.second}.gbps() >= best.gbps())) {
-        best = LinkRate{k.first, k.second};
+    for (const auto& [k, c] : m) {
+      const LinkRate r{std::get<0>(k), std::get<1>(k), std::get<2>(k)};
+      if (c > best_n || (c == best_n && r.gbps() >= best.gbps())) {
+        best = r;
         best_n = c;
       }
+    }
     return best;
   };
   std::map<std::pair<int, int>, std::size_t> tier_index;
   for (const auto& [key, tl] : tally) {
     tier_index[key] = t.tiers.size();
     t.tiers.push_back(Topology::Tier{static_cast<std::uint8_t>(key.first),
-                                     static_cast<std::uint8_t>(key.second), mode(tl), 0, 0});
+                                     static_cast<std::uint8_t>(key.second), mode(tl), 0, 0, 0});
   }
   for (std::uint32_t li = 0; li < f.num_links(); ++li) {
     const Link& l = f.link(LinkId{li});
     auto& tier = t.tiers[tier_index[tier_of(l)]];
     ++tier.links;
+    tier.assumed += l.assumed.any();
     std::string reason;
     if (!l.rate.known()) {
       reason = "rate unknown (" + l.rate.to_string() + ")";
+    } else if (l.rate.is_ethernet() || tier.nominal.is_ethernet()) {
+      if (l.rate.gbps() < tier.nominal.gbps())
+        reason = "rate " + l.rate.to_string() + " < " + tier.nominal.to_string();
     } else {
       if (l.rate.width < tier.nominal.width)
         reason = "width " + std::string(to_string(l.rate.width)) + " < " +

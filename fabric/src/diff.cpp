@@ -1,5 +1,6 @@
 #include "fabricplace/fabric/diff.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -8,23 +9,78 @@
 #include <tuple>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::fabric {
 namespace {
 
-using LinkKey = std::tuple<Guid, PortNum, Guid, PortNum>;
-
-LinkKey key_of(const Fabric& f, const Link& l) {
-  return {f.node(l.node_a).guid, f.port(l.a).rec.number, f.node(l.node_b).guid,
-          f.port(l.b).rec.number};
+int level_of(const Fabric& f, NodeId n) {
+  return f.node(n).type == NodeType::kSwitch ? int{f.topology().level[idx(n)]} : 0;
 }
 
+// Lower level end first; with port numbers ("leaf01[21] - spine01[1]").
 std::string link_name(const Fabric& f, const Link& l) {
-  const auto level = [&](NodeId n) {
-    return f.node(n).type == NodeType::kSwitch ? int{f.topology().level[idx(n)]} : 0;
+  return level_of(f, l.node_b) < level_of(f, l.node_a)
+             ? port_name(f, l.b) + " - " + port_name(f, l.a)
+             : port_name(f, l.a) + " - " + port_name(f, l.b);
+}
+
+// What names a link's end across sources: a switch's name, a CA's host, a router's
+// description.
+std::string end_name(const Fabric& f, NodeId n) {
+  switch (f.node(n).type) {
+    case NodeType::kSwitch:
+      return f.topology().switch_name[idx(n)];
+    case NodeType::kCa:
+      return f.host(f.host_of(n)).name;
+    case NodeType::kRouter:
+      break;
+  }
+  return f.node(n).description;
+}
+
+// The key that matches a link across the two fabrics. By identity: its two ports, each by
+// port GUID (node GUID for switches, whose ports share it) and number, so a plain dump and a
+// -p dump (which names CAs by port GUID) agree. By name: the names of its two ends, lower
+// level first, so all parallel links of a switch pair share one key.
+std::string link_key(const Fabric& f, const Link& l, bool by_name) {
+  if (by_name) {
+    std::string a = end_name(f, l.node_a), b = end_name(f, l.node_b);
+    if (std::pair(level_of(f, l.node_b), b) < std::pair(level_of(f, l.node_a), a)) std::swap(a, b);
+    return a + " - " + b;
+  }
+  auto end = [&](PortId p) {
+    const Port& port = f.port(p);
+    const Guid g = f.node(port.node).type == NodeType::kSwitch || port.rec.guid == 0
+                       ? f.node(port.node).guid
+                       : port.rec.guid;
+    return std::pair(g, port.rec.number);
   };
-  return level(l.node_b) < level(l.node_a) ? port_name(f, l.b) + " - " + port_name(f, l.a)
-                                           : port_name(f, l.a) + " - " + port_name(f, l.b);
+  auto x = end(l.a), y = end(l.b);
+  if (y < x) std::swap(x, y);
+  return str::guid_hex(x.first) + ":" + std::to_string(x.second) + "-" + str::guid_hex(y.first) +
+         ":" + std::to_string(y.second);
+}
+
+// Links by key; by name, a switch pair's parallel links share one, fastest first.
+struct Group {
+  std::vector<LinkId> links;
+  bool count_assumed = false, rate_assumed = false;
+};
+std::map<std::string, Group> groups(const Fabric& f, bool by_name) {
+  std::map<std::string, Group> out;
+  for (std::uint32_t i = 0; i < f.num_links(); ++i) {
+    const Link& l = f.link(LinkId{i});
+    auto& g = out[link_key(f, l, by_name)];
+    g.links.push_back(LinkId{i});
+    g.count_assumed = g.count_assumed || l.assumed.count;
+    g.rate_assumed = g.rate_assumed || l.assumed.rate;
+  }
+  for (auto& [key, g] : out)
+    std::stable_sort(g.links.begin(), g.links.end(), [&](LinkId x, LinkId y) {
+      return f.link(x).rate.gbps() > f.link(y).rate.gbps();
+    });
+  return out;
 }
 
 std::string host_leaves(const Fabric& f, HostId h) {
@@ -41,26 +97,34 @@ std::string ratio(double r) {
   return buf;
 }
 
-// Links with counters read on at least one end: only there can health be compared.
-std::set<LinkKey> links_with_counters(const Fabric& f) {
-  std::set<LinkKey> out;
-  for (const Link& l : f.links())
-    if (f.port(l.a).health.has_counters || f.port(l.b).health.has_counters)
-      out.insert(key_of(f, l));
+// Per key: the problems of its links (counters past their thresholds), and whether counters
+// were read on any of them: only there can health be compared.
+std::map<std::string, std::string> problems_by_key(const Fabric& f, bool by_name) {
+  std::map<std::string, std::string> out;
+  for (const auto& u : f.topology().unhealthy_links) {
+    auto& s = out[link_key(f, f.link(u.link), by_name)];
+    for (const auto& p : u.problems) s += (s.empty() ? "" : "; ") + p;
+  }
   return out;
 }
-
-std::map<LinkKey, std::string> problems_by_link(const Fabric& f) {
-  std::map<LinkKey, std::string> out;
-  for (const auto& u : f.topology().unhealthy_links) {
-    std::string s;
-    for (const auto& p : u.problems) s += (s.empty() ? "" : "; ") + p;
-    out[key_of(f, f.link(u.link))] = s;
-  }
+std::set<std::string> keys_with_counters(const Fabric& f, bool by_name) {
+  std::set<std::string> out;
+  for (const Link& l : f.links())
+    if (f.port(l.a).health.has_counters || f.port(l.b).health.has_counters)
+      out.insert(link_key(f, l, by_name));
   return out;
 }
 
 }  // namespace
+
+bool synthetic_identity(const Fabric& f) {
+  if (f.num_nodes() == 0) return false;
+  for (const NodeRecord& n : f.nodes()) {
+    const Guid top = n.guid >> 32;
+    if (top != (kSyntheticSwitchGuids >> 32) && top != (kSyntheticCaGuids >> 32)) return false;
+  }
+  return true;
+}
 
 bool FabricDiff::empty() const {
   return added.empty() && removed.empty() && degraded.empty() && recovered.empty() &&
@@ -71,60 +135,106 @@ bool FabricDiff::empty() const {
 
 FabricDiff diff(const Fabric& a, const Fabric& b) {
   FabricDiff d;
-  // Links.
-  std::map<LinkKey, LinkId> in_a, in_b;
-  for (std::uint32_t i = 0; i < a.num_links(); ++i)
-    in_a.emplace(key_of(a, a.link(LinkId{i})), LinkId{i});
-  for (std::uint32_t i = 0; i < b.num_links(); ++i)
-    in_b.emplace(key_of(b, b.link(LinkId{i})), LinkId{i});
-  for (const auto& [k, id] : in_a)
+  const bool syn_a = synthetic_identity(a), syn_b = synthetic_identity(b);
+  const bool by_name = syn_a || syn_b;
+  d.by_name = by_name;
+  if (by_name)
+    d.notes.push_back(
+        std::string("links are matched by switch and host names: ") +
+        (syn_a && syn_b ? "neither fabric has any"
+         : syn_a        ? "the OLD fabric has no"
+                        : "the NEW fabric has no") +
+        " InfiniBand identity (a topology.conf or tiers CSV makes up GUIDs and ports)");
+  // Links. A link count or rate that one side only assumes is not compared.
+  std::size_t unread = 0;
+  const auto in_a = groups(a, by_name), in_b = groups(b, by_name);
+  auto name_of = [&](const Fabric& f, LinkId id, const std::string& key) {
+    return by_name ? key : link_name(f, f.link(id));
+  };
+  for (const auto& [k, ga] : in_a)
     if (!in_b.contains(k))
-      d.removed.push_back({link_name(a, a.link(id)), a.link(id).rate.to_string(), {}});
-  for (const auto& [k, id] : in_b) {
-    const Link& lb = b.link(id);
+      for (LinkId id : ga.links)
+        d.removed.push_back({name_of(a, id, k), a.link(id).rate.to_string(), {}});
+  for (const auto& [k, gb] : in_b) {
     const auto it = in_a.find(k);
     if (it == in_a.end()) {
-      d.added.push_back({link_name(b, lb), {}, lb.rate.to_string()});
+      for (LinkId id : gb.links)
+        d.added.push_back({name_of(b, id, k), {}, b.link(id).rate.to_string()});
       continue;
     }
-    const LinkRate ra = a.link(it->second).rate, rb = lb.rate;
-    if (ra == rb) continue;
-    FabricDiff::LinkChange c{link_name(b, lb), ra.to_string(), rb.to_string()};
-    if (rb.gbps() < ra.gbps())
-      d.degraded.push_back(c);
-    else if (rb.gbps() > ra.gbps())
-      d.recovered.push_back(c);
-    else
-      d.rerated.push_back(c);
+    const Group& ga = it->second;
+    const bool counts = !ga.count_assumed && !gb.count_assumed;
+    const bool rates = !ga.rate_assumed && !gb.rate_assumed;
+    const std::size_t na = ga.links.size(), nb = gb.links.size(), m = std::min(na, nb);
+    if (!counts && na != nb) ++unread;
+    bool rate_skipped = false;
+    for (std::size_t i = 0; i < m; ++i) {
+      const LinkRate ra = a.link(ga.links[i]).rate, rb = b.link(gb.links[i]).rate;
+      if (ra == rb) continue;
+      if (!rates) {
+        rate_skipped = true;
+        continue;
+      }
+      FabricDiff::LinkChange c{name_of(b, gb.links[i], k), ra.to_string(), rb.to_string()};
+      if (rb.gbps() < ra.gbps())
+        d.degraded.push_back(c);
+      else if (rb.gbps() > ra.gbps())
+        d.recovered.push_back(c);
+      else
+        d.rerated.push_back(c);
+    }
+    unread += rate_skipped;
+    if (!counts) continue;
+    for (std::size_t i = m; i < na; ++i)
+      d.removed.push_back({name_of(a, ga.links[i], k), a.link(ga.links[i]).rate.to_string(), {}});
+    for (std::size_t i = m; i < nb; ++i)
+      d.added.push_back({name_of(b, gb.links[i], k), {}, b.link(gb.links[i]).rate.to_string()});
   }
   // Health by counters.
-  const auto pa = problems_by_link(a), pb = problems_by_link(b);
+  const auto pa = problems_by_key(a, by_name), pb = problems_by_key(b, by_name);
   for (const auto& [k, problems] : pb) {
     const auto it = pa.find(k);
     if (it == pa.end() || it->second != problems)
-      d.unhealthy.push_back(link_name(b, b.link(in_b.at(k))) + ": " + problems);
+      d.unhealthy.push_back(name_of(b, in_b.at(k).links.front(), k) + ": " + problems);
   }
-  const auto read_b = links_with_counters(b);
+  const auto read_b = keys_with_counters(b, by_name);
   for (const auto& [k, problems] : pa)
     if (!pb.contains(k) && in_b.contains(k) && read_b.contains(k))
-      d.healthy_again.push_back(link_name(b, b.link(in_b.at(k))));
+      d.healthy_again.push_back(name_of(b, in_b.at(k).links.front(), k));
   d.before_incomplete = a.topology().incomplete;
   d.after_incomplete = b.topology().incomplete;
-  // Switches and leaves.
+  // Switches (by GUID, or by name) and leaves.
+  auto switch_key = [&](const Fabric& f, NodeId s) {
+    return by_name ? f.topology().switch_name[idx(s)] : str::guid_hex(f.node(s).guid);
+  };
+  std::set<std::string> sw_a, sw_b;
+  for (NodeId s : a.switches()) sw_a.insert(switch_key(a, s));
+  for (NodeId s : b.switches()) sw_b.insert(switch_key(b, s));
   for (NodeId s : a.switches())
-    if (!b.find_guid(a.node(s).guid))
+    if (!sw_b.contains(switch_key(a, s)))
       d.switches_removed.push_back(a.topology().switch_name[idx(s)]);
   for (NodeId s : b.switches())
-    if (!a.find_guid(b.node(s).guid)) d.switches_added.push_back(b.topology().switch_name[idx(s)]);
-  std::map<Guid, double> over_a;
-  for (const auto& st : a.topology().leaf_stats) over_a[a.node(st.leaf).guid] = st.oversubscription;
+    if (!sw_a.contains(switch_key(b, s)))
+      d.switches_added.push_back(b.topology().switch_name[idx(s)]);
+  std::map<std::string, const Topology::LeafStats*> over_a;
+  for (const auto& st : a.topology().leaf_stats) over_a[switch_key(a, st.leaf)] = &st;
+  std::size_t unread_ratios = 0;
   for (const auto& st : b.topology().leaf_stats) {
-    const auto it = over_a.find(b.node(st.leaf).guid);
+    const auto it = over_a.find(switch_key(b, st.leaf));
     if (it == over_a.end()) continue;
-    const double x = it->second, y = st.oversubscription;
+    const double x = it->second->oversubscription, y = st.oversubscription;
     const bool same = (std::isinf(x) && std::isinf(y)) || std::fabs(x - y) < 1e-9;
-    if (!same) d.oversubscription.push_back({b.topology().switch_name[idx(st.leaf)], x, y});
+    if (same) continue;
+    if (it->second->assumed || st.assumed) {
+      ++unread_ratios;
+      continue;
+    }
+    d.oversubscription.push_back({b.topology().switch_name[idx(st.leaf)], x, y});
   }
+  if (unread + unread_ratios > 0)
+    d.notes.push_back("not compared, because one side only assumes them: " +
+                      std::to_string(unread) + " link count(s) or rate(s), " +
+                      std::to_string(unread_ratios) + " leaf oversubscription figure(s)");
   // Hosts.
   for (std::uint32_t h = 0; h < a.num_hosts(); ++h) {
     const auto& name = a.host(HostId{h}).name;
@@ -152,6 +262,7 @@ std::string diff_text(const FabricDiff& d) {
          (std::string(side) == "NEW" ? "removed" : "added") + ":\n";
     for (const auto& what : *list) o += "  " + what + "\n";
   }
+  for (const auto& n : d.notes) o += "note: " + n + "\n";
   if (d.empty()) return o + "no changes\n";
   auto links = [&](const char* what, const std::vector<FabricDiff::LinkChange>& v) {
     for (const auto& c : v) {
@@ -186,6 +297,8 @@ std::string diff_json(const FabricDiff& d) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["changed"] = !d.empty();
+  j["matched_by"] = d.by_name ? "name" : "guid";
+  j["notes"] = d.notes;
   j["incomplete"] = {{"old", d.before_incomplete}, {"new", d.after_incomplete}};
   auto links = [](const std::vector<FabricDiff::LinkChange>& v) {
     ordered_json a = ordered_json::array();

@@ -1,6 +1,7 @@
 #include "fabricplace/fabric/export.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
@@ -46,6 +47,12 @@ char id_letter(NodeType t) {
 }  // namespace
 
 Result<void> fits_infiniband(const Fabric& f) {
+  for (const Link& l : f.links())
+    if (l.rate.is_ethernet())
+      return fail(ErrorCode::kUnsupported,
+                  "the fabric's links are Ethernet (" + l.rate.to_string() +
+                      "); InfiniBand formats hold InfiniBand rates (a tiers CSV, topology.conf or "
+                      "JSON holds Ethernet fabrics)");
   for (std::uint32_t i = 0; i < f.num_nodes(); ++i)
     if (const PortNum p = port_count(f, NodeId{i}); p > kMaxIbPort)
       return fail(ErrorCode::kUnsupported,
@@ -233,6 +240,41 @@ std::string to_ibnetdiscover(const Fabric& f) {
   return out;
 }
 
+std::string to_ibnetdiscover_ports(const Fabric& f) {
+  std::string out;
+  out.reserve(f.num_ports() * 120);
+  out += "# ibnetdiscover -p output written by fabricplace from: " + f.origin() + "\n";
+  for (const auto& m : f.topology().incomplete)
+    out += "# WARNING: INCOMPLETE fabric, lacks: " + m + "\n";
+  auto kind = [](NodeType t) {
+    return t == NodeType::kSwitch ? "SW" : t == NodeType::kCa ? "CA" : "RT";
+  };
+  auto end = [&](PortId pid) {
+    const Port& p = f.port(pid);
+    const NodeRecord& n = f.node(p.node);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%-2s %5u %2u 0x%016" PRIx64, kind(n.type),
+                  unsigned{n.type == NodeType::kSwitch ? n.lid : p.rec.lid}, unsigned{p.rec.number},
+                  p.rec.guid);
+    return std::string(buf);
+  };
+  for (std::uint32_t i = 0; i < f.num_ports(); ++i) {
+    const PortId pid{i};
+    const Port& p = f.port(pid);
+    const std::string& desc = f.node(p.node).description;
+    if (p.link == kNoLink) {
+      out += end(pid) + " ?? ??? '" + desc + "'\n";
+      continue;
+    }
+    const LinkRate r = f.link(p.link).rate;
+    const PortId peer = f.peer_port(pid);
+    out += end(pid) + " " + std::string(to_string(r.width)) + " " +
+           std::string(to_string(r.speed)) + " - " + end(peer) + " ( '" + desc + "' - '" +
+           f.node(f.port(peer).node).description + "' )\n";
+  }
+  return out;
+}
+
 std::string to_dot(const Fabric& f) {
   const Topology& t = f.topology();
   static const char* kColour[] = {"#dddddd", "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6"};
@@ -301,6 +343,129 @@ std::string to_dot(const Fabric& f) {
     out += "];\n";
   }
   out += "}\n";
+  return out;
+}
+
+Result<std::string> to_tiers_csv(const Fabric& f) {
+  const Topology& t = f.topology();
+  auto unsupported = [](const std::string& why) -> Result<std::string> {
+    return fail(ErrorCode::kUnsupported, "cannot be written as a tiers CSV: " + why);
+  };
+  if (t.max_level < 2 || t.max_level > 3)
+    return unsupported(
+        "it has " + std::to_string(t.max_level) +
+        " switch levels; a tiers CSV holds 2 (leaf, spine) or 3 (leaf, spine, core)");
+  auto name = [&](NodeId n) {
+    return f.node(n).type == NodeType::kSwitch ? t.switch_name[idx(n)] : f.host(f.host_of(n)).name;
+  };
+  // Pairs (lower, upper) and their links, per tier (0 host-leaf, 1 leaf-spine, 2 spine-core).
+  struct Pair {
+    std::vector<LinkRate> rates;
+    bool count_assumed = false, rate_assumed = false;
+  };
+  std::array<std::map<std::pair<NodeId, NodeId>, Pair>, 3> tiers;
+  std::vector<std::vector<NodeId>> up(f.num_nodes());  // upper ends, per lower end
+  for (const Link& l : f.links()) {
+    NodeId lo = l.node_a, hi = l.node_b;
+    auto level = [&](NodeId n) {
+      return f.node(n).type == NodeType::kSwitch ? int{t.level[idx(n)]} : 0;
+    };
+    if (level(hi) < level(lo)) std::swap(lo, hi);
+    if (f.node(lo).type == NodeType::kRouter || f.node(hi).type == NodeType::kRouter)
+      return unsupported("router " + str::quoted(f.node(lo).description, kNameExcerpt) +
+                         " has no tier");
+    if (level(hi) != level(lo) + 1)
+      return unsupported("the link " + name(lo) + " - " + name(hi) +
+                         " does not join two adjacent tiers");
+    auto& p = tiers[static_cast<std::size_t>(level(lo))][{lo, hi}];
+    if (p.rates.empty()) up[idx(lo)].push_back(hi);
+    p.rates.push_back(l.rate);
+    p.count_assumed = p.count_assumed || l.assumed.count;
+    p.rate_assumed = p.rate_assumed || l.assumed.rate;
+  }
+  for (auto& v : up)
+    std::sort(v.begin(), v.end(), [&](NodeId x, NodeId y) { return name(x) < name(y); });
+  // Host rows: every host on one leaf, each leaf's spines and each spine's cores named by
+  // some row (rows take them in turn).
+  std::vector<std::size_t> next(f.num_nodes(), 0);
+  std::vector<std::size_t> rows_of(f.num_nodes(), 0);  // host rows naming a switch
+  std::string rows;
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+    const Host& host = f.host(HostId{h});
+    NodeId leaf = kNoNode;
+    std::size_t linked = 0;
+    for (NodeId ca : host.hcas)
+      for (NodeId l : up[idx(ca)]) {
+        ++linked;
+        leaf = l;
+      }
+    if (linked != 1)
+      return unsupported("host " + host.name + " has " + std::to_string(linked) +
+                         " links to leaves; a tiers CSV row holds one");
+    std::string row = host.name + "," + name(leaf);
+    NodeId at = leaf;
+    for (int k = 1; k < t.max_level; ++k) {
+      const auto& ups = up[idx(at)];
+      if (ups.empty())
+        return unsupported(name(at) + " has no link to the tier above (host " + host.name + ")");
+      const NodeId next_up = ups[next[idx(at)]++ % ups.size()];
+      ++rows_of[idx(at)];
+      row += "," + name(next_up);
+      at = next_up;
+    }
+    rows += row + "\n";
+  }
+  for (std::uint32_t i = 0; i < f.num_nodes(); ++i)
+    if (!up[i].empty() && f.node(NodeId{i}).type == NodeType::kSwitch && rows_of[i] < up[i].size())
+      return unsupported(name(NodeId{i}) + " has " + std::to_string(up[i].size()) +
+                         " switches above it but " + std::to_string(rows_of[i]) +
+                         " host rows through it, and each row names one");
+  std::string out = "# tiers CSV written by fabricplace from: " + f.origin() + "\n";
+  for (const auto& m : t.incomplete) out += "# WARNING: INCOMPLETE fabric, lacks: " + m + "\n";
+  out += t.max_level == 3 ? "host,leaf,spine,core\n" : "host,leaf,spine\n";
+  out += rows;
+  // The links section: per tier, the most common (count, rate) as a tier-wide row, then
+  // the pairs that differ. An assumed value is left empty.
+  static const char* kWord[] = {"host", "leaf", "spine", "core"};
+  std::string links, notes;
+  for (std::size_t k = 0; k < tiers.size(); ++k) {
+    using Stated = std::pair<std::string, std::string>;  // count, rate
+    std::map<std::pair<NodeId, NodeId>, Stated> stated;
+    std::map<Stated, std::size_t> tally;
+    for (const auto& [pair, p] : tiers[k]) {
+      std::map<std::string, std::size_t> by_rate;
+      for (const auto& r : p.rates) ++by_rate[r.to_string()];
+      const auto common = std::max_element(by_rate.begin(), by_rate.end(),
+                                           [](auto& x, auto& y) { return x.second < y.second; });
+      if (by_rate.size() > 1)
+        notes += "# " + name(pair.first) + " - " + name(pair.second) + ": " +
+                 std::to_string(p.rates.size() - common->second) +
+                 " link(s) at another rate than " + common->first + "\n";
+      // A host row is one link: its count is never assumed, and never written.
+      Stated st{p.count_assumed || k == 0 ? "" : std::to_string(p.rates.size()),
+                p.rate_assumed ? "" : common->first};
+      ++tally[st];
+      stated.emplace(pair, st);
+    }
+    if (tally.empty()) continue;
+    const Stated common = std::max_element(tally.begin(), tally.end(), [](auto& x, auto& y) {
+                            return x.second < y.second;
+                          })->first;
+    if (!common.first.empty() || !common.second.empty())
+      links += std::string(kWord[k]) + "," + kWord[k + 1] + "," + common.first + "," +
+               common.second + "\n";
+    for (const auto& [pair, st] : stated) {
+      if (st == common) continue;
+      // Fields the tier-wide row states and this pair does not: cannot be unstated.
+      const std::string count = st.first.empty() ? common.first : st.first;
+      const std::string rate = st.second.empty() ? common.second : st.second;
+      if (count == common.first && rate == common.second) continue;
+      links += name(pair.first) + "," + name(pair.second) + "," +
+               (count == common.first ? "" : count) + "," + (rate == common.second ? "" : rate) +
+               "\n";
+    }
+  }
+  if (!links.empty()) out += notes + "links,lower,upper,count,rate\n" + links;
   return out;
 }
 

@@ -85,7 +85,12 @@ std::string to_json(const Fabric& f) {
     const Link& l = f.link(LinkId{i});
     out += "    [\"" + str::guid_hex(f.node(l.node_a).guid) + "\", " +
            std::to_string(f.port(l.a).rec.number) + ", \"" + str::guid_hex(f.node(l.node_b).guid) +
-           "\", " + std::to_string(f.port(l.b).rec.number) + ", \"" + l.rate.to_string() + "\"]";
+           "\", " + std::to_string(f.port(l.b).rec.number) + ", \"" + l.rate.to_string() + "\"";
+    if (l.assumed.any())
+      out += std::string(", {\"assumed\": [") + (l.assumed.rate ? "\"rate\"" : "") +
+             (l.assumed.rate && l.assumed.count ? ", " : "") +
+             (l.assumed.count ? "\"count\"" : "") + "]}";
+    out += "]";
     out += i + 1 < f.num_links() ? ",\n" : "\n";
   }
   out += "  ]\n";

@@ -50,7 +50,7 @@ enum PortField {
 constexpr std::array<const char*, kPortFields> kPortKeys{
     "port", "guid", "lid", "lmc", "counters", "problems", "was_linked_to"};
 constexpr std::size_t kRequiredPortFields = 4;  // port, guid, lid, lmc; health is optional
-constexpr std::size_t kMaxProblems = 4096;  // per port: one per counter and merged source
+constexpr std::size_t kMaxProblems = 4096;      // per port: one per counter and merged source
 constexpr std::array<const char*, 6> kTopKeys{"format",     "version", "origin",
                                               "incomplete", "nodes",   "links"};
 
@@ -73,7 +73,9 @@ enum class Ctx {
   kWas,
   kIncomplete,
   kLinks,
-  kLink
+  kLink,
+  kLinkExtra,  // {"assumed": [...]} after a link's rate
+  kAssumed
 };
 
 struct PendingPort {
@@ -87,6 +89,7 @@ struct PendingPort {
 struct PendingLink {
   std::array<std::uint64_t, 4> v{};  // guid_a, port_a, guid_b, port_b
   LinkRate rate;
+  Assumed assumed;
   std::size_t index = 0;
   int line = 0;
 };
@@ -125,6 +128,13 @@ class Reader final : public json::json_sax_t {
           return push(Ctx::kCounters);
         }
         return unexpected_value("object");
+      case Ctx::kLink:
+        if (link_pos_ == 5) {
+          ++link_pos_;
+          key_.clear();
+          return push(Ctx::kLinkExtra);
+        }
+        return unexpected_value("object");
       default:
         return unexpected_value("object");
     }
@@ -157,6 +167,11 @@ class Reader final : public json::json_sax_t {
         port_seen_[static_cast<std::size_t>(i)] = true;
         return true;
       }
+      case Ctx::kLinkExtra:
+        if (k != "assumed") return bad(link_path(5), "unknown key " + str::quoted(k));
+        if (assumed_seen_) return bad(link_path(5), "duplicate key " + str::quoted(k));
+        assumed_seen_ = true;
+        return true;
       case Ctx::kCounters: {
         const auto c = parse_counter(k);
         if (!c) return bad(port_path("counters"), "unknown counter " + str::quoted(k));
@@ -212,7 +227,11 @@ class Reader final : public json::json_sax_t {
         link_.index = link_index_;
         link_.line = line_now();
         link_pos_ = 0;
+        assumed_seen_ = false;
         return push(Ctx::kLink);
+      case Ctx::kLinkExtra:
+        if (key_ == "assumed") return push(Ctx::kAssumed);
+        return unexpected_value("array");
       default:
         return unexpected_value("array");
     }
@@ -231,8 +250,10 @@ class Reader final : public json::json_sax_t {
       case Ctx::kWas:
         if (was_pos_ != 4) return bad(port_path("was_linked_to"), kWasShape);
         return true;
+      case Ctx::kAssumed:
+        return true;
       case Ctx::kLink:
-        if (link_pos_ != 5) return bad(link_path(-1), kLinkShape);
+        if (link_pos_ != 5 && link_pos_ != 6) return bad(link_path(-1), kLinkShape);
         if (links_.size() >= limits().ports)
           return bad(link_path(-1),
                      "more than " + std::to_string(limits().ports) +
@@ -273,7 +294,9 @@ class Reader final : public json::json_sax_t {
 
  private:
   static constexpr const char* kLinkShape =
-      "expected [\"0x<guid>\", port, \"0x<guid>\", port, \"<rate>\"]";
+      "expected [\"0x<guid>\", port, \"0x<guid>\", port, \"<rate>\"] (and optionally "
+      "{\"assumed\": [\"rate\", \"count\"]})";
+  static constexpr const char* kAssumedShape = "expected an array of \"rate\" and \"count\"";
   static constexpr const char* kWasShape =
       "expected [\"0x<guid>\", port, \"<description>\", \"switch|ca|router\"]";
 
@@ -327,6 +350,10 @@ class Reader final : public json::json_sax_t {
       case Ctx::kLink:
         return bad(link_path(static_cast<int>(link_pos_)),
                    std::string("expected a value here, not an ") + what);
+      case Ctx::kLinkExtra:
+        return bad(link_path(5), std::string("expected a value here, not an ") + what);
+      case Ctx::kAssumed:
+        return bad(link_path(5) + ".assumed", kAssumedShape);
     }
     return false;
   }
@@ -429,6 +456,16 @@ class Reader final : public json::json_sax_t {
         return bad(link_path(-1), kLinkShape);
       case Ctx::kLink:
         return link_value(v);
+      case Ctx::kLinkExtra:
+        return bad(link_path(5) + "." + key_, "expected an array");
+      case Ctx::kAssumed:
+        if (v.kind == Scalar::kString && v.s == "rate" && !link_.assumed.rate)
+          link_.assumed.rate = true;
+        else if (v.kind == Scalar::kString && v.s == "count" && !link_.assumed.count)
+          link_.assumed.count = true;
+        else
+          return bad(link_path(5) + ".assumed", kAssumedShape + std::string(", each at most once"));
+        return true;
     }
     return false;
   }
@@ -660,7 +697,7 @@ class Reader final : public json::json_sax_t {
                          " is already linked by an earlier entry",
                      ErrorCode::kDuplicate, l.line);
       if (auto r = b_.add_link(l.v[0], static_cast<PortNum>(l.v[1]), l.v[2],
-                               static_cast<PortNum>(l.v[3]), l.rate);
+                               static_cast<PortNum>(l.v[3]), l.rate, l.assumed);
           !r)
         return bad(link_path(-1), r.error().message, r.error().code, l.line);
     }
@@ -686,6 +723,7 @@ class Reader final : public json::json_sax_t {
   std::array<bool, kPortFields> port_seen_{};
   PendingLink link_;
   std::size_t link_pos_ = 0;
+  bool assumed_seen_ = false;
   std::vector<PendingLink> links_;
   std::size_t node_index_ = 0, port_index_ = 0, link_index_ = 0;
 };

@@ -44,6 +44,7 @@ double lane_gbps(LinkSpeed speed) {
 }
 
 double LinkRate::gbps() const {
+  if (is_ethernet()) return static_cast<double>(ethernet_gbps);
   return static_cast<double>(std::to_underlying(width)) * lane_gbps(speed);
 }
 
@@ -72,6 +73,7 @@ std::string_view to_string(LinkSpeed speed) {
 }
 
 std::string LinkRate::to_string() const {
+  if (is_ethernet()) return std::to_string(ethernet_gbps) + "GbE";
   return std::string(fabric::to_string(width)) + std::string(fabric::to_string(speed));
 }
 
@@ -96,6 +98,7 @@ std::optional<LinkSpeed> parse_speed(std::string_view s) {
 LinkRate lower_rate(LinkRate a, LinkRate b) {
   // Complete each reading from the other, then take the lower: the same for either order.
   const LinkRate a0 = a, b0 = b;
+  if (a.is_ethernet() || b.is_ethernet()) return b.gbps() < a.gbps() ? b : a;
   if (a.width == LinkWidth::kUnknown) a.width = b0.width;
   if (a.speed == LinkSpeed::kUnknown) a.speed = b0.speed;
   if (b.width == LinkWidth::kUnknown) b.width = a0.width;
@@ -105,6 +108,17 @@ LinkRate lower_rate(LinkRate a, LinkRate b) {
 }
 
 std::optional<LinkRate> parse_rate(std::string_view s) {
+  // Ethernet: whole Gb/s and a unit ("400G", "400Gb/s", "400Gbps", "400GbE").
+  if (const auto digits = s.find_first_not_of("0123456789");
+      digits != 0 && digits != std::string_view::npos && digits <= 6) {
+    const std::string_view unit = s.substr(digits);
+    if (iequal(unit, "G") || iequal(unit, "Gb/s") || iequal(unit, "Gbps") || iequal(unit, "GbE")) {
+      std::uint32_t v = 0;
+      for (char c : s.substr(0, digits)) v = v * 10 + static_cast<std::uint32_t>(c - '0');
+      if (v == 0 || v > kMaxEthernetGbps) return std::nullopt;
+      return LinkRate::ethernet(v);
+    }
+  }
   // Width: "??" or digits followed by 'x'.
   std::size_t w_end;
   if (s.starts_with("??")) {

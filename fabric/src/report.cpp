@@ -4,8 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <functional>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
 
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/strings.hpp"
@@ -54,6 +58,112 @@ std::pair<std::pair<NodeId, PortId>, std::pair<NodeId, PortId>> ends_low_first(c
   return {{l.node_a, l.a}, {l.node_b, l.b}};
 }
 
+// Links whose rate, and switch pairs whose link count, the source did not state.
+struct AssumedCounts {
+  std::size_t rate = 0;   ///< links
+  std::size_t count = 0;  ///< switch pairs
+};
+AssumedCounts assumed_counts(const Fabric& f) {
+  AssumedCounts a;
+  std::set<std::pair<NodeId, NodeId>> pairs;
+  for (const Link& l : f.links()) {
+    a.rate += l.assumed.rate;
+    if (l.assumed.count) pairs.emplace(std::min(l.node_a, l.node_b), std::max(l.node_a, l.node_b));
+  }
+  a.count = pairs.size();
+  return a;
+}
+std::string assumed_text(const AssumedCounts& a) {
+  std::string s;
+  if (a.rate) s = "the rates of " + std::to_string(a.rate) + " links";
+  if (a.count)
+    s += (s.empty() ? "" : ", ") + std::string("the link counts of ") + std::to_string(a.count) +
+         " switch pairs (one link each)";
+  return s;
+}
+
+// A group of switches (or pods) with the same figures, sorted by ratio (no uplink and no
+// hosts last), then by the first name.
+struct RatioGroup {
+  double sort = 0;
+  std::string ratio, detail;
+  bool assumed = false;
+  std::vector<std::string> names;
+};
+void print_groups(std::vector<RatioGroup> groups, const std::function<void(std::string)>& line) {
+  // Same figures -> one group.
+  std::map<std::tuple<std::string, std::string, bool>, std::size_t> at;
+  std::vector<RatioGroup> merged;
+  for (auto& g : groups) {
+    const auto key = std::tuple(g.ratio, g.detail, g.assumed);
+    if (auto it = at.find(key); it != at.end()) {
+      merged[it->second].names.push_back(g.names.front());
+      continue;
+    }
+    at.emplace(key, merged.size());
+    merged.push_back(std::move(g));
+  }
+  std::sort(merged.begin(), merged.end(), [](const RatioGroup& a, const RatioGroup& b) {
+    if (a.sort != b.sort) return a.sort < b.sort;
+    return hostlist::natural_less(a.names.front(), b.names.front());
+  });
+  for (const auto& g : merged)
+    line("    " + hostlist::compress(g.names) + ": " + g.ratio + (g.assumed ? " assumed" : "") +
+         " (" + g.detail + ")");
+}
+
+void print_oversubscription(const Fabric& f, const std::function<void(std::string)>& line) {
+  const Topology& t = f.topology();
+  auto sort_value = [](double r) {
+    return std::isfinite(r) ? r : std::numeric_limits<double>::max();
+  };
+  line("  oversubscription per leaf (host-facing : uplink bandwidth):");
+  std::vector<RatioGroup> leaves;
+  for (const auto& st : t.leaf_stats) {
+    RatioGroup g;
+    g.sort =
+        st.hosts == 0 ? std::numeric_limits<double>::infinity() : sort_value(st.oversubscription);
+    g.ratio = st.hosts == 0 ? std::string("no hosts") : ratio(st.oversubscription);
+    g.detail = std::to_string(st.hosts) + " hosts, " + std::to_string(st.down_links) + " down / " +
+               std::to_string(st.up_links) + " up links";
+    g.assumed = st.assumed;
+    g.names = {t.switch_name[idx(st.leaf)]};
+    leaves.push_back(std::move(g));
+  }
+  print_groups(std::move(leaves), line);
+  std::map<int, std::vector<RatioGroup>> upper;  // per level
+  for (const auto& st : t.switch_stats) {
+    RatioGroup g;
+    g.sort = sort_value(st.oversubscription);
+    g.ratio = ratio(st.oversubscription);
+    g.detail =
+        std::to_string(st.down_links) + " down / " + std::to_string(st.up_links) + " up links";
+    g.assumed = st.assumed;
+    g.names = {t.switch_name[idx(st.node)]};
+    upper[t.level[idx(st.node)]].push_back(std::move(g));
+  }
+  for (auto& [level, groups] : upper) {
+    const std::string word = tier_name(level, level).substr(0, tier_name(level, level).find('-'));
+    line("  oversubscription per " + word + " (bandwidth from below : uplink bandwidth):");
+    print_groups(std::move(groups), line);
+  }
+  if (!t.pod_stats.empty()) {
+    line("  oversubscription per pod (its hosts' bandwidth : its uplink bandwidth):");
+    std::vector<RatioGroup> pods;
+    for (const auto& st : t.pod_stats) {
+      RatioGroup g;
+      g.sort = sort_value(st.oversubscription);
+      g.ratio = ratio(st.oversubscription);
+      g.detail = std::to_string(t.pods[st.pod].hosts.size()) + " hosts, " +
+                 std::to_string(st.host_links) + " host / " + std::to_string(st.up_links) +
+                 " up links";
+      g.assumed = st.assumed;
+      g.names = {"pod" + std::to_string(st.pod + 1)};
+      pods.push_back(std::move(g));
+    }
+    print_groups(std::move(pods), line);
+  }
+}
 }  // namespace
 
 std::vector<HostId> hosts_behind(const Fabric& f, LinkId link) {
@@ -141,6 +251,11 @@ std::string show_text(const Fabric& f) {
         " " + std::to_string(sws.size()) + (l == by_level.rbegin()->first ? "" : ",");
   line(lv);
   if (t.num_components > 1) line("  connected parts: " + std::to_string(t.num_components));
+  line(std::string("  link layer: ") +
+       (f.link_layer() == LinkLayer::kEthernet ? "Ethernet" : "InfiniBand"));
+  if (const auto a = assumed_counts(f); a.rate + a.count > 0)
+    line("  assumed (not in the source): " + assumed_text(a) +
+         "; figures from them say \"assumed\"");
   line(std::string("  ") + (t.rail_optimised ? "rail-optimised: " + std::to_string(t.rails.size()) +
                                                    " rails, pods are rail groups"
                                              : "single-rail"));
@@ -157,27 +272,13 @@ std::string show_text(const Fabric& f) {
   for (const auto& r : t.rails)
     line("    rail " + r.device + ": leaves " + switch_names(f, r.leaves));
 
-  line("  oversubscription (host-facing : uplink bandwidth) per leaf:");
-  std::map<std::tuple<std::string, std::uint32_t, std::uint32_t, std::uint32_t>,
-           std::vector<NodeId>>
-      groups;
-  std::vector<std::tuple<std::string, std::uint32_t, std::uint32_t, std::uint32_t>> order;
-  for (const auto& st : t.leaf_stats) {
-    auto key = std::tuple(st.hosts == 0 ? std::string("no hosts") : ratio(st.oversubscription),
-                          st.hosts, st.down_links, st.up_links);
-    if (!groups.contains(key)) order.push_back(key);
-    groups[key].push_back(st.leaf);
-  }
-  for (const auto& key : order) {
-    const auto& [r, hosts, down, up] = key;
-    line("    " + switch_names(f, groups[key]) + ": " + r + " (" + std::to_string(hosts) +
-         " hosts, " + std::to_string(down) + " down / " + std::to_string(up) + " up links)");
-  }
+  print_oversubscription(f, line);
   line("  link tiers (nominal = most common rate):");
   for (const auto& tier : t.tiers)
     line("    " + tier_name(tier.lower, tier.upper) + ": " + std::to_string(tier.links) +
          " links, nominal " + tier.nominal.to_string() + ", " + std::to_string(tier.degraded) +
-         " degraded");
+         " degraded" +
+         (tier.assumed ? ", " + std::to_string(tier.assumed) + " with assumed values" : ""));
   // Link health: degraded rates, error counters past their thresholds, lost links.
   const std::size_t problems =
       t.degraded_links.size() + t.unhealthy_links.size() + t.lost_links.size();
@@ -242,6 +343,9 @@ std::string show_json(const Fabric& f) {
                  {"routers", routers},
                  {"links", f.num_links()},
                  {"hosts", f.num_hosts()}};
+  j["link_layer"] = to_string(f.link_layer());
+  const auto assumed = assumed_counts(f);
+  j["assumed"] = {{"rate_links", assumed.rate}, {"count_switch_pairs", assumed.count}};
   j["max_level"] = t.max_level;
   j["rail_optimised"] = t.rail_optimised;
   j["components"] = t.num_components;
@@ -288,8 +392,29 @@ std::string show_json(const Fabric& f) {
          {"down_gbps", st.down_gbps},
          {"up_gbps", st.up_gbps},
          {"oversubscription", std::isfinite(st.oversubscription) ? ordered_json(st.oversubscription)
-                                                                 : ordered_json(nullptr)}});
+                                                                 : ordered_json(nullptr)},
+         {"assumed", st.assumed}});
   }
+  j["upper_switches"] = ordered_json::array();
+  for (const auto& st : t.switch_stats)
+    j["upper_switches"].push_back({{"name", t.switch_name[idx(st.node)]},
+                                   {"level", t.level[idx(st.node)]},
+                                   {"down_links", st.down_links},
+                                   {"up_links", st.up_links},
+                                   {"down_gbps", st.down_gbps},
+                                   {"up_gbps", st.up_gbps},
+                                   {"oversubscription", st.oversubscription},
+                                   {"assumed", st.assumed}});
+  j["pod_uplinks"] = ordered_json::array();
+  for (const auto& st : t.pod_stats)
+    j["pod_uplinks"].push_back({{"pod", st.pod + 1},
+                                {"host_count", t.pods[st.pod].hosts.size()},
+                                {"host_links", st.host_links},
+                                {"up_links", st.up_links},
+                                {"host_gbps", st.host_gbps},
+                                {"up_gbps", st.up_gbps},
+                                {"oversubscription", st.oversubscription},
+                                {"assumed", st.assumed}});
   j["hosts"] = ordered_json::array();
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
     ordered_json leaves = ordered_json::array();
@@ -317,7 +442,8 @@ std::string show_json(const Fabric& f) {
     j["tiers"].push_back({{"tier", tier_name(tier.lower, tier.upper)},
                           {"links", tier.links},
                           {"nominal", tier.nominal.to_string()},
-                          {"degraded", tier.degraded}});
+                          {"degraded", tier.degraded},
+                          {"assumed", tier.assumed > 0}});
   j["degraded_links"] = ordered_json::array();
   for (const auto& d : t.degraded_links) {
     const Link& l = f.link(d.link);

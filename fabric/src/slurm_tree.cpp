@@ -1,8 +1,10 @@
 #include "fabricplace/fabric/slurm_tree.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "fabricplace/common/hostlist.hpp"
@@ -60,6 +62,33 @@ std::string group_name(const std::vector<std::string>& members, int level, bool 
   std::string last = candidates.back();
   for (int k = 2;; ++k)
     if (!used.contains(last + "_" + std::to_string(k))) return last + "_" + std::to_string(k);
+}
+
+// LinkSpeed= of a Slurm switch: the rate of every link below its members (to hosts, or to
+// the members of its child switches), in Gb/s, when they share one rate that was read and
+// that fabricplace reads back from a number (a 4x InfiniBand rate). Slurm reads the value
+// as a number and does not use it.
+std::optional<long> link_speed(const Fabric& f, const SlurmSwitch& s) {
+  const Topology& t = f.topology();
+  std::optional<LinkRate> rate;
+  for (NodeId m : s.members) {
+    const PortId first = f.first_port(m);
+    const auto ports = f.ports_of(m);
+    for (std::uint32_t k = 0; k < ports.size(); ++k) {
+      const NodeId peer = f.peer_node(PortId{idx(first) + k});
+      if (peer == kNoNode) continue;
+      const bool below = s.level == 1 ? f.node(peer).type == NodeType::kCa
+                                      : f.node(peer).type == NodeType::kSwitch &&
+                                            t.level[idx(peer)] + 1 == t.level[idx(m)];
+      if (!below) continue;
+      const Link& l = f.link(ports[k].link);
+      if (l.assumed.rate || (rate && *rate != l.rate)) return std::nullopt;
+      rate = l.rate;
+    }
+  }
+  if (!rate || rate->is_ethernet() || rate->width != LinkWidth::k4x || !rate->known())
+    return std::nullopt;
+  return std::lround(rate->gbps());
 }
 
 }  // namespace
@@ -200,7 +229,9 @@ std::string to_slurm_topology(const Fabric& f, const SlurmTree& tree) {
   out += "# Slurm topology.conf (TopologyPlugin=topology/tree), written by fabricplace\n";
   out += "# from: " + f.origin() + "\n";
   out += "# Slurm keeps one parent per switch: parallel switches sharing children are one\n";
-  out += "# Slurm switch (members listed in the comment above it).\n";
+  out += "# Slurm switch (members listed in the comment above it). LinkSpeed= (unused by\n";
+  out += "# Slurm): the Gb/s of every link below the switch, where they share a 4x InfiniBand\n";
+  out += "# rate (200 = 4xHDR); fabricplace reads it back.\n";
   if (tree.virtual_leaves)
     out += "# Rail-optimised fabric: one virtual leaf per rail group (scalable unit).\n";
   for (const auto& m : f.topology().incomplete)
@@ -229,6 +260,7 @@ std::string to_slurm_topology(const Fabric& f, const SlurmTree& tree) {
       for (auto c : s.children) names.push_back(tree.switches[c].name);
       out += " Switches=" + hostlist::compress(names);
     }
+    if (const auto gbps = link_speed(f, s)) out += " LinkSpeed=" + std::to_string(*gbps);
     out += "\n";
   }
   return out;

@@ -57,7 +57,7 @@ Result<Degraded> degrade_random_links(const Fabric& f, std::uint32_t count, std:
     const auto& pa = f.port(l.a);
     const auto& pb = f.port(l.b);
     if (auto r = b.add_link(f.node(pa.node).guid, pa.rec.number, f.node(pb.node).guid,
-                            pb.rec.number, rate);
+                            pb.rec.number, rate, l.assumed);
         !r) {
       return std::unexpected(r.error());
     }

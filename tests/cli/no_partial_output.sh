@@ -17,6 +17,13 @@ grep -q "truncated.ibnetdiscover.txt:" "$d/err" || fail "error does not name the
 if "$bin" fabric export "$data/bad/unknown-record.txt" --format slurm-topology -o "$d/new.conf" 2>/dev/null; then fail "bad input accepted"; fi
 [[ ! -e "$d/new.conf" ]] || fail "partial output created"
 
+# A tiers CSV whose links section contradicts its host rows: exit 1, file and line, no output.
+if "$bin" fabric import "$data/bad/links-contradict.csv" -o "$d/fabric.json" 2>"$d/err"; then fail "contradicting links accepted"; fi
+[[ "$(cat "$d/fabric.json")" == old ]] || fail "existing output clobbered by contradicting links"
+grep -qF 'links-contradict.csv:24: "tor1" and "agg3" are not linked by the host rows' "$d/err" || fail "unclear error: $(cat "$d/err")"
+if "$bin" fabric export "$data/bad/links-contradict.csv" --format tiers-csv -o "$d/new.csv" 2>/dev/null; then fail "contradicting links exported"; fi
+[[ ! -e "$d/new.csv" ]] || fail "partial tiers CSV created"
+
 if "$bin" fabric generate "fat2:leaves=2,bogus=1" -o "$d/fabric.json" 2>/dev/null; then fail "bad spec accepted"; fi
 [[ "$(cat "$d/fabric.json")" == old ]] || fail "existing output clobbered by a bad spec"
 

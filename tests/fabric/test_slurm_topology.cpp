@@ -23,6 +23,7 @@ struct Conf {
   std::vector<std::string> order;                        // SwitchName order
   std::map<std::string, std::set<std::string>> nodes;    // switch -> hosts
   std::map<std::string, std::vector<std::string>> kids;  // switch -> child switches
+  std::map<std::string, std::string> speed;              // switch -> LinkSpeed
 };
 
 Conf parse_conf(const std::string& text) {
@@ -44,6 +45,8 @@ Conf parse_conf(const std::string& text) {
         const auto kids = hostlist::expand(value);
         EXPECT_TRUE(kids) << value;
         if (kids) c.kids[name] = *kids;
+      } else if (key == "LinkSpeed") {
+        c.speed[name] = value;
       } else {
         ADD_FAILURE() << "unexpected key " << key;
       }
@@ -140,7 +143,11 @@ TEST(TopologyConfExport, Fat3MergesParallelSpinesPerPodAndAllCores) {
             (std::vector<std::string>{"p01-leaf01", "p01-leaf02", "p01-leaf03", "p01-leaf04"}));
   EXPECT_EQ(c.order.back(), "core001-008");
   EXPECT_EQ(c.kids.at("core001-008").size(), 4u);
-  EXPECT_NE(text.find("SwitchName=p02-leaf03 Nodes=node[121-140]\n"), std::string::npos);
+  EXPECT_NE(text.find("SwitchName=p02-leaf03 Nodes=node[121-140] LinkSpeed=200\n"),
+            std::string::npos);
+  // Every link below every switch is 4xHDR: 200 Gb/s each.
+  EXPECT_EQ(c.speed.size(), c.order.size());
+  EXPECT_EQ(c.speed.at("core001-008"), "200");
 }
 
 TEST(TopologyConfExport, LeafOrderFollowsGuidsNotNames) {
@@ -172,5 +179,6 @@ TEST(TopologyConfExport, ReadsBackIntoTheSameTree) {
     EXPECT_EQ(c1.order, c2.order) << spec;
     EXPECT_EQ(c1.nodes, c2.nodes) << spec;
     EXPECT_EQ(c1.kids, c2.kids) << spec;
+    EXPECT_EQ(c1.speed, c2.speed) << spec;
   }
 }

@@ -32,8 +32,11 @@ class FabricBuilder {
   /// Links (a, pa) with (b, pb). Both nodes must exist; missing ports are created with the
   /// switch's port GUID or a zero GUID. kReference when either port is already linked to a
   /// different peer. The same link again with another rate (two sources reading it
-  /// differently) keeps the lower reading (lower_rate) and adds a warning.
-  Result<void> add_link(Guid a, PortNum pa, Guid b, PortNum pb, LinkRate rate);
+  /// differently) keeps the lower reading (lower_rate) and adds a warning; a rate read wins
+  /// over one assumed, and a value stays assumed only if both say so. `assumed`: what the
+  /// source did not read (topology.conf, tiers CSV).
+  Result<void> add_link(Guid a, PortNum pa, Guid b, PortNum pb, LinkRate rate,
+                        Assumed assumed = {});
   /// Health of a port (counters read, their verdicts, a link lost since the previous
   /// discovery). The port is created if needed; health given twice is merged.
   Result<void> set_port_health(Guid node, PortNum port, const PortHealth& health);
@@ -62,6 +65,7 @@ class FabricBuilder {
     Guid peer = 0;
     PortNum peer_port = 0;
     LinkRate rate;
+    Assumed assumed;
     bool linked = false;
     PortHealth health;
   };

@@ -1,7 +1,12 @@
 // What changed between two discoveries of a fabric: links added, removed, degraded or
 // recovered; leaves whose oversubscription moved; hosts that moved between leaves; switches
 // and hosts that appeared or vanished; links that became unhealthy or healthy again.
-// Nodes are matched by GUID and links by their two (GUID, port) ends, so names may change.
+// Between fabrics with InfiniBand identity, switches are matched by GUID and links by their
+// two ports (port GUID and number), so names may change. When either fabric comes from a
+// source without that identity (topology.conf, tiers CSV: synthetic GUIDs), switches are
+// matched by name and links by the names of their ends (switch or host), a switch pair's
+// parallel links together; a link count, rate or oversubscription figure that one side only
+// assumes (Assumed) is not compared, and a note says how many were not.
 #pragma once
 
 #include <string>
@@ -31,9 +36,20 @@ struct FabricDiff {
   /// What each side says it could not see (Topology::incomplete). Removals and moves seen
   /// against an incomplete fabric may be false; the text and JSON say so first.
   std::vector<std::string> before_incomplete, after_incomplete;
+  /// Links matched by names (a side without InfiniBand identity), not by GUIDs.
+  bool by_name = false;
+  /// How the fabrics were compared and what was not (assumed values); not changes.
+  std::vector<std::string> notes;
 
   [[nodiscard]] bool empty() const;
 };
+
+/// GUIDs that topology.conf and tiers CSV make up: switches from kSyntheticSwitchGuids, CAs
+/// from kSyntheticCaGuids (the upper 32 bits mark them).
+inline constexpr Guid kSyntheticSwitchGuids = 0x0002c90000000000ULL;
+inline constexpr Guid kSyntheticCaGuids = 0x0002ca0000000000ULL;
+/// True when every node has a synthetic GUID: the fabric has no InfiniBand identity.
+bool synthetic_identity(const Fabric& fabric);
 
 FabricDiff diff(const Fabric& before, const Fabric& after);
 std::string diff_text(const FabricDiff& d);

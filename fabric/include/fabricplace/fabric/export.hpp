@@ -23,10 +23,26 @@ std::string to_ibsim_net(const Fabric& fabric);
 
 /// The fabric in plain `ibnetdiscover` output format (what read_ibnetdiscover reads).
 std::string to_ibnetdiscover(const Fabric& fabric);
+/// The fabric as `ibnetdiscover -p` prints it: one line per port, every link from both
+/// ends, down ports with their description (what read_ibnetdiscover_ports reads). Like the
+/// real thing it names CAs by port GUID and drops NodeInfo fields (vendor, device, port
+/// count).
+std::string to_ibnetdiscover_ports(const Fabric& fabric);
+
+/// A tiers CSV (docs/sources.md): one row per host (host, leaf, spine[, core]) and a links
+/// section stating each switch pair's link count and rate, tier-wide where the tier agrees
+/// (`leaf,spine,4,4xHDR`) and per pair where it does not; values the fabric only assumes are
+/// left empty. Reading it back gives the same hosts, switches, pairs, counts and rates. A
+/// tiers CSV holds 2- and 3-level trees of single-homed hosts; kUnsupported names what does
+/// not fit (a host on several leaves, a leaf with more spines than hosts to name them, a
+/// link that skips a level). A pair whose links differ in rate is written at its most
+/// common rate, with a comment.
+Result<std::string> to_tiers_csv(const Fabric& fabric);
 
 /// The InfiniBand writers (to_ibsim_net, to_ibnetdiscover) need every node to fit IB's
 /// 8-bit port numbers; fabrics from topology.conf or a tiers CSV may hang more hosts under
-/// one switch. kUnsupported names the first node that does not fit.
+/// one switch, and Ethernet fabrics have no InfiniBand rates. kUnsupported names the first
+/// node (or Ethernet link) that does not fit.
 Result<void> fits_infiniband(const Fabric& fabric);
 
 /// Exact ibsim limits for a fabric: nodes, switches, ports (switch ports + port 0, CA ports).

@@ -125,11 +125,28 @@ struct Port {
   PortHealth health;
 };
 
+/// Values of a link that its source did not read but assumed: a topology.conf or tiers CSV
+/// without link truth (docs/sources.md). Sources that read links (dumps, discovery, specs)
+/// assume nothing.
+struct Assumed {
+  bool rate = false;   ///< the rate is --link-speed (or the source's default), not read
+  bool count = false;  ///< the number of parallel links between its two switches is assumed (1)
+
+  [[nodiscard]] bool any() const { return rate || count; }
+  friend bool operator==(const Assumed&, const Assumed&) = default;
+};
+
 struct Link {
   PortId a, b;  ///< a is the end with the smaller (GUID, port)
   NodeId node_a, node_b;
   LinkRate rate;
+  Assumed assumed;
 };
+
+/// What the links carry: InfiniBand, or Ethernet (RoCE). A fabric's link layer is that of its
+/// rates: Ethernet when its links have Ethernet rates ("400GbE"), else InfiniBand.
+enum class LinkLayer : std::uint8_t { kInfiniBand, kEthernet };
+std::string_view to_string(LinkLayer layer);  ///< "infiniband", "ethernet"
 
 struct Host {
   std::string name;
@@ -177,16 +194,42 @@ struct Topology {
   std::vector<Rail> rails;
   std::vector<std::uint32_t> node_rail;  ///< per node: rail index, kNone if none
 
+  /// Links and the link layer (Ethernet when the links have Ethernet rates).
+  LinkLayer link_layer = LinkLayer::kInfiniBand;
+
   struct LeafStats {
     NodeId leaf;
     std::uint32_t hosts = 0;       ///< hosts with an HCA on this leaf
-    std::uint32_t down_links = 0;  ///< links to CAs / routers
+    std::uint32_t down_links = 0;  ///< links to CAs
     std::uint32_t up_links = 0;    ///< links to higher-level switches
     double down_gbps = 0, up_gbps = 0;
     /// down_gbps / up_gbps; +infinity when the leaf has no uplink.
     double oversubscription = 0;
+    bool assumed = false;  ///< a link counted has an assumed rate or count
   };
   std::vector<LeafStats> leaf_stats;  ///< parallel to `leaves`
+  /// Switches above the leaves that have uplinks (spine to core, ...): bandwidth from the
+  /// level below : bandwidth to the level above.
+  struct SwitchStats {
+    NodeId node;
+    std::uint32_t down_links = 0;  ///< links to switches one level down
+    std::uint32_t up_links = 0;    ///< links to higher-level switches
+    double down_gbps = 0, up_gbps = 0;
+    double oversubscription = 0;  ///< down_gbps / up_gbps
+    bool assumed = false;
+  };
+  std::vector<SwitchStats> switch_stats;  ///< ascending level, then GUID
+  /// Pods with links out of the pod to a higher level (3-level trees: to the core; rail
+  /// groups: to the shared spines): the bandwidth of the pod's hosts : the pod's uplinks.
+  struct PodStats {
+    std::uint32_t pod = 0;         ///< index into `pods`
+    std::uint32_t host_links = 0;  ///< links between the pod's leaves and CAs
+    std::uint32_t up_links = 0;    ///< links from pod switches to higher switches outside it
+    double host_gbps = 0, up_gbps = 0;
+    double oversubscription = 0;  ///< host_gbps / up_gbps
+    bool assumed = false;
+  };
+  std::vector<PodStats> pod_stats;  ///< ascending pod
 
   /// Tier = the pair of levels a link joins (0 = CA/router): 0-1 host links, 1-2
   /// leaf-spine, 2-3 spine-core. Nominal = most common width and speed in the tier.
@@ -197,6 +240,7 @@ struct Topology {
     LinkRate nominal;
     std::uint32_t links = 0;
     std::uint32_t degraded = 0;
+    std::uint32_t assumed = 0;  ///< links with an assumed rate or count
   };
   std::vector<Tier> tiers;
   struct Degraded {
@@ -264,6 +308,8 @@ class Fabric {
   [[nodiscard]] HostId host_of(NodeId id) const { return node_host_[idx(id)]; }
 
   [[nodiscard]] const Topology& topology() const { return topo_; }
+  /// InfiniBand, or Ethernet when the links have Ethernet rates (Topology::link_layer).
+  [[nodiscard]] LinkLayer link_layer() const { return topo_.link_layer; }
   /// Where the fabric came from ("ibnetdiscover fat2.txt", "spec fat2:leaves=8"); kept by
   /// the canonical JSON.
   [[nodiscard]] const std::string& origin() const { return origin_; }

@@ -12,6 +12,7 @@
 // line of the referring record) and what was expected.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,8 +37,9 @@ std::optional<SourceFormat> parse_source_format(std::string_view name);
 
 struct SourceOptions {
   SourceFormat format = SourceFormat::kAuto;
-  /// Link rate for sources that do not carry one (topology.conf, tiers CSV).
-  LinkRate link_rate{LinkWidth::k4x, LinkSpeed::kHDR};
+  /// Link rate assumed where topology.conf or a tiers CSV states none; unset: 4xHDR for
+  /// topology.conf, 400GbE for a tiers CSV.
+  std::optional<LinkRate> link_rate;
 };
 
 /// Guesses the format of a file's content (never kSpec, never kAuto).

@@ -1,0 +1,1 @@
+fabric diff tiers.csv tiers.topology.conf

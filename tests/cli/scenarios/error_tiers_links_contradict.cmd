@@ -1,0 +1,1 @@
+fabric show bad/links-contradict.csv

@@ -1,0 +1,1 @@
+fabric export clos.csv --format tiers-csv
