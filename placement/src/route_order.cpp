@@ -1,6 +1,7 @@
 #include "fabricplace/placement/route_order.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -40,9 +41,14 @@ class Overlay {
 struct Cost {
   double worst = 0;
   double total = 0;
+  /// Lower worst, then lower total; differences below a relative 1e-9 are ties (the same
+  /// loads summed in another order differ in their last bits).
   bool operator<(const Cost& o) const {
-    return worst != o.worst ? worst < o.worst : total < o.total;
+    if (less(worst, o.worst)) return true;
+    if (less(o.worst, worst)) return false;
+    return less(total, o.total);
   }
+  static bool less(double a, double b) { return a < b - 1e-9 * std::max(std::abs(a), std::abs(b)); }
 };
 
 /// Edge loads between host pairs (one entry per link), computed once per ring however many
@@ -210,15 +216,41 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const routes::Model& route
   const auto plain_splits = splits(b, ring, group_nodes);
   PathCache paths(routes, salt);
   Overlay added(2 * routes.fabric().num_links());
-  // 1 / capacity per directed link; a link of unknown rate counts at the fastest known rate
-  // (all alike when no rate is known, as from a topology.conf).
+  // 1 / capacity per directed switch-to-switch link; a link of unknown rate counts at the
+  // fastest known rate (all alike when no rate is known, as from a topology.conf). Host links
+  // count 0: every host sends one ring edge and receives one whatever the order, so they
+  // cannot tell orders apart (and would hide a switch link loaded as much).
   const auto& fab = routes.fabric();
   double fastest = 0;
   for (const auto& l : fab.links()) fastest = std::max(fastest, l.rate.gbps());
   std::vector<double> inv_cap(2 * fab.num_links());
   for (std::size_t d = 0; d < inv_cap.size(); ++d) {
+    if (!routes::switch_to_switch(fab, static_cast<routes::DirLink>(d))) continue;
     const double g = fab.link(fabric::LinkId{static_cast<std::uint32_t>(d / 2)}).rate.gbps();
     inv_cap[d] = 1 / (g > 0 ? g : (fastest > 0 ? fastest : 1));
+  }
+  // The input order is a candidate too, and wins ties: the boundaries are chosen greedily,
+  // one at a time, and under a multipath model (ecmp's flows, adaptive's split) edges that
+  // each look best alone can still meet, so a greedy ring may be worse than the one given.
+  {
+    added.reset();
+    bool routed = true;
+    for (std::size_t k = 0; k < L && routed; ++k) {
+      const auto* edge = paths.get(seg[k].back(), seg[(k + 1) % L].front());
+      if (edge == nullptr)
+        routed = false;
+      else
+        added.add(*edge);
+    }
+    if (routed) {
+      Cost plain;
+      for (DirLink d : added.touched()) {
+        const double load = routes::edges((d < flows.size() ? flows[d] : 0) + added.get(d));
+        plain.worst = std::max(plain.worst, load * inv_cap[d]);
+        plain.total += load * inv_cap[d];
+      }
+      best.emplace(ring, plain);
+    }
   }
   for (const auto* order : {&seg, &rev}) {
     // At most kOpeningCandidates opening hosts (a leaf rarely has more useful uplinks).

@@ -174,7 +174,7 @@ Result<Table> table_for(const Fabric& f, const Spec& spec) {
 }  // namespace
 
 bool is_ethernet(const Fabric& f) {
-  return f.origin().starts_with("tiers-csv");
+  return f.link_layer() == fabric::LinkLayer::kEthernet;
 }
 
 Result<std::unique_ptr<const Model>> make_model(const Fabric& f, const Spec& spec) {

@@ -11,7 +11,9 @@
 // - Inter-leaf edges are chosen one boundary at a time, in ring order, each minimising (the
 //   most loaded link of its path after adding it, relative to capacity; then the load summed
 //   over the path), counting the edges already chosen; ties keep the input order. The
-//   first stretch's opening host is chosen last, with the closing edge.
+//   first stretch's opening host is chosen last, with the closing edge. The input ring is
+//   itself a candidate and wins ties, so the result is never worse than the input by that
+//   measure (the ring's most loaded inter-leaf link, then its load summed).
 // - `load` holds the load other jobs put on each directed link (routes::DirLink, in
 //   routes::Load units); empty means an idle fabric. Each candidate edge's load comes from
 //   the route model in force (routes::Model), with `salt` the job's flow salt.

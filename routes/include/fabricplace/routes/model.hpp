@@ -138,7 +138,8 @@ class Model {
 /// refuses), the dump's (file and line), a table too large.
 Result<std::unique_ptr<const Model>> make_model(const Fabric& f, const Spec& spec);
 
-/// Whether `f` is an Ethernet (RoCE) fabric: read from a tiers CSV, or said so by its source.
+/// Whether `f` is an Ethernet (RoCE) fabric: its links have Ethernet rates (a tiers CSV, or a
+/// source given Ethernet rates; Fabric::link_layer()).
 bool is_ethernet(const Fabric& f);
 
 /// Splits `total` into `n` parts, the remainder to the first ones: part k of n.
