@@ -119,6 +119,8 @@ int run_simulate(const SimulateOpts& o) {
   auto trace = sim::read_traces(o.traces, topt);
   if (!trace) return report(trace.error());
   for (const auto& n : trace->notes) notes.push_back(n);
+  // What the fabric only assumes (link counts, rates) shapes every contention figure: say so.
+  for (const auto& w : f->topology().warnings) notes.push_back("fabric: " + w);
   if (trace->jobs.empty()) {
     // The file holds no job rows, or every row was skipped (the notes above say why): a
     // fault of the input, like any file that does not give what its format promises.

@@ -138,9 +138,10 @@ Context prepare(const fabric::Fabric& f, const Weights& w) {
   for (std::size_t k = 0; k < b.size(); ++k) {
     double sum = 0, worst_os = 0;
     UplinkFaults total;
-    bool isolated = false;
+    bool isolated = false, assumed = false;
     for (NodeId l : b.leaves[k]) {
       const auto& st = t.leaf_stats[stats_of[idx(l)]];
+      assumed |= st.assumed;
       const auto& fl = faults[idx(l)];
       if (st.up_links == 0 || std::isinf(st.oversubscription)) isolated = true;
       worst_os = std::max(worst_os, st.oversubscription);
@@ -157,7 +158,10 @@ Context prepare(const fabric::Fabric& f, const Weights& w) {
     std::string why;
     auto add = [&](const std::string& s) { why += (why.empty() ? "" : ", ") + s; };
     if (isolated) add("no uplink");
-    if (!isolated && worst_os > 1) add(fmt(worst_os) + ":1 oversubscribed");
+    // A ratio from assumed link counts or rates (a tiers CSV or topology.conf without them)
+    // is used as it is, and said to be assumed.
+    if (!isolated && worst_os > 1)
+      add(fmt(worst_os) + ":1 oversubscribed" + (assumed ? ", assumed" : ""));
     if (total.degraded) add(plural(total.degraded, "degraded uplink"));
     if (total.unhealthy) add(plural(total.unhealthy, "unhealthy uplink"));
     if (total.lost) add(plural(total.lost, "lost uplink"));
