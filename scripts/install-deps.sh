@@ -20,6 +20,7 @@ packages=(
   lua5.1                                         # etc/job_submit.lua's unit test (slurmctld's Lua)
   util-linux                                     # unshare (a UTS namespace per slurmd), flock
   time                                           # GNU time: peak memory of the hostile-input tests
+  python3                                        # the CLI tests generate inputs and read JSON with it
 )
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then

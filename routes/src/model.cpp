@@ -196,6 +196,12 @@ Result<std::unique_ptr<const Model>> make_model(const Fabric& f, const Spec& spe
       if (t.error().code != ErrorCode::kUnsupported) return std::unexpected(t.error());
       s.kind = Kind::kMinhop;
       why = "chosen: " + t.error().message;
+      // A fabric too large for a static table: adaptive, which needs none.
+      if (const auto bytes = Table::bytes_for(f); bytes > kMaxTableBytes) {
+        s.kind = Kind::kAdaptive;
+        why = "chosen: static route tables would take " + std::to_string(bytes >> 20) +
+              " MiB (at most " + std::to_string(kMaxTableBytes >> 20) + ")";
+      }
     }
   }
   std::unique_ptr<Model> m;

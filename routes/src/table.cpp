@@ -43,6 +43,15 @@ Ends::Ends(const Fabric& f) : of_port_(f.num_ports(), kNone) {
   }
 }
 
+std::uint64_t Table::bytes_for(const Fabric& f) {
+  std::uint64_t ends = 0;
+  for (const auto& p : f.ports())
+    if (p.link != kNoLink && f.node(p.node).type != NodeType::kSwitch &&
+        f.host_of(p.node) != fabric::kNoHost)
+      ++ends;
+  return std::uint64_t{f.switches().size()} * ends * sizeof(PortNum);
+}
+
 Result<Table> Table::empty_for(const Fabric& f, std::string source) {
   Table r(f, std::move(source));
   r.sw_index_.assign(f.num_nodes(), kNone);

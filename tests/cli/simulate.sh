@@ -128,4 +128,25 @@ grep -q "^routes: minhop (opensm's minhop engine, modelled); chosen: opensm's ft
   --out "$tmp/rail" >"$tmp/rail.stdout" 2>/dev/null || fail "a rail fabric did not simulate"
 grep -q "^routes: minhop " "$tmp/rail.stdout" || fail "rail: $(head -1 "$tmp/rail.stdout")"
 
+# No fabric that `fabric show` accepts is refused: every source and shape, each with its
+# automatic route model, simulates and orders a rank file on its routes.
+every=("$data/topology.conf" "$data/flat.conf" "$data/tiers.csv" "$data/clos.csv" "$data/clos-roce.csv"
+       "$data/fabrics/fat2_L8.ibnetdiscover.txt" "$data/fabrics/fat3_small.ibnetdiscover-p.txt"
+       "$data/fabrics/over_L20-degraded.ibnetdiscover.txt" "$data/fabrics/rail_4su.ibnetdiscover.txt"
+       'fat2:leaves=3,down=4,up=2,cut=leaf01:5' 'rail:sus=2,hosts=4,rails=2')
+for fab in "${every[@]}"; do
+  "$bin" fabric show "$fab" >/dev/null 2>&1 || fail "fabric show refused $fab"
+  "$bin" simulate -q --fabric "$fab" --trace "$data/traces/itp-cluster04-head300.csv" --max-jobs 60 \
+    --arrival-scale 0.01 --out "$tmp/every" >"$tmp/every.stdout" 2>"$tmp/every.err" ||
+    fail "simulate refused $fab: $(cat "$tmp/every.err")"
+  grep -q '^routes: ' "$tmp/every.stdout" || fail "$fab: no route model named"
+  hosts=$("$bin" fabric show --json "$fab" 2>/dev/null | python3 -c 'import json,sys; h=json.load(sys.stdin)["hosts"]; print(",".join(x["name"] for x in [h[0], h[len(h)//2], h[-1]]))')
+  "$bin" rankfile --fabric "$fab" --hosts "$hosts" --format hostfile --route-aware >/dev/null 2>"$tmp/every.err" ||
+    fail "rankfile --route-aware refused $fab: $(cat "$tmp/every.err")"
+done
+# The rail planes, discovered one by one and merged: separate subnets.
+"$bin" simulate -q --fabric "$data"/fabrics/rail_4su_planes/plane*.ibnetdiscover.txt \
+  --trace "$data/traces/itp-cluster04-head300.csv" --max-jobs 60 --out "$tmp/every" >/dev/null 2>"$tmp/every.err" ||
+  fail "simulate refused the merged rail planes: $(cat "$tmp/every.err")"
+
 echo "simulate: outputs, columns, self-contained report, progress, determinism and every route model OK"

@@ -79,6 +79,8 @@ class Table {
  public:
   /// An empty table (every entry 0: no route) for `f`; kUnsupported beyond kMaxTableBytes.
   static Result<Table> empty_for(const Fabric& f, std::string source);
+  /// What a table for `f` takes: switches x end ports x 2 bytes.
+  static std::uint64_t bytes_for(const Fabric& f);
 
   /// What built it: "opensm's ftree engine, modelled", "opensm LFT dump FILE".
   [[nodiscard]] const std::string& source() const { return source_; }
