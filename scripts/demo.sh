@@ -36,7 +36,13 @@ run sed -n '6,13p' $out/torchrun.env
 # fabric under each policy; full traces: scripts/simulate-traces.sh and docs/simulator.md.
 run $fp simulate -q --fabric $out/fabric.json --trace tests/data/traces/itp-cluster04-head300.csv \
   --arrival-scale 0.05 --out $out/sim
+# A RoCE Clos given as a tiers CSV with its links stated (aggregation groups of different
+# sizes, one thin core tier): per-flow ECMP hashing against adaptive routing, per policy.
+run $fp fabric show tests/data/clos-roce.csv
+run $fp simulate -q --fabric tests/data/clos-roce.csv --trace tests/data/traces/itp-cluster04-head300.csv \
+  --tp-cap 16 --arrival-scale 0.05 --routes ecmp,adaptive --out $out/sim-roce
 echo
 echo "Wrote $out/fabric.json (canonical JSON), $out/topology.conf (Slurm topology/tree), $out/fabric.dot (Graphviz),"
 echo "$out/rankfile.txt (Open MPI rankfile), $out/torchrun.env (torchrun static rendezvous) and"
-echo "$out/sim/{jobs.csv,summary.csv,report.html} (the simulation; open report.html in a browser)."
+echo "$out/sim/{jobs.csv,summary.csv,report.html} (the simulation; open report.html in a browser) and"
+echo "$out/sim-roce/ (the RoCE Clos under ecmp and adaptive routing)."
