@@ -8,10 +8,10 @@
 
 namespace fabricplace::routes {
 
-using fabric::kNoLink;
-using fabric::NodeType;
-using fabric::kNoNode;
 using fabric::kMaxIbPort;
+using fabric::kNoLink;
+using fabric::kNoNode;
+using fabric::NodeType;
 
 bool switch_to_switch(const Fabric& f, DirLink d) {
   const auto& l = f.link(fabric::LinkId{d / 2});
@@ -158,8 +158,8 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
       cur = *node;
       if (header_line[idx(cur)] != 0) {
         return fail(ErrorCode::kDuplicate,
-                    "switch " + f.topology().switch_name[idx(cur)] + " already has a table at line " +
-                        std::to_string(header_line[idx(cur)]),
+                    "switch " + f.topology().switch_name[idx(cur)] +
+                        " already has a table at line " + std::to_string(header_line[idx(cur)]),
                     file, n);
       }
       header_line[idx(cur)] = n;
@@ -204,8 +204,9 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
     if (*port == 0 || !linked()) {
       return fail(ErrorCode::kReference,
                   "switch " + f.topology().switch_name[idx(cur)] + " forwards LID " +
-                      str::quoted(t.substr(0, sp)) + " (" + fabric::port_name(f, ends.port(it->second)) +
-                      ") to port " + std::to_string(*port) +
+                      str::quoted(t.substr(0, sp)) + " (" +
+                      fabric::port_name(f, ends.port(it->second)) + ") to port " +
+                      std::to_string(*port) +
                       ", which has no link in this fabric: the dump does not match the fabric",
                   file, n);
     }
@@ -215,9 +216,10 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
     return fail(ErrorCode::kSyntax,
                 "no 'Unicast lids ... of switch' section up to the end: not an LFT dump", file, n);
   }
-  // Every switch has a table, with an entry for every end port it can reach (opensm leaves
-  // out only unreachable LIDs): otherwise the dump is of another fabric or LID assignment.
-  const auto& comp = f.topology().node_component;
+  // Every switch has a table, and the switch an end port is cabled to forwards its LID to
+  // that port: otherwise the dump is of another fabric or LID assignment. Elsewhere a missing
+  // entry is a hole, not a mismatch: opensm leaves out unreachable LIDs, and updn also those
+  // no up/down path reaches (docs/opensm-engines.md); path() reports holes.
   for (NodeId s : f.switches()) {
     if (header_line[idx(s)] == 0) {
       return fail(ErrorCode::kReference,
@@ -226,16 +228,23 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
                       ") has no table in the dump: the dump does not match the fabric",
                   file, n);
     }
-    for (std::uint32_t e = 0; e < ends.size(); ++e) {
-      const auto p = ends.port(e);
-      if (comp[idx(f.port(p).node)] != comp[idx(s)] || r->out_port(s, e) != 0) continue;
-      return fail(ErrorCode::kReference,
-                  "switch " + f.topology().switch_name[idx(s)] + " has no entry for LID " +
-                      std::to_string(f.port(p).rec.lid) + " (" + fabric::port_name(f, p) +
-                      "): the dump does not match the fabric (taken before the subnet manager "
-                      "assigned these LIDs, or on another fabric)",
-                  file, header_line[idx(s)]);
-    }
+  }
+  for (std::uint32_t e = 0; e < ends.size(); ++e) {
+    const auto p = ends.port(e);
+    const auto peer = f.peer_port(p);
+    const NodeId s = f.port(peer).node;
+    if (f.node(s).type != NodeType::kSwitch) continue;
+    const PortNum got = r->out_port(s, e);
+    if (got == f.port(peer).rec.number) continue;
+    return fail(ErrorCode::kReference,
+                "switch " + f.topology().switch_name[idx(s)] +
+                    (got == 0 ? std::string(" has no entry for LID ")
+                              : " forwards to port " + std::to_string(got) + " LID ") +
+                    std::to_string(f.port(p).rec.lid) + " (" + fabric::port_name(f, p) +
+                    ", cabled to its port " + std::to_string(f.port(peer).rec.number) +
+                    "): the dump does not match the fabric (taken before the subnet manager "
+                    "assigned these LIDs, or on another fabric)",
+                file, header_line[idx(s)]);
   }
   return r;
 }

@@ -327,26 +327,39 @@ TEST(Updn, ALineOfThreeEqualSwitchesHasNoRoot) {
   EXPECT_EQ(p.size(), 4u);
 }
 
-TEST(Updn, ARingTakesTheUpDownDetour) {
-  // A ring s1-s2-s3-s4-s1 with every host on s1 except one on s3: s1 is the only root
-  // (ranks s2 = s4 = 1, s3 = 2). s3's host seen from s2: minhop goes s2 -> s3 directly
-  // (down) in both; s4's route to s2's... here s2 has no host; check s3 -> s1's hosts is
-  // the only way up (s3 -> s2 or s4, both up), and s2 -> s3's host goes down directly.
-  const Fabric f = build(
-      {"s1", "s2", "s3", "s4"}, {{"s1", "s2"}, {"s2", "s3"}, {"s3", "s4"}, {"s4", "s1"}},
-      {{"h1", "s1"},  {"h2", "s1"},  {"h3", "s1"},  {"h4", "s1"},  {"h5", "s1"},  {"h6", "s1"},
-       {"h7", "s1"},  {"h8", "s1"},  {"h9", "s1"},  {"h10", "s1"}, {"h11", "s1"}, {"h12", "s1"},
-       {"h13", "s1"}, {"h14", "s1"}, {"h15", "s1"}, {"h16", "s1"}, {"h17", "s1"}, {"h18", "s1"},
-       {"h19", "s1"}, {"h20", "s1"}, {"x", "s3"}});
-  auto roots = updn_roots(f);
-  ASSERT_TRUE(roots) << roots.error().to_string();
+TEST(Updn, ASpineCutOffFromALeafIsNoRootAndLeavesStopUsingIt) {
+  // leaf01 keeps no cable to spine01 (its uplinks 5 and 7 went there). spine01 then sees
+  // leaf01's 4 hosts (25 %) at 3 hops: not a root; spine02 is the only one, so the leaves
+  // rank 1 and spine01 ranks 2, below them. A leaf's step to spine01 is down, and from there
+  // nothing goes up again: in updn every leaf sends remote hosts through spine02 only (its
+  // uplinks 6 and 8), where minhop spreads them over both spines; spine01 itself reaches
+  // leaf01 up through another leaf. Checked live against opensm (tests/integration).
+  auto f = generate("fat2:leaves=4,down=4,up=4,spines=2,cut=leaf01:5,cut=leaf01:7");
+  ASSERT_TRUE(f);
+  auto roots = updn_roots(*f);
+  ASSERT_TRUE(roots);
   ASSERT_EQ(roots->size(), 1u);
-  EXPECT_EQ(f.topology().switch_name[idx(roots->front())], "s1");
-  auto u = updn_routes(f);
-  ASSERT_TRUE(u);
+  EXPECT_EQ(f->topology().switch_name[idx(roots->front())], "spine02");
+  auto u = updn_routes(*f);
+  auto m = minhop_routes(*f);
+  ASSERT_TRUE(u && m);
+  std::size_t minhop_via_spine01 = 0;
+  for (int leaf = 1; leaf <= 4; ++leaf) {
+    const NodeId sw = *f->find_switch("leaf0" + std::to_string(leaf));
+    for (int h = 1; h <= 16; ++h) {
+      if ((h - 1) / 4 + 1 == leaf) continue;  // its own hosts
+      const HostId host = *f->find_host(node_name(h));
+      const PortNum up = u->out_port(sw, host);
+      EXPECT_TRUE(up == 6 || up == 8) << leaf << " " << h << ": " << up;
+      minhop_via_spine01 += m->out_port(sw, host) == 5 || m->out_port(sw, host) == 7;
+    }
+  }
+  EXPECT_GT(minhop_via_spine01, 0u);
+  const NodeId spine01 = *f->find_switch("spine01");
   std::vector<DirLink> p;
-  ASSERT_TRUE(u->path(*f.find_host("x"), *f.find_host("h1"), p));
-  EXPECT_EQ(p.size(), 4u);  // x -> s3 -> (s2 or s4) -> s1 -> h1
+  ASSERT_TRUE(u->path(*f->find_host("node005"), *f->find_host("node001"), p));
+  EXPECT_EQ(p.size(), 4u);  // node005 -> leaf02 -> spine02 -> leaf01 -> node001
+  for (int h = 1; h <= 4; ++h) EXPECT_NE(u->out_port(spine01, *f->find_host(node_name(h))), 0);
 }
 
 }  // namespace
