@@ -29,6 +29,8 @@ fabrics=(
   "v7_fat2_uneven|v7_fat2_uneven-ftree.ibnetdiscover.txt.gz|minhop updn"
   "rail_2su|rail:sus=2,hosts=8,rails=4,up=8|minhop updn"
   "clos_irregular|clos_irregular.csv|minhop updn"
+  "v8_fat2_cutspine|fat2:leaves=8,down=8,up=4,spines=2,cut=leaf01:9,cut=leaf01:11|minhop updn"
+  "v9_fat3_cutleaf|fat3:pods=3,leaves=3,down=4,up=2,cut=p01-leaf01:5|minhop updn"
 )
 
 work=$(mktemp -d /tmp/fp-route-dumps-XXXXXX)
