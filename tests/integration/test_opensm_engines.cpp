@@ -5,6 +5,7 @@
 // compared with the model's: on the discovered fabric, and on the fabric as built (no LIDs).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -203,6 +204,12 @@ class OpensmLive : public ::testing::TestWithParam<LiveCase> {};
 TEST_P(OpensmLive, MinhopAndUpdnMatchOpensmEntryForEntry) {
   const Fabric f = make(GetParam());
   ASSERT_GT(f.num_hosts(), 1u);
+  // FABRICPLACE_WRITE_FABRICS=DIR: also write each fabric as an ibnetdiscover dump (the
+  // sources of tests/data/routes/quirk*, see its README).
+  if (const char* out = std::getenv("FABRICPLACE_WRITE_FABRICS")) {
+    ASSERT_TRUE(write_file_atomic(std::string(out) + "/" + GetParam().name + ".ibnetdiscover.txt",
+                                  to_ibnetdiscover(f)));
+  }
   const std::string net = std::filesystem::temp_directory_path() /
                           ("fp-osm-" + std::to_string(::getpid()) + "-" + GetParam().name + ".net");
   ASSERT_TRUE(write_file_atomic(net, to_ibsim_net(f)));
@@ -236,6 +243,9 @@ INSTANTIATE_TEST_SUITE_P(
         LiveCase{"fat3", "fat3:pods=2,leaves=3,down=3,up=2"},
         LiveCase{"rail", "rail:sus=2,hosts=3,rails=2"}, LiveCase{"irregular1", "irregular:1:3:6:3"},
         LiveCase{"irregular2", "irregular:2:4:8:4"}, LiveCase{"irregular3", "irregular:3:2:9:5"},
+        // Where updn's search gives other rows than an idealised shortest up/down path would.
+        LiveCase{"quirk6", "irregular:6:4:12:2"}, LiveCase{"quirk59", "irregular:59:4:9:7"},
+        LiveCase{"quirk68", "irregular:68:4:11:4"}, LiveCase{"quirk212", "irregular:212:4:8:4"},
         LiveCase{"graph4", "irregular:4:0:10:6"}, LiveCase{"graph5", "irregular:5:0:12:4"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 

@@ -126,10 +126,10 @@ TEST_P(UpdnRootsAgainstOpensm, SameRoots) {
   EXPECT_EQ(got, want) << stem;
 }
 
-constexpr const char* kFabrics[] = {"fat2_L8",          "fat3_small",       "over_L20s",
-                                    "v2_fat2_guid",     "v5_fat2_droplink", "v6_fat2_emptyleaf",
-                                    "v7_fat2_uneven",   "rail_2su",         "clos_irregular",
-                                    "v8_fat2_cutspine", "v9_fat3_cutleaf"};
+constexpr const char* kFabrics[] = {
+    "fat2_L8",           "fat3_small",     "over_L20s", "v2_fat2_guid",   "v5_fat2_droplink",
+    "v6_fat2_emptyleaf", "v7_fat2_uneven", "rail_2su",  "clos_irregular", "v8_fat2_cutspine",
+    "v9_fat3_cutleaf",   "quirk68",        "quirk212"};
 
 std::vector<Case> all_cases() {
   std::vector<Case> v;

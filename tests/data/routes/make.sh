@@ -18,7 +18,8 @@ shift
 umad2sim=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 
 # NAME|SOURCE|ENGINES. Sources are specs, or files of this directory: the ftree dumps of the
-# same fabrics (an ibnetdiscover dump keeps every GUID and port number), a tiers CSV.
+# same fabrics (an ibnetdiscover dump keeps every GUID and port number), a tiers CSV, and
+# two irregular fabrics the live test writes (README.md).
 fabrics=(
   "fat2_L8|fat2:leaves=8,down=20,up=20|minhop updn"
   "fat3_small|fat3_small-ftree.ibnetdiscover.txt.gz|minhop updn"
@@ -31,6 +32,8 @@ fabrics=(
   "clos_irregular|clos_irregular.csv|minhop updn"
   "v8_fat2_cutspine|fat2:leaves=8,down=8,up=4,spines=2,cut=leaf01:9,cut=leaf01:11|minhop updn"
   "v9_fat3_cutleaf|fat3:pods=3,leaves=3,down=4,up=2,cut=p01-leaf01:5|minhop updn"
+  "quirk68|quirk68.ibnetdiscover.txt.gz|minhop updn"
+  "quirk212|quirk212.ibnetdiscover.txt.gz|minhop updn"
 )
 
 work=$(mktemp -d /tmp/fp-route-dumps-XXXXXX)
