@@ -208,15 +208,34 @@ TEST(LftDump, DumpOfAnotherFabricIsRefused) {
   EXPECT_EQ(r.error().to_string(),
             "t.dump:2: switch leaf01 forwards LID \"0x0001\" (node001 mlx5_0[1]) to port 0, which "
             "has no link in this fabric: the dump does not match the fabric");
-  // An entry missing for a host the switch reaches.
-  const auto e = text->find("0x0001 ");
+  // The entry missing at the switch the host is cabled to (leaf01's table).
+  const auto leaf01 = text->find("('MF0;leaf01");
+  ASSERT_NE(leaf01, std::string::npos);
+  const auto e = text->find("0x0001 ", leaf01);
   ASSERT_NE(e, std::string::npos);
   std::string holed = text->substr(0, e) + text->substr(text->find('\n', e) + 1);
   r = lft_routes(f, holed, "t.dump");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("has no entry for LID 1 (node001 mlx5_0[1])"), std::string::npos)
+  EXPECT_NE(r.error().message.find("leaf01 has no entry for LID 1 (node001 mlx5_0[1], cabled to "
+                                   "its port 1)"),
+            std::string::npos)
       << r.error().message;
   EXPECT_GT(r.error().line, 0);
+  // Elsewhere (spine01's table, first in the dump) it is a hole, as updn leaves where no
+  // up/down path reaches: the dump loads and path() reports the hole.
+  const auto first = text->find("0x0001 ");
+  std::string hole = text->substr(0, first) + text->substr(text->find('\n', first) + 1);
+  r = lft_routes(f, hole, "t.dump");
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->out_port(*f.find_switch("spine01"), *f.find_host("node001")), 0);
+  std::vector<DirLink> p;
+  EXPECT_TRUE(r->path(*f.find_host("node002"), *f.find_host("node001"), p));
+  bool via_spine01 = false;
+  for (std::uint32_t s = 0; s < f.num_hosts() && !via_spine01; ++s) {
+    p.clear();
+    if (!r->path(HostId{s}, *f.find_host("node001"), p)) via_spine01 = true;
+  }
+  EXPECT_TRUE(via_spine01);
 }
 
 }  // namespace

@@ -127,6 +127,9 @@ Result<Table> minhop_routes(const Fabric& f);
 /// it finds (docs/opensm-engines.md). kUnsupported where opensm finds no root (it then
 /// falls back to minhop).
 Result<Table> updn_routes(const Fabric& f);
+/// The root switches opensm's updn engine finds (ascending GUID); kUnsupported as for
+/// updn_routes when there is none.
+Result<std::vector<NodeId>> updn_roots(const Fabric& f);
 /// The routes of an opensm LFT dump. Errors name the file and line: a switch the fabric
 /// lacks, a port it does not have; destinations without an entry are holes that path()
 /// reports.
