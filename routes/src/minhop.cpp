@@ -21,7 +21,7 @@ Result<Table> minhop_routes(const Fabric& f) {
       }
     }
   };
-  return osm::build_lfts(g, row, "minhop model (opensm -R minhop)");
+  return osm::build_lfts(g, row, "opensm's minhop engine, modelled");
 }
 
 }  // namespace fabricplace::routes

@@ -151,8 +151,8 @@ Result<Table> updn_routes(const Fabric& f) {
     }
   };
   return osm::build_lfts(g, row,
-                         "updn model (opensm -R updn, " + std::to_string(roots) + " root switch" +
-                             (roots == 1 ? "" : "es") + ")");
+                         "opensm's updn engine, modelled; " + std::to_string(roots) +
+                             " root switch" + (roots == 1 ? "" : "es"));
 }
 
 }  // namespace fabricplace::routes

@@ -163,7 +163,7 @@ TEST(Minhop, TwoLevelTreeRoundRobinsRemoteHostsOverUplinks) {
   ASSERT_TRUE(f);
   auto r = minhop_routes(*f);
   ASSERT_TRUE(r) << r.error().to_string();
-  EXPECT_EQ(r->source(), "minhop model (opensm -R minhop)");
+  EXPECT_EQ(r->source(), "opensm's minhop engine, modelled");
   const NodeId leaf01 = *f->find_switch("leaf01");
   for (int h = 1; h <= 4; ++h) EXPECT_EQ(r->out_port(leaf01, *f->find_host(node_name(h))), h);
   for (int k = 0; k < 12; ++k) {
@@ -236,7 +236,7 @@ TEST(Updn, OversubscribedTreeOfTwentyLeavesMakesEveryLeafARoot) {
   for (NodeId s : *roots) EXPECT_TRUE(g->topology().switch_name[idx(s)].starts_with("spine"));
   auto r = updn_routes(*g);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->source(), "updn model (opensm -R updn, 2 root switches)");
+  EXPECT_EQ(r->source(), "opensm's updn engine, modelled; 2 root switches");
 }
 
 TEST(Updn, ThreeLevelTreeRootsAreTheCores) {
