@@ -53,4 +53,10 @@ itp_traces=()
 for f in "${itp_all[@]}"; do itp_traces+=(--trace "$f"); done
 run itp-all-512 --fabric 'fat3:pods=4,leaves=8,down=16,up=16' "${itp_traces[@]}"
 run itp-all-800-x2 --fabric "$fat3_800" "${itp_traces[@]}" --arrival-scale 0.5
+# A RoCE Clos given as a tiers CSV with its links stated (tests/data/clos-roce.csv: 154 hosts,
+# aggregation groups of 96, 40 and 18 hosts, one 400G link from each aggregation switch to
+# the core): per-flow ECMP hashing against adaptive routing (docs/routes.md).
+run itp04-roce-clos --fabric tests/data/clos-roce.csv --trace "$itp/cluster04.csv" --routes ecmp,adaptive
+# The InfiniBand fat-tree under opensm's static ftree routes and under adaptive routing.
+run philly-800-ftree-vs-ar --fabric "$fat3_800" --trace "$philly" --routes ftree,adaptive
 echo "reports: $out/*/report.html"
