@@ -69,6 +69,23 @@ class ShortestPaths : public Model {
     }
   }
   [[nodiscard]] std::size_t num_switches() const { return sw_node_.size(); }
+  /// Calls route(a, b, w, out) for each rail pair of the edge src -> dst; all or nothing:
+  /// false, with `out` as it was, when the hosts have no rail pair or a pair no route.
+  template <class Route>
+  bool per_rail(HostId src, HostId dst, std::vector<LinkLoad>& out, Route route) const {
+    if (src == dst) return true;
+    thread_local RailPairs pairs;
+    rail_pairs(src, dst, pairs);
+    if (pairs.empty()) return false;
+    const std::size_t start = out.size();
+    for (const auto& [a, b, w] : pairs) {
+      if (!route(a, b, w)) {
+        out.resize(start);
+        return false;
+      }
+    }
+    return true;
+  }
   [[nodiscard]] std::uint32_t row_of(std::uint32_t t) const { return dest_row_[t]; }
   [[nodiscard]] fabric::Guid guid_of(std::uint32_t s) const {
     return fabric().node(sw_node_[s]).guid;
@@ -165,24 +182,16 @@ class Ecmp final : public ShortestPaths {
  protected:
   bool load_edge(HostId src, HostId dst, std::uint64_t salt, std::span<const Load> /*current*/,
                  std::vector<LinkLoad>& out) const override {
-    if (src == dst) return true;
-    thread_local RailPairs pairs;
-    rail_pairs(src, dst, pairs);
-    if (pairs.empty()) return false;
-    const std::size_t start = out.size();
-    for (const auto& [a, b, w] : pairs) {
+    return per_rail(src, dst, out, [&](std::uint32_t a, std::uint32_t b, Load w) {
       // The flow's identity: the seed, the job (salt) and the end ports; each of its
       // flows_ parts (QPs) is hashed on its own.
       const std::uint64_t flow = mix(mix(mix(seed_) ^ salt) ^ ((std::uint64_t{a} << 32) | b));
       for (std::uint32_t k = 0; k < flows_; ++k) {
         const Load part = share(w, flows_, k);
-        if (part != 0 && !walk(a, b, mix(flow ^ k), part, out)) {
-          out.resize(start);
-          return false;
-        }
+        if (part != 0 && !walk(a, b, mix(flow ^ k), part, out)) return false;
       }
-    }
-    return true;
+      return true;
+    });
   }
 
  private:
@@ -318,18 +327,9 @@ class Adaptive final : public ShortestPaths {
  protected:
   bool load_edge(HostId src, HostId dst, std::uint64_t /*salt*/, std::span<const Load> current,
                  std::vector<LinkLoad>& out) const override {
-    if (src == dst) return true;
-    thread_local RailPairs pairs;
-    rail_pairs(src, dst, pairs);
-    if (pairs.empty()) return false;
-    const std::size_t start = out.size();
-    for (const auto& [a, b, w] : pairs) {
-      if (!best_split(a, b, w, current, out)) {
-        out.resize(start);
-        return false;
-      }
-    }
-    return true;
+    return per_rail(src, dst, out, [&](std::uint32_t a, std::uint32_t b, Load w) {
+      return best_split(a, b, w, current, out);
+    });
   }
 
   bool load_ring(std::span<const HostId> ring, std::uint64_t salt, std::span<const Load> background,

@@ -2,6 +2,7 @@
 // host, every host pair), and the LFT loader's errors.
 #include <gtest/gtest.h>
 
+#include "dumps.hpp"
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/fabric/builder.hpp"
 #include "fabricplace/fabric/sources.hpp"
@@ -14,53 +15,13 @@ using namespace fabricplace::routes;
 
 namespace {
 
-const std::string kDir = std::string(FABRICPLACE_TEST_DATA) + "/routes/";
-
-Fabric load_dump(const std::string& name) {
-  auto text = fp::read_file(kDir + name + "-ftree.ibnetdiscover.txt.gz");
-  EXPECT_TRUE(text) << text.error().to_string();
-  FabricBuilder b(name);
-  auto r = read_ibnetdiscover(*text, name, b);
-  EXPECT_TRUE(r) << r.error().to_string();
-  auto f = b.build();
-  EXPECT_TRUE(f) << f.error().to_string();
-  EXPECT_TRUE(f->check().empty());
-  return std::move(*f);
+using fabricplace::test::compare;
+const std::string& kDir = fabricplace::test::kRouteDumps;
+fabricplace::fabric::Fabric load_dump(const std::string& name) {
+  return fabricplace::test::load_dump(name + "-ftree");
 }
-
 Table load_lfts(const Fabric& f, const std::string& name) {
-  auto text = fp::read_file(kDir + name + "-ftree.lfts.dump.gz");
-  EXPECT_TRUE(text) << text.error().to_string();
-  auto r = lft_routes(f, *text, name + ".lfts.dump");
-  EXPECT_TRUE(r) << r.error().to_string();
-  return std::move(*r);
-}
-
-struct Agreement {
-  std::size_t entries = 0, entry_mismatches = 0, pairs = 0, path_mismatches = 0;
-};
-
-Agreement compare(const Fabric& f, const Table& model, const Table& dump) {
-  Agreement a;
-  for (NodeId s : f.switches()) {
-    for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
-      ++a.entries;
-      a.entry_mismatches += model.out_port(s, HostId{h}) != dump.out_port(s, HostId{h});
-    }
-  }
-  std::vector<DirLink> pm, pd;
-  for (std::uint32_t s = 0; s < f.num_hosts(); ++s) {
-    for (std::uint32_t d = 0; d < f.num_hosts(); ++d) {
-      if (s == d) continue;
-      ++a.pairs;
-      pm.clear();
-      pd.clear();
-      const bool ok_m = model.path(HostId{s}, HostId{d}, pm);
-      const bool ok_d = dump.path(HostId{s}, HostId{d}, pd);
-      a.path_mismatches += !ok_m || !ok_d || pm != pd;
-    }
-  }
-  return a;
+  return fabricplace::test::load_lfts(f, name + "-ftree");
 }
 
 class FtreeAgainstOpensm : public ::testing::TestWithParam<const char*> {};
@@ -76,6 +37,7 @@ TEST_P(FtreeAgainstOpensm, EveryEntryAndEveryHostPair) {
   EXPECT_EQ(a.pairs, f.num_hosts() * (f.num_hosts() - 1));
   EXPECT_EQ(a.entry_mismatches, 0u) << name;
   EXPECT_EQ(a.path_mismatches, 0u) << name;
+  EXPECT_EQ(a.unrouted, 0u) << name;  // ftree routes every host pair
 }
 
 // fat2_L8 is the shared ftree fabric (data/fabrics/fat2_L8-ftree.*); the others were

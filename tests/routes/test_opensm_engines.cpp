@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "dumps.hpp"
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/builder.hpp"
@@ -20,62 +21,10 @@ using namespace fabricplace::routes;
 
 namespace {
 
-const std::string kDir = std::string(FABRICPLACE_TEST_DATA) + "/routes/";
-
-Fabric load_dump(const std::string& stem) {
-  auto text = fp::read_file(kDir + stem + ".ibnetdiscover.txt.gz");
-  EXPECT_TRUE(text) << text.error().to_string();
-  FabricBuilder b(stem);
-  auto r = read_ibnetdiscover(*text, stem, b);
-  EXPECT_TRUE(r) << r.error().to_string();
-  auto f = b.build();
-  EXPECT_TRUE(f) << f.error().to_string();
-  EXPECT_TRUE(f->check().empty());
-  return std::move(*f);
-}
-
-Table load_lfts(const Fabric& f, const std::string& stem) {
-  auto text = fp::read_file(kDir + stem + ".lfts.dump.gz");
-  EXPECT_TRUE(text) << text.error().to_string();
-  auto r = lft_routes(f, *text, stem + ".lfts.dump");
-  EXPECT_TRUE(r) << r.error().to_string();
-  return std::move(*r);
-}
-
-struct Agreement {
-  std::size_t entries = 0, entry_mismatches = 0, pairs = 0, path_mismatches = 0;
-  std::string first;  // the first mismatched entry, for the failure message
-};
-
-// Every (switch, end port) entry, and the path of every ordered pair of end ports.
-Agreement compare(const Fabric& f, const Table& model, const Table& dump) {
-  Agreement a;
-  const std::uint32_t ends = model.ends().size();
-  for (NodeId s : f.switches()) {
-    for (std::uint32_t e = 0; e < ends; ++e) {
-      ++a.entries;
-      if (model.out_port(s, e) == dump.out_port(s, e)) continue;
-      if (a.entry_mismatches++ == 0) {
-        a.first = f.topology().switch_name[idx(s)] + " -> " + port_name(f, model.ends().port(e)) +
-                  ": model " + std::to_string(model.out_port(s, e)) + ", opensm " +
-                  std::to_string(dump.out_port(s, e));
-      }
-    }
-  }
-  std::vector<DirLink> pm, pd;
-  for (std::uint32_t s = 0; s < ends; ++s) {
-    for (std::uint32_t d = 0; d < ends; ++d) {
-      if (s == d) continue;
-      ++a.pairs;
-      pm.clear();
-      pd.clear();
-      const bool ok_m = model.path(s, d, pm);
-      const bool ok_d = dump.path(s, d, pd);
-      a.path_mismatches += ok_m != ok_d || pm != pd;
-    }
-  }
-  return a;
-}
+using fabricplace::test::compare;
+using fabricplace::test::load_dump;
+using fabricplace::test::load_lfts;
+const std::string& kDir = fabricplace::test::kRouteDumps;
 
 struct Case {
   const char* name;
