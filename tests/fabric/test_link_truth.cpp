@@ -40,13 +40,7 @@ const std::string kClosLinks =
     "spine,core,1,400GbE\n";
 
 Result<Fabric> read(const std::string& text, bool csv, std::optional<LinkRate> rate = {}) {
-  FabricBuilder b("t");
-  SourceOptions o;
-  o.link_rate = rate;
-  auto r =
-      csv ? read_tiers_csv(text, "t.csv", o, b) : read_slurm_topology(text, "topology.conf", o, b);
-  if (!r) return std::unexpected(r.error());
-  return b.build();
+  return fabricplace::test::read_tree_source(text, csv, rate);
 }
 
 Fabric must_read(const std::string& text, bool csv, std::optional<LinkRate> rate = {}) {

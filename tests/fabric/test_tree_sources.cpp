@@ -10,13 +10,7 @@ using namespace fabricplace::fabric;
 namespace {
 Result<Fabric> read(const std::string& text, bool csv,
                     LinkRate rate = {LinkWidth::k4x, LinkSpeed::kHDR}) {
-  FabricBuilder b("t");
-  SourceOptions o;
-  o.link_rate = rate;
-  auto r =
-      csv ? read_tiers_csv(text, "t.csv", o, b) : read_slurm_topology(text, "topology.conf", o, b);
-  if (!r) return std::unexpected(r.error());
-  return b.build();
+  return fabricplace::test::read_tree_source(text, csv, rate);
 }
 }  // namespace
 

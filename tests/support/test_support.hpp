@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -75,6 +76,19 @@ inline std::string slurp(const std::string& path) {
     return {};
   }
   return *r;
+}
+
+/// A fabric from a tiers CSV (`csv`) or topology.conf text, at `rate` (unset: the source's
+/// default), built: the error of either step.
+inline Result<fabric::Fabric> read_tree_source(const std::string& text, bool csv,
+                                               std::optional<fabric::LinkRate> rate = {}) {
+  fabric::FabricBuilder b("t");
+  fabric::SourceOptions o;
+  o.link_rate = rate;
+  auto r = csv ? fabric::read_tiers_csv(text, "t.csv", o, b)
+               : fabric::read_slurm_topology(text, "topology.conf", o, b);
+  if (!r) return std::unexpected(r.error());
+  return b.build();
 }
 
 }  // namespace fabricplace::test
