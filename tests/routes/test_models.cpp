@@ -58,12 +58,6 @@ Load max_of(const std::vector<Load>& v) {
   return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
 }
 
-std::vector<HostId> hosts(const Fabric& f, std::initializer_list<const char*> names) {
-  std::vector<HostId> out;
-  for (const char* n : names) out.push_back(*f.find_host(n));
-  return out;
-}
-
 // An irregular 3-tier Clos as a RoCE site describes it: ToRs of up to 8 hosts, aggregation
 // groups of different sizes, one core. Built row by row from a seeded generator.
 std::string irregular_clos(std::uint32_t seed) {
