@@ -172,16 +172,20 @@ Result<void> ShortestPaths::build() {
 
 // ---- ecmp ------------------------------------------------------------------------------
 
-class Ecmp final : public ShortestPaths {
+class Ecmp : public ShortestPaths {
  public:
-  Ecmp(const Fabric& f, const Spec& spec, std::string description)
-      : ShortestPaths(f, Kind::kEcmp, std::move(description)),
+  Ecmp(const Fabric& f, const Spec& spec, std::string description, Kind kind = Kind::kEcmp)
+      : ShortestPaths(f, kind, std::move(description)),
         flows_(std::max<std::uint32_t>(spec.flows_per_edge, 1)),
         seed_(spec.seed) {}
 
  protected:
   bool load_edge(HostId src, HostId dst, std::uint64_t salt, std::span<const Load> /*current*/,
                  std::vector<LinkLoad>& out) const override {
+    return hashed_edge(src, dst, salt, out);
+  }
+  /// The edge's flows, each hashed onto one shortest path.
+  bool hashed_edge(HostId src, HostId dst, std::uint64_t salt, std::vector<LinkLoad>& out) const {
     return per_rail(src, dst, out, [&](std::uint32_t a, std::uint32_t b, Load w) {
       // The flow's identity: the seed, the job (salt) and the end ports; each of its
       // flows_ parts (QPs) is hashed on its own.
@@ -319,10 +323,10 @@ class SplitGraph {
   std::vector<std::pair<std::uint32_t, std::size_t>> path_;
 };
 
-class Adaptive final : public ShortestPaths {
+class Adaptive final : public Ecmp {
  public:
-  Adaptive(const Fabric& f, std::string description)
-      : ShortestPaths(f, Kind::kAdaptive, std::move(description)) {}
+  Adaptive(const Fabric& f, const Spec& spec, std::string description)
+      : Ecmp(f, spec, std::move(description), Kind::kAdaptive) {}
 
  protected:
   bool load_edge(HostId src, HostId dst, std::uint64_t /*salt*/, std::span<const Load> current,
@@ -340,27 +344,34 @@ class Adaptive final : public ShortestPaths {
     thread_local std::vector<Load> total;
     total.assign(2 * fabric().num_links(), 0);
     std::copy_n(background.begin(), std::min(background.size(), total.size()), total.begin());
+    // The flows start where ecmp hashes them (the same flows per edge and seed)...
     thread_local std::vector<std::vector<LinkLoad>> edge;
     edge.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       edge[i].clear();
-      if (!load_edge(ring[i], ring[(i + 1) % n], salt, total, edge[i])) return false;
+      if (!hashed_edge(ring[i], ring[(i + 1) % n], salt, edge[i])) return false;
       for (const auto& [d, l] : edge[i]) total[d] += l;
     }
-    // Each edge in turn takes its traffic off and splits it again against all the rest,
-    // until a round moves nothing (at most kRounds rounds). No step raises the most
-    // utilised link any edge uses, so the ring only gets better balanced.
+    // ... then each edge in turn takes its traffic off and splits it again against all the
+    // rest, kept only when that lowers (the most utilised switch-to-switch link it uses, then
+    // the sum of their squared utilisations), until a round moves nothing (at most kRounds).
+    // A kept move never lifts a link above the edge's old most utilised one, so no link ever
+    // ends more utilised than ecmp's most utilised one.
     thread_local std::vector<LinkLoad> again;
     for (int round = 0; round < kRounds; ++round) {
       bool moved = false;
       for (std::size_t i = 0; i < n; ++i) {
+        const Cost before = cost(edge[i], total);
         for (const auto& [d, l] : edge[i]) total[d] -= l;
         again.clear();
         load_edge(ring[i], ring[(i + 1) % n], salt, total, again);
         for (const auto& [d, l] : again) total[d] += l;
-        if (!same(again, edge[i])) {
+        if (cost(again, total) < before) {
           moved = true;
           edge[i].swap(again);
+        } else {
+          for (const auto& [d, l] : again) total[d] -= l;
+          for (const auto& [d, l] : edge[i]) total[d] += l;
         }
       }
       if (!moved) break;
@@ -370,17 +381,30 @@ class Adaptive final : public ShortestPaths {
   }
 
  private:
-  static constexpr int kRounds = 8;
+  static constexpr int kRounds = 16;
 
-  static bool same(std::vector<LinkLoad> a, std::vector<LinkLoad> b) {
-    auto by = [](const LinkLoad& x, const LinkLoad& y) {
-      return x.link != y.link ? x.link < y.link : x.load < y.load;
-    };
-    std::sort(a.begin(), a.end(), by);
-    std::sort(b.begin(), b.end(), by);
-    return std::equal(
-        a.begin(), a.end(), b.begin(), b.end(),
-        [](const LinkLoad& x, const LinkLoad& y) { return x.link == y.link && x.load == y.load; });
+  struct Cost {
+    double worst = 0, squares = 0;
+    // Lower worst, then lower squares; relative differences below 1e-12 are ties, so a
+    // re-split that only moves rounding is not a move.
+    bool operator<(const Cost& o) const {
+      const auto less = [](double a, double b) { return a < b - 1e-12 * std::max(a, b); };
+      if (less(worst, o.worst)) return true;
+      if (less(o.worst, worst)) return false;
+      return less(squares, o.squares);
+    }
+  };
+  // The switch-to-switch links an edge uses, at their utilisation with all traffic in `total`
+  // (its host links carry the same whatever the split).
+  [[nodiscard]] Cost cost(const std::vector<LinkLoad>& e, const std::vector<Load>& total) const {
+    Cost c;
+    for (const auto& [d, l] : e) {
+      if (!switch_to_switch(fabric(), d)) continue;
+      const double u = static_cast<double>(total[d]) / cap(d);
+      c.worst = std::max(c.worst, u);
+      c.squares += u * u;
+    }
+    return c;
   }
 
   // Splits `w` from end a to end b over the shortest paths so that the most utilised link
@@ -467,9 +491,11 @@ Result<std::unique_ptr<Model>> make_multipath(const Fabric& f, const Spec& spec)
     return std::unique_ptr<Model>(std::move(m));
   }
   auto m = std::make_unique<Adaptive>(
-      f,
-      "adaptive (each ring edge's traffic split over the equal-cost paths so that its most "
-      "utilised link is as little utilised as the other traffic allows)");
+      f, spec,
+      "adaptive (each ring edge's traffic starts on ecmp's hashed paths, " +
+          std::to_string(std::max<std::uint32_t>(spec.flows_per_edge, 1)) +
+          " flows per ring edge and rail, seed " + std::to_string(spec.seed) +
+          ", and moves over the equal-cost paths while that lowers its most utilised link)");
   if (auto r = m->build(); !r) return std::unexpected(r.error());
   return std::unique_ptr<Model>(std::move(m));
 }

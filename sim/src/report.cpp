@@ -531,7 +531,8 @@ std::string html_report(const Trace& t, const std::vector<Run>& runs,
   o += "<h2>Model</h2>\n<p>FCFS with EASY backfill, node-exclusive jobs. Every "
        "multi-node job runs ring AllReduce over its hosts in the policy's rank order; each ring "
        "edge's traffic goes where the route model puts it (one static path, ecmp's hashed "
-       "flows or adaptive's even spread); a link carrying a load of L ring edges gives each "
+       "flows, or adaptive's split moved off the most utilised links); a link carrying a load of L "
+       "ring edges gives each "
        "1/L of its capacity, a job's ring runs at its worst link's share, and the "
        "communication share of its run time stretches by the slowdown. See "
        "docs/simulator.md.</p>\n</body>\n</html>\n";

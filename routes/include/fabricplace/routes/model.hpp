@@ -11,10 +11,11 @@
 //   flows (NCCL channels x QPs per connection, each QP its own UDP source port) per rail,
 //   each carrying an equal share and hashed independently (seeded, deterministic: the same
 //   seed, job salt, hosts and fabric give the same paths).
-// - adaptive: a fluid model of adaptive routing (or congestion-aware packet spraying): at
-//   every switch an edge's traffic goes to the least loaded of the equal-cost next hops,
-//   filling them up to an even utilisation (load / capacity) with what the links already
-//   carry (`current`) counted; an idle fabric's even split is the case without load.
+// - adaptive: a fluid model of adaptive routing (or congestion-aware packet spraying): each
+//   edge's flows start on ecmp's hashed paths and its traffic then moves over the equal-cost
+//   paths, off the most utilised (load / capacity) links, against what the links already
+//   carry (`current`) and the ring's other edges; for the same flows and seed no link ends
+//   more utilised than ecmp's most utilised one (docs/routes.md).
 //
 // Contract
 // - Load is fixed point: kEdge is one ring edge's whole traffic. Integer, so adding and

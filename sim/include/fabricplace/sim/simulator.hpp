@@ -14,7 +14,7 @@
 // - Communication: every multi-node job runs ring AllReduce over its hosts in rank order.
 //   Each ring edge (host i -> i + 1, wrapping) puts its traffic on the links the route model
 //   in force gives it (routes::Model: one static path, ecmp's hashed flows, or adaptive's
-//   even spread), as load in ring edges. A directed link of capacity C carrying load L gives
+//   balanced split), as load in ring edges. A directed link of capacity C carrying load L gives
 //   each unit of load C / L; a job's ring runs at the worst share among its links;
 //   slowdown s = max(1, host injection rate x max(L / C)). A fraction comm_fraction of the
 //   job's uncontended run time is communication, so it progresses at 1 / ((1 - f) + f s) of
