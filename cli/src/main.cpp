@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
     std::cerr << "fabricplace: error: out of memory (an input beyond what this machine holds; "
                  "docs/sources.md, Limits)\n";
   } catch (const std::exception& e) {
-    std::cerr << "fabricplace: error: internal error: "
-              << fabricplace::str::excerpt(e.what(), 300) << "\n";
+    std::cerr << "fabricplace: error: internal error: " << fabricplace::str::excerpt(e.what(), 300)
+              << "\n";
   } catch (...) {
     std::cerr << "fabricplace: error: internal error (unknown exception)\n";
   }

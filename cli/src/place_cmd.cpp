@@ -104,6 +104,16 @@ int run_place(const PlaceOpts& o) {
                         "--policy " + o.policy + ": expected fabric, slurm-tree or first-fit",
                         {},
                         0});
+  // --routes is checked before any input is read (a usage error, exit 2).
+  const bool with_routes = o.routes_opt->count() > 0 || !o.routes.lfts.empty();
+  std::vector<routes::Spec> route_specs;
+  if (with_routes) {
+    auto specs = o.routes.specs();
+    if (!specs) return report(specs.error());
+    if (specs->size() != 1)
+      return report(Error{ErrorCode::kUsage, "--routes takes one model here", {}, 0});
+    route_specs = std::move(*specs);
+  }
   auto weights_or = load_weights(o.policy_config);
   if (!weights_or) return report(weights_or.error());
   const placement::Weights weights = *weights_or;
@@ -128,12 +138,8 @@ int run_place(const PlaceOpts& o) {
   // switch link under it is reported.
   std::unique_ptr<const routes::Model> model;
   double plain_load = 0;
-  if (o.routes_opt->count() > 0 || !o.routes.lfts.empty()) {
-    auto specs = o.routes.specs();
-    if (!specs) return report(specs.error());
-    if (specs->size() != 1)
-      return report(Error{ErrorCode::kUsage, "--routes takes one model here", {}, 0});
-    auto m = load_routes(*f, specs->front());
+  if (with_routes) {
+    auto m = load_routes(*f, route_specs.front());
     if (!m) return report(m.error());
     model = std::move(*m);
     if (p.feasible) {

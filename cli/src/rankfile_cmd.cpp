@@ -196,6 +196,13 @@ int run_rankfile(const RankfileOpts& o) {
     return report(
         Error{ErrorCode::kUsage, "give at most one of --cores-per-node, --hwloc-xml", {}, 0});
 
+  if (o.route_aware) {
+    // --routes is checked before any input is read (a usage error, exit 2).
+    auto specs = o.routes.specs();
+    if (!specs) return report(specs.error());
+    if (specs->size() != 1)
+      return report(Error{ErrorCode::kUsage, "--routes takes one model here", {}, 0});
+  }
   std::string hostlist = o.hosts, what = "--hosts";
   std::uint32_t K = o.tasks_per_node;
   if (o.from_slurm_job) {

@@ -99,7 +99,10 @@ int run_simulate(const SimulateOpts& o) {
     f = &*degraded;
     std::string list;
     for (const auto& l : d->links) list += (list.empty() ? "" : ", ") + l;
-    notes.push_back("degraded to 1x (seed " + std::to_string(o.seed) + "): " + list);
+    notes.push_back(std::string(loaded->link_layer() == fabric::LinkLayer::kEthernet
+                                    ? "degraded to a quarter of their rate (seed "
+                                    : "degraded to 1x (seed ") +
+                    std::to_string(o.seed) + "): " + list);
   }
 
   auto weights_or = load_weights(o.policy_config);
@@ -110,6 +113,16 @@ int run_simulate(const SimulateOpts& o) {
     auto m = load_routes(*f, s);
     if (!m) return report(m.error());
     models.push_back(std::move(*m));
+  }
+  // Two names that come to one model ("ftree,auto" on a fabric ftree routes) would give two
+  // runs of the same label: refuse them.
+  for (std::size_t a = 0; a < models.size(); ++a) {
+    for (std::size_t b = a + 1; b < models.size(); ++b) {
+      if (models[a]->label() == models[b]->label()) {
+        return usage("--routes " + (*specs)[a].name() + " and " + (*specs)[b].name() +
+                     " are the same model here (" + models[a]->label() + ")");
+      }
+    }
   }
   const bool with_routes = models.size() > 1;
 
@@ -144,9 +157,7 @@ int run_simulate(const SimulateOpts& o) {
   for (std::size_t m = 0; m < models.size(); ++m) {
     for (const auto& p : *pols) {
       jobs.push_back(
-          {&simulators[m], p,
-           with_routes ? p.name() + " [" + std::string(routes::to_string(models[m]->kind())) + "]"
-                       : p.name()});
+          {&simulators[m], p, with_routes ? p.name() + " [" + models[m]->label() + "]" : p.name()});
     }
   }
   // Jobs some policy can never place are dropped from every run, so all compare on the

@@ -447,6 +447,9 @@ void classify(const Fabric& f, Topology& t) {
 
   // 6. Degraded links: active width or speed below the tier's nominal rate, the most common
   //    (width, speed) of its links (ties: the faster), so the nominal is a rate links have.
+  //    A rate the source only assumes (--link-speed where a topology.conf or tiers CSV states
+  //    none) was never measured: it neither sets the nominal where a read rate exists nor
+  //    counts as degraded.
   using RateKey = std::tuple<LinkWidth, LinkSpeed, std::uint32_t>;
   std::map<std::pair<int, int>, std::map<RateKey, int>> tally;
   // Routers get a tier of their own (pseudo-level kRouterTier), apart from host links.
@@ -457,10 +460,13 @@ void classify(const Fabric& f, Topology& t) {
     const int a = tier_level(l.node_a), b = tier_level(l.node_b);
     return std::pair(std::min(a, b), std::max(a, b));
   };
+  std::map<std::pair<int, int>, std::map<RateKey, int>> assumed_tally;  // tiers with no read rate
   for (const Link& l : f.links()) {
-    auto& rates = tally[tier_of(l)];
+    auto& rates = l.assumed.rate ? assumed_tally[tier_of(l)] : tally[tier_of(l)];
     if (l.rate.known()) ++rates[{l.rate.width, l.rate.speed, l.rate.ethernet_gbps}];
   }
+  for (auto& [key, rates] : assumed_tally)
+    if (tally[key].empty()) tally[key] = rates;
   auto mode = [](const std::map<RateKey, int>& m) {
     LinkRate best;
     int best_n = -1;
@@ -485,6 +491,7 @@ void classify(const Fabric& f, Topology& t) {
     ++tier.links;
     tier.assumed += l.assumed.any();
     std::string reason;
+    if (l.assumed.rate) continue;
     if (!l.rate.known()) {
       reason = "rate unknown (" + l.rate.to_string() + ")";
     } else if (l.rate.is_ethernet() || tier.nominal.is_ethernet()) {

@@ -213,6 +213,7 @@ Result<std::unique_ptr<const Model>> make_model(const Fabric& f, const Spec& spe
     auto t = table_for(f, s);
     if (!t) return std::unexpected(t.error());
     m = std::make_unique<TableModel>(f, s.kind, std::move(*t));
+    if (s.kind == Kind::kLfts) m->set_label("lfts:" + s.lfts_file);
   }
   if (!why.empty()) m->set_description(m->description() + "; " + why);
   return std::unique_ptr<const Model>(std::move(m));

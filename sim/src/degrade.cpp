@@ -53,11 +53,20 @@ Result<Degraded> degrade_random_links(const Fabric& f, std::uint32_t count, std:
   for (std::uint32_t i = 0; i < f.num_links(); ++i) {
     const auto& l = f.link(LinkId{i});
     LinkRate rate = l.rate;
-    if (hit[i]) rate.width = LinkWidth::k1x;
+    fabric::Assumed assumed = l.assumed;
+    if (hit[i]) {
+      // One lane of four: 1x InfiniBand, a quarter of an Ethernet port's rate (a 400G port
+      // come up at 100G). The what-if states the rate: it is no longer assumed.
+      if (rate.is_ethernet())
+        rate.ethernet_gbps = std::max<std::uint32_t>(1, rate.ethernet_gbps / 4);
+      else
+        rate.width = LinkWidth::k1x;
+      assumed.rate = false;
+    }
     const auto& pa = f.port(l.a);
     const auto& pb = f.port(l.b);
     if (auto r = b.add_link(f.node(pa.node).guid, pa.rec.number, f.node(pb.node).guid,
-                            pb.rec.number, rate, l.assumed);
+                            pb.rec.number, rate, assumed);
         !r) {
       return std::unexpected(r.error());
     }

@@ -137,7 +137,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
                    const Progress& progress) const {
   Run run;
   run.policy = p;
-  run.routes = std::string(routes::to_string(routes_.kind()));
+  run.routes = routes_.label();
   run.jobs.resize(t.jobs.size());
   const std::size_t n_jobs = t.jobs.size();
   const double f = opt_.comm_fraction;

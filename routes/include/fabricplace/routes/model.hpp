@@ -82,6 +82,9 @@ class Model {
   Model& operator=(const Model&) = delete;
 
   [[nodiscard]] Kind kind() const { return kind_; }
+  /// The model's short name in reports: "ftree", ..., "lfts:FILE" for an LFT dump.
+  [[nodiscard]] const std::string& label() const { return label_; }
+  void set_label(std::string l) { label_ = std::move(l); }
   /// The model that ran and why, for reports: "ecmp (2 flows per ring edge, seed 1; chosen
   /// for an Ethernet fabric)".
   [[nodiscard]] const std::string& description() const { return description_; }
@@ -116,7 +119,11 @@ class Model {
 
  protected:
   Model(const Fabric& f, Kind kind, std::string description)
-      : fabric_(&f), kind_(kind), description_(std::move(description)), ends_(f) {}
+      : fabric_(&f),
+        kind_(kind),
+        label_(std::string(to_string(kind))),
+        description_(std::move(description)),
+        ends_(f) {}
   /// The rail pairs of an edge: (source end, destination end, share of kEdge); empty when
   /// either host has no end port.
   void rail_pairs(HostId src, HostId dst,
@@ -129,6 +136,7 @@ class Model {
  private:
   const Fabric* fabric_;
   Kind kind_;
+  std::string label_;
   std::string description_;
   Ends ends_;
 };
