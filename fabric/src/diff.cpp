@@ -5,11 +5,15 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/builder.hpp"
+#include "fabricplace/fabric/slurm_tree.hpp"
+#include "fabricplace/fabric/sources.hpp"
 
 namespace fabricplace::fabric {
 namespace {
@@ -133,7 +137,53 @@ bool FabricDiff::empty() const {
          unhealthy.empty() && healthy_again.empty();
 }
 
+namespace {
+
+FabricDiff diff_as_read(const Fabric& a, const Fabric& b);
+
+bool from_topology_conf(const Fabric& f) {
+  return f.origin().starts_with("slurm-topology ");
+}
+
+// `f` as its own topology.conf export reads back: what a topology.conf of it can hold (Slurm's
+// tree gives every switch one parent, so parallel upper switches become one; it holds no
+// link counts). Nothing when the export does not read back.
+std::optional<Fabric> as_topology_conf(const Fabric& f) {
+  const std::string text = to_slurm_topology(f, slurm_tree(f));
+  FabricBuilder b("slurm-topology (" + f.origin() + ", as its topology.conf export)");
+  SourceOptions o;
+  if (auto r = read_slurm_topology(text, f.origin(), o, b); !r) return std::nullopt;
+  auto built = b.build();
+  if (!built) return std::nullopt;
+  return std::move(*built);
+}
+
+}  // namespace
+
+// One side read from a topology.conf and the other not: the other is compared as its
+// topology.conf reads, since a topology.conf cannot say more (a Clos whose ToRs reach two
+// aggregation switches is one Slurm switch above them there). Real changes a topology.conf
+// can hold (a host moved, a switch gone, a stated LinkSpeed) still show.
 FabricDiff diff(const Fabric& a, const Fabric& b) {
+  if (from_topology_conf(a) != from_topology_conf(b)) {
+    const bool old_is_conf = from_topology_conf(a);
+    const Fabric& other = old_is_conf ? b : a;
+    if (auto projected = as_topology_conf(other)) {
+      FabricDiff d = old_is_conf ? diff_as_read(a, *projected) : diff_as_read(*projected, b);
+      d.notes.insert(d.notes.begin(),
+                     std::string("the ") + (old_is_conf ? "OLD" : "NEW") +
+                         " fabric is a topology.conf: the " + (old_is_conf ? "NEW" : "OLD") +
+                         " one is compared as its topology.conf export reads (one parent per "
+                         "switch, no link counts)");
+      return d;
+    }
+  }
+  return diff_as_read(a, b);
+}
+
+namespace {
+
+FabricDiff diff_as_read(const Fabric& a, const Fabric& b) {
   FabricDiff d;
   const bool syn_a = synthetic_identity(a), syn_b = synthetic_identity(b);
   const bool by_name = syn_a || syn_b;
@@ -250,6 +300,8 @@ FabricDiff diff(const Fabric& a, const Fabric& b) {
     if (!a.find_host(b.host(HostId{h}).name)) d.hosts_added.push_back(b.host(HostId{h}).name);
   return d;
 }
+
+}  // namespace
 
 std::string diff_text(const FabricDiff& d) {
   std::string o;

@@ -1,0 +1,1 @@
+fabric diff fabrics/fat3_small.ibnetdiscover.txt clos-roce.topology.conf

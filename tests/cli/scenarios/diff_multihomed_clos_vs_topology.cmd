@@ -1,0 +1,1 @@
+fabric diff clos-roce.csv clos-roce.topology.conf
