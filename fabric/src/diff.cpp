@@ -147,9 +147,16 @@ bool from_topology_conf(const Fabric& f) {
 
 // `f` as its own topology.conf export reads back: what a topology.conf of it can hold (Slurm's
 // tree gives every switch one parent, so parallel upper switches become one; it holds no
-// link counts). Nothing when the export does not read back.
+// link counts). Nothing when the export merges no switch, or does not read back.
 std::optional<Fabric> as_topology_conf(const Fabric& f) {
-  const std::string text = to_slurm_topology(f, slurm_tree(f));
+  const SlurmTree tree = slurm_tree(f);
+  // Where the export keeps every switch as it is (one parent each, no virtual leaves), the
+  // fabric is compared as read: that keeps the rates a topology.conf could not restate.
+  const bool merges = tree.virtual_leaves ||
+                      std::any_of(tree.switches.begin(), tree.switches.end(),
+                                  [](const SlurmSwitch& s) { return s.members.size() > 1; });
+  if (!merges) return std::nullopt;
+  const std::string text = to_slurm_topology(f, tree);
   FabricBuilder b("slurm-topology (" + f.origin() + ", as its topology.conf export)");
   SourceOptions o;
   if (auto r = read_slurm_topology(text, f.origin(), o, b); !r) return std::nullopt;
