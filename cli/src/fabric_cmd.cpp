@@ -163,6 +163,16 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
           auto csv = to_tiers_csv(*f);
           if (!csv) return report(csv.error());
           text = std::move(*csv);
+          // One rate per pair: a degraded link among healthy ones is written at their rate.
+          std::size_t mixed = 0;
+          for (std::size_t at = 0;
+               (at = text.find(" at another rate than ", at)) != std::string::npos; ++at)
+            ++mixed;
+          if (mixed > 0)
+            std::cerr << "fabricplace: warning: a tiers CSV states one rate per switch pair: "
+                      << mixed
+                      << " pair(s) with links at other rates are written at their most common rate "
+                         "(a comment in the file names each)\n";
         } else {
           if (auto ok = fits_infiniband(*f); !ok) return report(ok.error());
           text = *format == "ibsim-net"       ? to_ibsim_net(*f)

@@ -577,6 +577,15 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
               lineno);
         auto& first = first_rate[t.rate->is_ethernet() ? 1 : 0];
         if (!first) first = std::pair(*t.rate, lineno);
+        // Stated rates of both link layers: the fabric would be InfiniBand and Ethernet.
+        if (const auto& other = first_rate[t.rate->is_ethernet() ? 0 : 1])
+          return fail(ErrorCode::kSyntax,
+                      "rate " + t.rate->to_string() + " is " +
+                          (t.rate->is_ethernet() ? "Ethernet" : "InfiniBand") + " but line " +
+                          std::to_string(other->second) + " states " + other->first.to_string() +
+                          " (" + (other->first.is_ethernet() ? "Ethernet" : "InfiniBand") +
+                          "): a fabric has one link layer",
+                      file, lineno);
       }
       if (!t.count && !t.rate)
         return fail(ErrorCode::kSyntax, "expected a count, a rate or both", file, lineno);

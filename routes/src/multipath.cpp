@@ -138,7 +138,7 @@ Result<void> ShortestPaths::build() {
     return fail(ErrorCode::kUnsupported,
                 "the " + std::string(to_string(kind())) + " model's distances for " +
                     std::to_string(rows) + " host-facing switches x " + std::to_string(S) +
-                    " switches would take " + std::to_string(bytes >> 20) + " MiB (at most 1024)");
+                    " switches would take " + std::to_string(bytes >> 20) + " MiB (at most 1024 MiB)");
   }
   dist_.assign(bytes, kFar);
   std::vector<std::uint32_t> queue;

@@ -63,7 +63,7 @@ Result<Table> Table::empty_for(const Fabric& f, std::string source) {
                 "static route tables for " + std::to_string(k) + " switches x " +
                     std::to_string(r.ends_.size()) + " end ports would take " +
                     std::to_string(bytes >> 20) +
-                    " MiB (at most 1024): use --routes ecmp or adaptive, which need no table");
+                    " MiB (at most 1024 MiB): use --routes ecmp or adaptive, which need no table");
   }
   r.table_.assign(std::size_t{k} * r.ends_.size(), 0);
   r.port_begin_.assign(1, 0);

@@ -1,0 +1,1 @@
+fabric show bad/clos-mixed-layers.csv
