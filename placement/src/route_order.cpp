@@ -88,6 +88,18 @@ class PathCache {
   std::unordered_map<std::uint64_t, Entry> cache_;
 };
 
+/// A ring's own cost: its most loaded link (relative to capacity) with the edges in `added`
+/// over `flows`, then the load over those links.
+Cost ring_cost(const Overlay& added, std::span<const double> inv_cap, std::span<const Load> flows) {
+  Cost c;
+  for (DirLink d : added.touched()) {
+    const double load = routes::edges((d < flows.size() ? flows[d] : 0) + added.get(d));
+    c.worst = std::max(c.worst, load * inv_cap[d]);
+    c.total += load * inv_cap[d];
+  }
+  return c;
+}
+
 /// The greedy boundary choice over stretches in this order; nothing when a pair has no route.
 std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
     const std::vector<std::vector<HostId>>& seg, PathCache& paths, Overlay& added,
@@ -158,14 +170,7 @@ std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
       if (i != entry[k] && i != exit[k]) out.push_back(s[i]);
     out.push_back(s[exit[k]]);
   }
-  // The ring's own cost: its most loaded link after adding it, then the load over its links.
-  Cost total;
-  for (DirLink d : added.touched()) {
-    const double load = routes::edges((d < flows.size() ? flows[d] : 0) + added.get(d));
-    total.worst = std::max(total.worst, load * inv_cap[d]);
-    total.total += load * inv_cap[d];
-  }
-  return std::make_pair(std::move(out), total);
+  return std::make_pair(std::move(out), ring_cost(added, inv_cap, flows));
 }
 
 /// TP groups (consecutive `gn` hosts) whose hosts span blocks.
@@ -221,13 +226,11 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const routes::Model& route
   // count 0: every host sends one ring edge and receives one whatever the order, so they
   // cannot tell orders apart (and would hide a switch link loaded as much).
   const auto& fab = routes.fabric();
-  double fastest = 0;
-  for (const auto& l : fab.links()) fastest = std::max(fastest, l.rate.gbps());
+  const auto gbps = routes::link_gbps(fab);
   std::vector<double> inv_cap(2 * fab.num_links());
   for (std::size_t d = 0; d < inv_cap.size(); ++d) {
-    if (!routes::switch_to_switch(fab, static_cast<routes::DirLink>(d))) continue;
-    const double g = fab.link(fabric::LinkId{static_cast<std::uint32_t>(d / 2)}).rate.gbps();
-    inv_cap[d] = 1 / (g > 0 ? g : (fastest > 0 ? fastest : 1));
+    if (routes::switch_to_switch(fab, static_cast<routes::DirLink>(d)))
+      inv_cap[d] = 1 / gbps[d / 2];
   }
   // The input order is a candidate too, and wins ties: the boundaries are chosen greedily,
   // one at a time, and under a multipath model (ecmp's flows, adaptive's split) edges that
@@ -242,15 +245,7 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const routes::Model& route
       else
         added.add(*edge);
     }
-    if (routed) {
-      Cost plain;
-      for (DirLink d : added.touched()) {
-        const double load = routes::edges((d < flows.size() ? flows[d] : 0) + added.get(d));
-        plain.worst = std::max(plain.worst, load * inv_cap[d]);
-        plain.total += load * inv_cap[d];
-      }
-      best.emplace(ring, plain);
-    }
+    if (routed) best.emplace(ring, ring_cost(added, inv_cap, flows));
   }
   for (const auto* order : {&seg, &rev}) {
     // At most kOpeningCandidates opening hosts (a leaf rarely has more useful uplinks).

@@ -135,10 +135,11 @@ Result<void> ShortestPaths::build() {
   }
   const std::uint64_t bytes = std::uint64_t{rows} * S;
   if (bytes > kMaxTableBytes) {
-    return fail(ErrorCode::kUnsupported,
-                "the " + std::string(to_string(kind())) + " model's distances for " +
-                    std::to_string(rows) + " host-facing switches x " + std::to_string(S) +
-                    " switches would take " + std::to_string(bytes >> 20) + " MiB (at most 1024 MiB)");
+    return fail(ErrorCode::kUnsupported, "the " + std::string(to_string(kind())) +
+                                             " model's distances for " + std::to_string(rows) +
+                                             " host-facing switches x " + std::to_string(S) +
+                                             " switches would take " + std::to_string(bytes >> 20) +
+                                             " MiB (at most 1024 MiB)");
   }
   dist_.assign(bytes, kFar);
   std::vector<std::uint32_t> queue;
@@ -160,13 +161,7 @@ Result<void> ShortestPaths::build() {
       }
     }
   }
-  double fastest = 0;
-  for (const auto& l : f.links()) fastest = std::max(fastest, l.rate.gbps());
-  cap_.resize(f.num_links());
-  for (std::uint32_t l = 0; l < f.num_links(); ++l) {
-    const double g = f.link(fabric::LinkId{l}).rate.gbps();
-    cap_[l] = g > 0 ? g : (fastest > 0 ? fastest : 1);
-  }
+  cap_ = link_gbps(f);
   return {};
 }
 

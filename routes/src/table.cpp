@@ -25,6 +25,17 @@ std::string dir_link_name(const Fabric& f, DirLink d) {
   return fabric::port_name(f, from) + " -> " + fabric::port_name(f, to);
 }
 
+std::vector<double> link_gbps(const Fabric& f) {
+  double fastest = 0;
+  for (const auto& l : f.links()) fastest = std::max(fastest, l.rate.gbps());
+  std::vector<double> gbps(f.num_links());
+  for (std::uint32_t l = 0; l < f.num_links(); ++l) {
+    const double g = f.link(fabric::LinkId{l}).rate.gbps();
+    gbps[l] = g > 0 ? g : (fastest > 0 ? fastest : 1);
+  }
+  return gbps;
+}
+
 Ends::Ends(const Fabric& f) : of_port_(f.num_ports(), kNone) {
   begin_.reserve(f.num_hosts() + 1);
   begin_.push_back(0);

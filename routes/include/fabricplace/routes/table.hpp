@@ -51,6 +51,10 @@ bool switch_to_switch(const Fabric& f, DirLink d);
 /// A readable name: "leaf01[21] -> spine02[5]".
 std::string dir_link_name(const Fabric& f, DirLink d);
 
+/// Capacity per link (LinkId), Gb/s, as the route models count it: a link of unknown rate
+/// counts at the fastest known rate (all at 1 when no rate is known).
+std::vector<double> link_gbps(const Fabric& f);
+
 /// Largest static table built (switches x end ports x 2 bytes): 1 GiB.
 inline constexpr std::uint64_t kMaxTableBytes = std::uint64_t{1} << 30;
 
