@@ -35,16 +35,7 @@ struct PlaceOpts {
   std::string policy = "fabric", policy_config;
   bool explain = false, json = false, compare = false;
   RouteOpts routes;
-  CLI::Option* routes_opt = nullptr;
 };
-
-// The load a placement's ring puts on the fabric under a route model: its most loaded
-// switch-to-switch link, in ring edges.
-double ring_max_load(const routes::Model& m, const placement::Placement& p) {
-  std::vector<routes::Load> load;
-  routes::add_ring_load(m, p.hosts, 0, load);
-  return routes::edges(routes::max_switch_link_load(m.fabric(), load));
-}
 
 // `sinfo -h -N -o '%N %t'`: the node states of the real cluster. sinfo's own messages go
 // to our stderr; only its standard output is parsed.
@@ -105,15 +96,10 @@ int run_place(const PlaceOpts& o) {
                         {},
                         0});
   // --routes is checked before any input is read (a usage error, exit 2).
-  const bool with_routes = o.routes_opt->count() > 0 || !o.routes.lfts.empty();
-  std::vector<routes::Spec> route_specs;
-  if (with_routes) {
-    auto specs = o.routes.specs();
-    if (!specs) return report(specs.error());
-    if (specs->size() != 1)
-      return report(Error{ErrorCode::kUsage, "--routes takes one model here", {}, 0});
-    route_specs = std::move(*specs);
-  }
+  auto route_specs = o.routes.specs();
+  if (!route_specs) return report(route_specs.error());
+  if (route_specs->size() != 1)
+    return report(Error{ErrorCode::kUsage, "--routes takes one model here", {}, 0});
   auto weights_or = load_weights(o.policy_config);
   if (!weights_or) return report(weights_or.error());
   const placement::Weights weights = *weights_or;
@@ -129,60 +115,20 @@ int run_place(const PlaceOpts& o) {
   if (!states) return report(states.error());
   for (const auto& w : states->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
 
-  const policies::Planner planner(*f, weights);
+  // The route model in force: the objective measures every ring on it.
+  auto model = load_routes(*f, route_specs->front());
+  if (!model) return report(model.error());
+  const policies::Planner planner(*f, weights, model->get());
   const auto& ctx = planner.context();
   for (const auto& w : ctx.tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
-  auto p = planner.place(job, *states, *policy);
-  // --routes: the route model in force. The fabric policy's ring is re-ordered on it
-  // (route-aware boundaries, as simulate's fabric+routes), and every ring's most loaded
-  // switch link under it is reported.
-  std::unique_ptr<const routes::Model> model;
-  double plain_load = 0;
-  if (with_routes) {
-    auto m = load_routes(*f, route_specs.front());
-    if (!m) return report(m.error());
-    model = std::move(*m);
-    if (p.feasible) {
-      plain_load = ring_max_load(*model, p);
-      if (*policy == policies::Policy::kFabric) {
-        auto ring =
-            placement::route_aware_ring(ctx.blocks, *model, p.hosts, {}, job.group_nodes(), 0);
-        if (ring != p.hosts) {
-          auto again = placement::evaluate(ctx, job, *states, std::move(ring), p.policy);
-          again.has_runner_up = p.has_runner_up;
-          again.runner_up_leaves = p.runner_up_leaves;
-          again.runner_up = p.runner_up;
-          again.runner_up_score = p.runner_up_score;
-          p = std::move(again);
-        }
-      }
-    }
-  }
-  // "routes: ..." in text, a "routes" object in JSON.
-  auto route_text = [&](const std::vector<placement::Placement>& all) {
-    if (!model) return std::string();
-    std::string t = "routes: " + model->description() + "\n";
-    for (const auto& q : all) {
-      if (!q.feasible) continue;
-      t += "  " + q.policy + ": most load on a switch-to-switch link " +
-           routes::load_str(ring_max_load(*model, q)) + " ring edges";
-      if (&q == &all.front() && all.size() == 1 && *policy == policies::Policy::kFabric)
-        t +=
-            " (rank order before the route-aware boundaries: " + routes::load_str(plain_load) + ")";
-      t += "\n";
-    }
-    return t;
-  };
-  auto route_json = [&](std::string doc, const std::vector<placement::Placement>& all) {
-    if (!model) return doc;
+  const placement::Traffic* traffic = nullptr;  // TODO(traffic): the running jobs
+  auto p = planner.place(job, *states, *policy, traffic);
+  const std::string route_text = "routes: " + (*model)->description() + "\n";
+  auto route_json = [&](std::string doc) {
     auto j = nlohmann::ordered_json::parse(doc);
     nlohmann::ordered_json r;
-    r["model"] = std::string(routes::to_string(model->kind()));
-    r["description"] = model->description();
-    nlohmann::ordered_json loads = nlohmann::ordered_json::object();
-    for (const auto& q : all)
-      if (q.feasible) loads[q.policy] = ring_max_load(*model, q);
-    r["max_switch_link_load"] = loads;
+    r["model"] = std::string(routes::to_string((*model)->kind()));
+    r["description"] = (*model)->description();
     j["routes"] = r;
     return j.dump(2) + "\n";
   };
@@ -190,14 +136,14 @@ int run_place(const PlaceOpts& o) {
     // Every policy side by side; the exit status and the top-level verdict are --policy's.
     std::vector<placement::Placement> all;
     for (auto q : policies::kPolicies)
-      all.push_back(q == *policy ? p : planner.place(job, *states, q));
-    std::cout << (o.json ? route_json(placement::compare_json(ctx, job, all, p), all)
-                         : placement::compare_text(ctx, job, all) + route_text(all) +
+      all.push_back(q == *policy ? p : planner.place(job, *states, q, traffic));
+    std::cout << (o.json ? route_json(placement::compare_json(ctx, job, all, p))
+                         : placement::compare_text(ctx, job, all) + route_text +
                                (o.explain ? "\n" + placement::placement_text(ctx, job, p, true)
                                           : std::string()));
   } else {
-    std::cout << (o.json ? route_json(placement::placement_json(ctx, job, p), {p})
-                         : placement::placement_text(ctx, job, p, o.explain) + route_text({p}));
+    std::cout << (o.json ? route_json(placement::placement_json(ctx, job, p))
+                         : placement::placement_text(ctx, job, p, o.explain) + route_text);
   }
   if (!p.feasible) {
     if (o.json || o.compare)
@@ -241,7 +187,6 @@ void add_place_command(CLI::App& app, RunFn& run) {
                 "each criterion's value for the chosen set and for the runner-up");
   cmd->add_flag("--json", o->json, "one JSON document on stdout");
   o->routes.add(cmd, false);
-  o->routes_opt = cmd->get_option("--routes");
   cmd->add_flag("--compare", o->compare,
                 "run every policy on the same input, side by side (exit status and JSON "
                 "verdict: --policy's)");

@@ -27,7 +27,7 @@ struct SimulateOpts {
   InputOpts in;
   std::vector<std::string> traces;
   std::string trace_format = "auto";
-  std::string policies = "fabric,fabric+routes,slurm-tree,first-fit";
+  std::string policies = "fabric,slurm-tree,first-fit";
   std::string out;
   RouteOpts routes;
   std::string policy_config;
@@ -143,10 +143,14 @@ int run_simulate(const SimulateOpts& o) {
     return report(Error{ErrorCode::kSyntax, "no jobs to run in the trace", files, 0});
   }
 
-  const policies::Planner planner(*f, weights);
+  // One planner per route model: the fabric policy decides on the model in force.
+  std::vector<std::unique_ptr<policies::Planner>> planners;
   std::vector<sim::Simulator> simulators;
   simulators.reserve(models.size());
-  for (const auto& m : models) simulators.emplace_back(*f, *m, planner, o.sopt);
+  for (const auto& m : models) {
+    planners.push_back(std::make_unique<policies::Planner>(*f, weights, m.get()));
+    simulators.emplace_back(*planners.back(), o.sopt);
+  }
   // Every (route model, policy) pair is a run.
   struct Job {
     const sim::Simulator* simulator;
@@ -340,7 +344,7 @@ void add_simulate_command(CLI::App& app, RunFn& run) {
   cmd->add_option("--trace-format", o->trace_format, "auto | philly | itp | swf")
       ->capture_default_str();
   cmd->add_option("--policies", o->policies,
-                  "comma-separated: fabric, fabric+routes, slurm-tree, first-fit")
+                  "comma-separated: fabric, slurm-tree, first-fit")
       ->capture_default_str();
   cmd->add_option("--out", o->out, "directory for jobs.csv, summary.csv, report.html")
       ->required()

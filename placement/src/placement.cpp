@@ -17,24 +17,28 @@ using fabric::HostId;
 using fabric::idx;
 using fabric::kNone;
 using fabric::NodeId;
+using fabric::PortId;
 
 struct WeightKey {
   const char* name;
   double Weights::*field;
 };
 constexpr WeightKey kWeightKeys[] = {
+    {"slowdown", &Weights::slowdown},
+    {"contention", &Weights::contention},
     {"leaves", &Weights::leaves},
     {"pods", &Weights::pods},
     {"ring_crossings", &Weights::ring_crossings},
-    {"uplink", &Weights::uplink},
     {"leftover", &Weights::leftover},
+    {"fresh_block", &Weights::fresh_block},
     {"tp_split", &Weights::tp_split},
     {"unhealthy_host", &Weights::unhealthy_host},
-    {"oversubscription", &Weights::oversubscription},
-    {"degraded_uplink", &Weights::degraded_uplink},
-    {"unhealthy_uplink", &Weights::unhealthy_uplink},
-    {"lost_uplink", &Weights::lost_uplink},
+    {"unhealthy_capacity", &Weights::unhealthy_capacity},
 };
+// Weights of the count-based score before issue #14: links now enter through their
+// capacity.
+constexpr const char* kRetired[] = {"uplink", "oversubscription", "degraded_uplink",
+                                    "unhealthy_uplink", "lost_uplink"};
 
 std::string plural(std::uint32_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -86,6 +90,14 @@ Result<Weights> parse_weights(std::string_view text, const std::string& file) {
         const WeightKey* key = nullptr;
         for (const auto& k : kWeightKeys)
           if (name == k.name) key = &k;
+        for (const char* r : kRetired)
+          if (name == r)
+            return fail(ErrorCode::kSyntax,
+                        std::string(r) +
+                            " is no longer a weight: links enter the objective through their "
+                            "capacity (rate as read, unhealthy_capacity for links past their "
+                            "error thresholds; docs/placement.md); remove the line",
+                        file, line);
         if (!key) {
           std::string all;
           for (const auto& k : kWeightKeys) all += (all.empty() ? "" : ", ") + std::string(k.name);
@@ -100,6 +112,12 @@ Result<Weights> parse_weights(std::string_view text, const std::string& file) {
                       str::excerpt(name, 40) + ": expected a non-negative number, got " +
                           str::quoted(value, 40),
                       file, line);
+        if (key->field == &Weights::unhealthy_capacity && !(v > 0 && v <= 1))
+          return fail(ErrorCode::kSyntax,
+                      "unhealthy_capacity: expected a fraction of the link's rate, more than 0 "
+                      "and at most 1, got " +
+                          str::quoted(value, 40),
+                      file, line);
         w.*(key->field) = v;
         return {};
       });
@@ -107,11 +125,13 @@ Result<Weights> parse_weights(std::string_view text, const std::string& file) {
   return w;
 }
 
-Context prepare(const fabric::Fabric& f, const Weights& w) {
+Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* routes) {
   const auto& t = f.topology();
   Context c;
   c.fabric = &f;
   c.weights = w;
+  c.routes = routes;
+  c.capacity = link_capacity(f, w.unhealthy_capacity);
   c.tree = fabric::slurm_tree(f);
 
   Blocks& b = c.blocks;
@@ -131,14 +151,64 @@ Context prepare(const fabric::Fabric& f, const Weights& w) {
     for (HostId h : s.hosts) b.of_host[idx(h)] = k;
   }
 
-  // Criterion 4: what a ring edge pays for crossing a block's uplinks.
+  // Uplinks of each block (ring traffic between blocks crosses them), and of each pod to
+  // the tier above it.
+  const auto is_switch = [&](NodeId n) { return f.node(n).type == fabric::NodeType::kSwitch; };
+  c.block_up.resize(b.size());
+  c.block_down.resize(b.size());
+  c.block_tier2.assign(b.size(), kNone);
+  for (std::size_t k = 0; k < b.size(); ++k)
+    for (NodeId l : b.leaves[k])
+      for (const auto& port : f.ports_of(l)) {
+        if (port.link == fabric::kNoLink) continue;
+        const PortId pid{static_cast<std::uint32_t>(&port - f.ports().data())};
+        const NodeId peer = f.peer_node(pid);
+        if (!is_switch(peer) || t.level[idx(peer)] <= t.level[idx(l)]) continue;
+        const auto d = routes::dir_link(f, pid);
+        c.block_up[k].push_back(d);
+        c.block_down[k].push_back(d ^ 1u);
+      }
+  std::vector<std::uint32_t> tier2_of_pod(t.pods.size(), kNone);
+  for (std::uint32_t pod = 0; pod < t.pods.size(); ++pod) {
+    std::vector<routes::DirLink> up, down;
+    for (NodeId sp : t.pods[pod].spines)
+      for (const auto& port : f.ports_of(sp)) {
+        if (port.link == fabric::kNoLink) continue;
+        const PortId pid{static_cast<std::uint32_t>(&port - f.ports().data())};
+        const NodeId peer = f.peer_node(pid);
+        if (!is_switch(peer) || t.node_pod[idx(peer)] == pod ||
+            t.level[idx(peer)] <= t.level[idx(sp)])
+          continue;
+        const auto d = routes::dir_link(f, pid);
+        up.push_back(d);
+        down.push_back(d ^ 1u);
+      }
+    if (up.empty()) continue;
+    tier2_of_pod[pod] = static_cast<std::uint32_t>(c.tier2_up.size());
+    c.tier2_up.push_back(std::move(up));
+    c.tier2_down.push_back(std::move(down));
+  }
+  for (std::size_t k = 0; k < b.size(); ++k)
+    if (!b.leaves[k].empty())
+      if (const auto pod = t.node_pod[idx(b.leaves[k].front())]; pod != kNone)
+        c.block_tier2[k] = tier2_of_pod[pod];
+  c.link_block.assign(2 * f.num_links(), kNone);
+  c.link_tier2.assign(2 * f.num_links(), kNone);
+  for (std::uint32_t k = 0; k < b.size(); ++k)
+    for (const auto* v : {&c.block_up[k], &c.block_down[k]})
+      for (auto d : *v) c.link_block[d] = k;
+  for (std::uint32_t t2 = 0; t2 < c.tier2_up.size(); ++t2)
+    for (const auto* v : {&c.tier2_up[t2], &c.tier2_down[t2]})
+      for (auto d : *v) c.link_tier2[d] = t2;
+
+  // What --explain says about each block's uplinks.
   std::vector<std::uint32_t> stats_of(f.num_nodes(), kNone);
   for (std::uint32_t i = 0; i < t.leaves.size(); ++i) stats_of[idx(t.leaves[i])] = i;
   const auto faults = uplink_faults(f);
   for (std::size_t k = 0; k < b.size(); ++k) {
-    double sum = 0, worst_os = 0;
+    double worst_os = 0;
     UplinkFaults total;
-    bool isolated = false, assumed = false;
+    bool isolated = c.block_up[k].empty(), assumed = false;
     for (NodeId l : b.leaves[k]) {
       const auto& st = t.leaf_stats[stats_of[idx(l)]];
       assumed |= st.assumed;
@@ -148,18 +218,17 @@ Context prepare(const fabric::Fabric& f, const Weights& w) {
       total.degraded += fl.degraded;
       total.unhealthy += fl.unhealthy;
       total.lost += fl.lost;
-      if (!isolated)
-        sum += w.oversubscription * std::max(0.0, st.oversubscription - 1) +
-               w.degraded_uplink * fl.degraded + w.unhealthy_uplink * fl.unhealthy +
-               w.lost_uplink * fl.lost;
     }
-    // A rail group's ring traffic spreads evenly over its rails: the mean of its leaves.
-    c.uplink.push_back(isolated ? kNoUplink : sum / static_cast<double>(b.leaves[k].size()));
+    // A rail group missing a rail's uplinks cannot carry that rail's traffic out.
+    if (isolated) {
+      c.block_up[k].clear();
+      c.block_down[k].clear();
+    }
     std::string why;
     auto add = [&](const std::string& s) { why += (why.empty() ? "" : ", ") + s; };
     if (isolated) add("no uplink");
     // A ratio from assumed link counts or rates (a tiers CSV or topology.conf without them)
-    // is used as it is, and said to be assumed.
+    // is said to be assumed.
     if (!isolated && worst_os > 1)
       add(fmt(worst_os) + ":1 oversubscribed" + (assumed ? ", assumed" : ""));
     if (total.degraded) add(plural(total.degraded, "degraded uplink"));
@@ -202,13 +271,27 @@ std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
 }
 
 double score_of(const Weights& w, const Measures& m) {
-  return w.leaves * m.leaves + w.pods * m.pods + w.ring_crossings * m.ring_inter_leaf +
-         w.uplink * m.uplink_penalty + w.leftover * m.leftover + w.tp_split * m.tp_groups_split +
-         w.unhealthy_host * m.unhealthy_hosts;
+  const double s = m.bandwidth.routed ? m.bandwidth.slowdown : kNoRoute;
+  return w.slowdown * m.hosts * (s - 1) + w.contention * m.bandwidth.others +
+         w.leaves * m.leaves + w.pods * m.pods + w.ring_crossings * m.ring_inter_leaf +
+         w.leftover * m.leftover + w.fresh_block * m.fresh_blocks +
+         w.tp_split * m.tp_groups_split + w.unhealthy_host * m.unhealthy_hosts;
+}
+
+RingMeasures measure_ring(const Blocks& b, std::span<const HostId> ring) {
+  RingMeasures r;
+  const std::size_t n = ring.size();
+  for (std::size_t i = 0; n > 1 && i < n; ++i) {
+    const auto x = b.of_host[idx(ring[i])], y = b.of_host[idx(ring[(i + 1) % n])];
+    if (x == y) continue;
+    ++r.inter_leaf;
+    if (x != kNone && y != kNone && b.pod[x] != b.pod[y]) ++r.inter_pod;
+  }
+  return r;
 }
 
 Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& states,
-                   std::vector<HostId> ranked, std::string policy) {
+                   std::vector<HostId> ranked, std::string policy, const Traffic* traffic) {
   const Blocks& b = c.blocks;
   Placement p;
   p.policy = std::move(policy);
@@ -217,6 +300,7 @@ Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& st
   const std::size_t n = p.hosts.size();
   const std::uint32_t g = job.group_nodes();
   Measures& m = p.measures;
+  m.hosts = static_cast<std::uint32_t>(n);
 
   auto block = [&](std::size_t i) { return b.of_host[idx(p.hosts[i])]; };
   std::vector<char> used(b.size(), 0), pod_used;
@@ -234,14 +318,9 @@ Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& st
     }
     if (!c.healthy[idx(p.hosts[i])]) ++m.unhealthy_hosts;
   }
-  for (std::size_t i = 0; n > 1 && i < n; ++i) {
-    const auto x = block(i), y = block((i + 1) % n);
-    if (x == y) continue;
-    ++m.ring_inter_leaf;
-    if (x == kNone || y == kNone) continue;
-    if (b.pod[x] != b.pod[y]) ++m.ring_inter_pod;
-    m.uplink_penalty += c.uplink[x] + c.uplink[y];
-  }
+  const auto ring = measure_ring(b, p.hosts);
+  m.ring_inter_leaf = ring.inter_leaf;
+  m.ring_inter_pod = ring.inter_pod;
   for (std::size_t i = 0; i < n; i += g) {
     std::vector<HostId> group(p.hosts.begin() + static_cast<long>(i),
                               p.hosts.begin() + static_cast<long>(std::min(n, i + g)));
@@ -256,15 +335,21 @@ Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& st
     for (std::uint32_t r = 1; r < per_host; ++r) p.tp_groups.push_back(group);
     p.tp_groups.push_back(std::move(group));
   }
-  std::uint32_t free_in_used = 0;
-  for (std::size_t k = 0; k < b.size(); ++k)
-    if (used[k])
-      for (HostId h : b.hosts[k])
-        if (states.free(h)) ++free_in_used;
+  std::vector<std::uint32_t> taken_in(b.size(), 0);
   std::uint32_t taken = 0;
   for (HostId h : p.hosts)
-    if (b.of_host[idx(h)] != kNone && states.free(h)) ++taken;
+    if (const auto k = b.of_host[idx(h)]; k != kNone && states.free(h)) ++taken, ++taken_in[k];
+  std::uint32_t free_in_used = 0;
+  for (std::size_t k = 0; k < b.size(); ++k) {
+    if (!used[k]) continue;
+    std::uint32_t free = 0;
+    for (HostId h : b.hosts[k])
+      if (states.free(h)) ++free;
+    free_in_used += free;
+    if (free == b.hosts[k].size() && taken_in[k] < free) ++m.fresh_blocks;
+  }
   m.leftover = free_in_used - taken;
+  if (c.routes) m.bandwidth = forecast_ring(*c.routes, c.capacity, traffic, p.hosts, job.salt);
   p.score = score_of(c.weights, m);
   return p;
 }

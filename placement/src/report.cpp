@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/routes/model.hpp"
 
 namespace fabricplace::placement {
 namespace {
@@ -43,6 +44,10 @@ std::vector<std::pair<std::uint32_t, std::vector<HostId>>> segments(
   return out;
 }
 
+std::string slowdown_str(const Forecast& fc) {
+  return fc.routed ? num(fc.slowdown) : std::string("no route");
+}
+
 struct Row {
   const char* name;
   std::string (*get)(const Measures&);
@@ -52,26 +57,69 @@ const Row kRows[] = {
     {"pods", [](const Measures& m) { return std::to_string(m.pods); }},
     {"ring inter-leaf edges", [](const Measures& m) { return std::to_string(m.ring_inter_leaf); }},
     {"ring inter-pod edges", [](const Measures& m) { return std::to_string(m.ring_inter_pod); }},
-    {"uplink penalty",
+    {"predicted slowdown", [](const Measures& m) { return slowdown_str(m.bandwidth); }},
+    {"bottleneck load",
      [](const Measures& m) {
-       return m.uplink_penalty >= kNoUplink ? std::string("no uplink") : num(m.uplink_penalty);
+       if (m.bandwidth.bottleneck == kNone) return std::string("-");
+       return routes::load_str(m.bandwidth.before) + " -> " + routes::load_str(m.bandwidth.after);
+     }},
+    {"others slowed",
+     [](const Measures& m) {
+       return m.bandwidth.slowed == 0 ? std::string("0")
+                                      : std::to_string(m.bandwidth.slowed) + " (+" +
+                                            num(m.bandwidth.others) + ")";
      }},
     {"leftover free hosts", [](const Measures& m) { return std::to_string(m.leftover); }},
+    {"fresh blocks broken", [](const Measures& m) { return std::to_string(m.fresh_blocks); }},
     {"TP groups split", [](const Measures& m) { return std::to_string(m.tp_groups_split); }},
     {"unhealthy hosts", [](const Measures& m) { return std::to_string(m.unhealthy_hosts); }},
 };
 
-ojson measures_json(const Measures& m) {
+ojson bandwidth_json(const Context& c, const Forecast& fc) {
+  ojson j;
+  j["routed"] = fc.routed;
+  j["slowdown"] = fc.routed ? ojson(round2(fc.slowdown)) : ojson(nullptr);
+  j["share"] = fc.routed ? ojson(round2(fc.share())) : ojson(nullptr);
+  if (fc.bottleneck == kNone) {
+    j["bottleneck"] = nullptr;
+  } else {
+    j["bottleneck"] = bottleneck_name(*c.fabric, fc);
+    j["bottleneck_gbps"] = round2(c.capacity.gbps[fc.bottleneck]);
+    j["load_before"] = round2(fc.before);
+    j["load_after"] = round2(fc.after);
+  }
+  j["jobs_slowed"] = fc.slowed;
+  j["others_slowdown"] = round2(fc.others);
+  return j;
+}
+
+ojson measures_json(const Context& c, const Measures& m) {
   return ojson{{"leaves", m.leaves},
                {"pods", m.pods},
                {"ring_inter_leaf", m.ring_inter_leaf},
                {"ring_inter_pod", m.ring_inter_pod},
-               // null: the ring crosses a leaf that has no uplink at all.
-               {"uplink_penalty",
-                m.uplink_penalty >= kNoUplink ? ojson(nullptr) : ojson(round2(m.uplink_penalty))},
+               {"bandwidth", bandwidth_json(c, m.bandwidth)},
                {"leftover", m.leftover},
+               {"fresh_blocks", m.fresh_blocks},
                {"tp_groups_split", m.tp_groups_split},
                {"unhealthy_hosts", m.unhealthy_hosts}};
+}
+
+// "leaf01[33] -> spine02[1] (200 Gb/s): 1 -> 2 ring edges, ring share 50 %".
+std::string bottleneck_text(const Context& c, const Forecast& fc) {
+  if (!fc.routed) return "some ring edge has no route (a leaf without uplinks, or parts of the "
+                         "fabric that do not reach each other)";
+  if (fc.bottleneck == kNone) return "none (a single host)";
+  char share[16];
+  std::snprintf(share, sizeof share, "%.0f", 100 * fc.share());
+  std::string s = bottleneck_name(*c.fabric, fc) + " (" + routes::load_str(
+                      c.capacity.gbps[fc.bottleneck]) + " Gb/s): " +
+                  routes::load_str(fc.before) + " -> " + routes::load_str(fc.after) +
+                  " ring edges; the job's ring runs at " + share + " % of a host link";
+  if (fc.slowed)
+    s += "; slows " + std::to_string(fc.slowed) + (fc.slowed == 1 ? " running job" : " running jobs") +
+         " by " + num(fc.others) + " node-slowdown in all";
+  return s;
 }
 
 ojson job_json(const JobRequest& job) {
@@ -98,12 +146,12 @@ ojson to_ojson(const Context& c, const Placement& p) {
   j["tp_groups"] = std::move(groups);
   j["leaves"] = p.leaves;
   j["score"] = round2(p.score);
-  j["measures"] = measures_json(p.measures);
+  j["measures"] = measures_json(c, p.measures);
   if (p.has_runner_up) {
     ojson r;
     r["leaves"] = p.runner_up_leaves;
     r["score"] = round2(p.runner_up_score);
-    r["measures"] = measures_json(p.runner_up);
+    r["measures"] = measures_json(c, p.runner_up);
     j["runner_up"] = std::move(r);
   }
   return j;
@@ -154,10 +202,13 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
     s += "; " + std::to_string(m.tp_groups_split) + " split across " +
          (c.tree.virtual_leaves ? "rail groups" : "leaves");
   s += "\n";
+  s += "bandwidth: predicted slowdown " + slowdown_str(m.bandwidth);
+  if (m.bandwidth.bottleneck != kNone || !m.bandwidth.routed)
+    s += "; bottleneck " + bottleneck_text(c, m.bandwidth);
+  s += "\n";
   s += "score: " + num(p.score);
-  if (m.uplink_penalty >= kNoUplink)
-    s += " (the ring leaves a leaf that has no uplink: " + num(c.weights.uplink * kNoUplink) +
-         " per such edge end)";
+  if (!m.bandwidth.routed)
+    s += " (a ring edge without a route counts at slowdown " + num(kNoRoute) + ")";
   s += "\n";
   if (!explain) return s;
 
@@ -182,7 +233,9 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
   } else {
     s += "runner-up: " + p.policy + " weighs no alternatives\n";
   }
-  // Why each leaf used (and the runner-up's) pays what it pays at its uplinks.
+  if (p.has_runner_up)
+    s += "runner-up bottleneck: " + bottleneck_text(c, p.runner_up.bandwidth) + "\n";
+  // What is wrong with the uplinks of each leaf used (and the runner-up's).
   std::vector<std::string> shown = p.leaves;
   shown.insert(shown.end(), p.runner_up_leaves.begin(), p.runner_up_leaves.end());
   std::vector<bool> done(c.blocks.size(), false);
@@ -191,13 +244,12 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
     for (std::size_t k = 0; k < c.blocks.size(); ++k)
       if (c.blocks.name[k] == name && !done[k]) {
         done[k] = true;
-        if (c.uplink[k] >= kNoUplink)
+        if (!c.uplinked(k))
           up += "  " + name + ": no uplink: it cannot carry ring traffic to other leaves\n";
-        else if (c.uplink[k] > 0)
-          up +=
-              "  " + name + ": " + num(c.uplink[k]) + " per ring edge (" + c.uplink_why[k] + ")\n";
+        else if (!c.uplink_why[k].empty())
+          up += "  " + name + ": " + c.uplink_why[k] + "\n";
       }
-  if (!up.empty()) s += "uplink penalties:\n" + up;
+  if (!up.empty()) s += "uplinks:\n" + up;
   return s;
 }
 
@@ -228,7 +280,7 @@ std::string compare_text(const Context& c, const JobRequest& job,
     if (!p.feasible)
       s += "infeasible: " + p.reason;
     else
-      s += ring_text(c, p.hosts);
+      s += ring_text(c, p.hosts) + "\n  bottleneck: " + bottleneck_text(c, p.measures.bandwidth);
     s += "\n";
   }
   return s;

@@ -1,25 +1,34 @@
-// fabric: the fabric-aware policy (docs/placement.md).
+// fabric: the fabric-aware policy (docs/placement.md, "The fabric policy").
 //
 // Hard constraints: every TP group of g = group_nodes() hosts lies inside one block (a leaf,
-// or a rail group on rail-optimised fabrics); only free, healthy, non-excluded hosts; the
-// fewest blocks L* that can hold the job's G = N / g groups. A block of u usable hosts holds
-// floor(u / g) groups; L* is the smallest L whose L largest capacities reach G.
+// or a rail group on rail-optimised fabrics); only free, healthy, non-excluded hosts; a set
+// of several blocks uses only blocks with uplinks, inside one connected part of the fabric.
 //
-// Among the L*-block sets, the policy minimises the score of docs/placement.md. For a set
-// whose blocks form one contiguous stretch of the ring each, that score is, up to terms equal
-// for every set, sum over its blocks of (2 x uplink weight x the block's uplink penalty +
-// leftover weight x the block's free hosts) + pods weight x the pods it spans. The search:
-//  - scopes: each single pod that can hold the job in L* blocks; the fewest pods (greedily,
-//    strongest first) that can; all pods of each connected part of the fabric;
-//  - per scope, the exact minimum-cost set by a knapsack over (blocks, groups covered) while
-//    the decision's budget of knapsack cells lasts (kExactBudget), and in every case a
-//    feasibility-preserving greedy fill: L* times, take the cheapest block such that the blocks
-//    still to come can cover what remains, then swap any chosen block for a cheaper unchosen one
-//    while the set still covers the job. The fill runs with the full cost and with either cost term
-//    alone, so the candidates include what a health-blind and a fit-blind choice would take;
-//  - the best candidate wins; the next distinct one is the runner-up that --explain shows
-//    (when every search agreed: the best set without the winner's costliest block).
-// With L* = 1 the search is exhaustive: every block that holds the job is a candidate.
+// Among the sets it considers, the policy minimises the objective (placement::score_of): the
+// job's predicted communication slowdown and the slowdown it adds to the running jobs, on
+// the route model in force, then locality (blocks, pods, ring crossings) and fragmentation.
+// A ring runs at its worst link, so the objective is not a sum over blocks: the search
+// proposes sets from a per-block estimate, then measures each one exactly. Search::run()
+// reads as the algorithm:
+//  1. usable(): per block, its usable hosts, its capacity in TP groups, its free hosts;
+//  2. estimate(): per block, the slowdown one ring edge crossing its uplinks would see with
+//     their load now, and the same per pod for the tier above the pods; a block's cost is
+//     that slowdown's cost plus its locality and fragmentation terms, a pod's cost the
+//     slowdown of its uplinks plus the pods weight;
+//  3. propose(): per connected part and scope (the whole part; each pod that can hold the
+//     job alone; the fewest pods, strongest first), the fewest blocks L that hold the job
+//     there, and L + 1 where some uplink is loaded or slow: sets from a greedy fill (and an
+//     exact knapsack while its budget lasts), with the full estimate and with each term
+//     alone. So "fewest leaves" is a candidate, not a rule: more leaves in one pod compete
+//     with fewer leaves over several pods;
+//  4. score(): each distinct set gets its hosts and ring order and is measured exactly: its
+//     inter-block edges on the route model over the running jobs' load
+//     (placement::forecast_edges), its locality and fragmentation;
+//  5. choose(): the lowest score wins (equal scores: the set first in topology.conf order);
+//     its ring gets route-aware boundaries (placement::route_aware_ring), and the next
+//     distinct set is the runner-up --explain shows.
+// With a block that holds the whole job the search is exhaustive over such blocks (a ring
+// inside one block crosses no uplink: s = 1).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -28,6 +37,7 @@
 #include <set>
 #include <string>
 
+#include "fabricplace/placement/route_order.hpp"
 #include "fabricplace/policies/policies.hpp"
 
 namespace fabricplace::policies {
@@ -48,22 +58,17 @@ struct Input {
 
 using Set = std::vector<std::uint32_t>;  // block indices, ascending
 
-struct Candidate {
-  Set blocks;
-  double cost = 0;  // the set-dependent part of the score
-};
-
 // Greedy fill of exactly L blocks from `order` (eligible blocks sorted by capacity
 // descending, then index) covering G groups; empty when impossible. A block of a pod not
-// yet used costs `pod_weight` more.
+// yet used costs that pod's `pod_cost` more.
 Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& cap,
-         const std::vector<double>& cost, const std::vector<std::uint32_t>& pod, double pod_weight,
-         std::uint32_t L, std::uint32_t G) {
+         const std::vector<double>& cost, const std::vector<std::uint32_t>& pod,
+         const std::vector<double>& pod_cost, std::uint32_t L, std::uint32_t G) {
   std::vector<char> taken(order.size(), 0);
   std::uint32_t pods = 0;
   for (auto k : order) pods = std::max(pods, pod[k] + 1);
   std::vector<std::uint32_t> in_pod(pods, 0);  // chosen blocks per pod
-  auto price = [&](std::uint32_t k) { return cost[k] + (in_pod[pod[k]] ? 0.0 : pod_weight); };
+  auto price = [&](std::uint32_t k) { return cost[k] + (in_pod[pod[k]] ? 0.0 : pod_cost[pod[k]]); };
   std::uint32_t need = G;
   Set out;
   for (std::uint32_t step = 0; step < L; ++step) {
@@ -118,7 +123,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
       const std::uint64_t slack = total - G;
       const auto kx = order[x];
       // Removing x frees its pod when it is the pod's only chosen block.
-      const double freed = in_pod[pod[kx]] == 1 ? pod_weight : 0.0;
+      const double freed = in_pod[pod[kx]] == 1 ? pod_cost[pod[kx]] : 0.0;
       const double old_cost = cost[kx] + freed;
       std::int64_t best = -1;
       double best_cost = old_cost;
@@ -126,8 +131,8 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
         const auto kj = order[j];
         if (cost[kj] >= old_cost) break;
         if (taken[j] || cap[kj] + slack < cap[kx]) continue;
-        const bool opens = pod[kj] != pod[kx] ? in_pod[pod[kj]] == 0 : freed > 0;
-        const double c = cost[kj] + (opens ? pod_weight : 0.0);
+        const bool opens = pod[kj] != pod[kx] ? in_pod[pod[kj]] == 0 : in_pod[pod[kx]] == 1;
+        const double c = cost[kj] + (opens ? pod_cost[pod[kj]] : 0.0);
         if (c < best_cost) best = static_cast<std::int64_t>(j), best_cost = c;
       }
       if (best < 0) continue;
@@ -147,12 +152,18 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
   return out;
 }
 
-// The exact minimum of  sum of block costs + pods weight x pods used  over the sets of
+// The exact minimum of  sum of block costs + the costs of the pods used  over the sets of
 // exactly L blocks of `order` covering G groups: a knapsack over (blocks chosen, groups
 // covered capped at G, whether the current pod is open), blocks taken pod by pod, of
 // 2 x order.size() x (L + 1) x (G + 1) cells. A decision spends at most kExactBudget cells on
 // it, scope by scope (the whole fabric first); empty when no such set exists.
-constexpr std::size_t kExactBudget = std::size_t{1} << 20;
+constexpr std::size_t kExactBudget = std::size_t{1} << 17;
+// Rounds of repair after the measured bottleneck (Search::repair).
+constexpr int kRepairs = 4;
+// Local search (Search::improve): at most this many sets measured, and at most this many
+// hosts laid out for them.
+constexpr std::size_t kImproveSets = 128;
+constexpr std::size_t kImproveHosts = std::size_t{1} << 16;
 // The single-term fills run only when blocks x L is at most this.
 constexpr std::size_t kVariantBudget = std::size_t{1} << 14;
 
@@ -161,8 +172,8 @@ std::size_t exact_cells(std::size_t blocks, std::uint32_t L, std::uint32_t G) {
 }
 
 Set exact(std::vector<std::uint32_t> order, const std::vector<std::uint32_t>& cap,
-          const std::vector<double>& cost, const std::vector<std::uint32_t>& pod, double pod_weight,
-          std::uint32_t L, std::uint32_t G) {
+          const std::vector<double>& cost, const std::vector<std::uint32_t>& pod,
+          const std::vector<double>& pod_cost, std::uint32_t L, std::uint32_t G) {
   std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return pod[x] < pod[y]; });
   const std::size_t n = order.size(), S = G + 1, K = L + 1;
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -193,7 +204,7 @@ Set exact(std::vector<std::uint32_t> order, const std::vector<std::uint32_t>& ca
         for (const std::uint8_t from : {std::uint8_t{1}, std::uint8_t{2}}) {
           const double base = (from == 1 ? closed : open)[(k - 1) * S + s0];
           if (base == kInf) continue;
-          const double v = base + w + (from == 1 ? pod_weight : 0);
+          const double v = base + w + (from == 1 ? pod_cost[pod[order[i]]] : 0);
           const std::size_t s = std::min<std::size_t>(G, s0 + c);
           if (v < open[k * S + s]) {
             open[k * S + s] = v;
@@ -309,133 +320,156 @@ std::string why_not(const Input& in, const placement::JobRequest& job,
          "the fabric)";
 }
 
-}  // namespace
+// The search of one decision (see the top of this file).
+class Search {
+ public:
+  Search(const placement::Context& c, const placement::JobRequest& job,
+         const placement::NodeStates& states, const placement::Traffic* traffic)
+      : c_(c), b_(c.blocks), w_(c.weights), job_(job), states_(states), traffic_(traffic), in_(c) {}
 
-placement::Placement fabric_aware(const placement::Context& c, const placement::JobRequest& job,
-                                  const placement::NodeStates& states) {
-  const auto& b = c.blocks;
-  const auto& w = c.weights;
-  Input in(c);
-  in.g = job.group_nodes();
-  in.N = job.nodes;
-  in.G = job.groups();
-  in.ok = placement::usable_hosts(c, job, states, /*healthy_only=*/true);
-  in.usable.assign(b.size(), 0);
-  in.free_hosts.assign(b.size(), 0);
-  in.cap.assign(b.size(), 0);
-  for (std::size_t k = 0; k < b.size(); ++k) {
-    for (HostId h : b.hosts[k]) {
-      in.usable[k] += in.ok[idx(h)] ? 1 : 0;
-      in.free_hosts[k] += states.free(h) ? 1 : 0;
-    }
-    in.cap[k] = in.usable[k] / in.g;
+  placement::Placement run() {
+    usable();
+    if (!fewest_blocks()) return infeasible();
+    estimate();
+    propose();
+    if (cands_.empty()) return infeasible();
+    score();
+    repair();
+    improve();
+    return choose();
   }
-  auto infeasible = [&] {
-    placement::Placement p;
-    p.policy = "fabric";
-    p.reason = why_not(in, job, states);
-    return p;
+
+ private:
+  struct Candidate {
+    Set blocks;
+    placement::Measures m;
+    double score = 0;
   };
 
-  // L*: one block if any holds the job; else the fewest blocks with uplinks inside one
-  // connected part of the fabric.
-  std::uint32_t L = 0;
-  std::vector<std::uint32_t> one;
-  for (std::uint32_t k = 0; k < b.size(); ++k)
-    if (in.cap[k] >= in.G) one.push_back(k);
-  std::map<std::uint32_t, std::vector<std::uint32_t>> parts;  // component -> eligible blocks
-  if (!one.empty()) {
-    L = 1;
-  } else {
-    for (std::uint32_t k = 0; k < b.size(); ++k)
-      if (in.cap[k] > 0 && c.uplink[k] < placement::kNoUplink) parts[b.component[k]].push_back(k);
-    for (auto& [comp, ks] : parts) {
-      std::stable_sort(ks.begin(), ks.end(), [&](auto x, auto y) { return in.cap[x] > in.cap[y]; });
-      std::uint64_t sum = 0;
-      for (std::uint32_t i = 0; i < ks.size(); ++i) {
-        sum += in.cap[ks[i]];
-        if (sum >= in.G) {
-          if (L == 0 || i + 1 < L) L = i + 1;
-          break;
+  // 1. Usable hosts and each block's capacity in TP groups.
+  void usable() {
+    in_.g = job_.group_nodes();
+    in_.N = job_.nodes;
+    in_.G = job_.groups();
+    in_.ok = placement::usable_hosts(c_, job_, states_, /*healthy_only=*/true);
+    in_.usable.assign(b_.size(), 0);
+    in_.free_hosts.assign(b_.size(), 0);
+    in_.cap.assign(b_.size(), 0);
+    for (std::size_t k = 0; k < b_.size(); ++k) {
+      for (HostId h : b_.hosts[k]) {
+        in_.usable[k] += in_.ok[idx(h)] ? 1 : 0;
+        in_.free_hosts[k] += states_.free(h) ? 1 : 0;
+      }
+      in_.cap[k] = in_.usable[k] / in_.g;
+    }
+  }
+
+  // The blocks that hold the job alone; else, per connected part, the blocks that can join
+  // a set of several (capacity descending) and the fewest blocks that can hold the job.
+  bool fewest_blocks() {
+    for (std::uint32_t k = 0; k < b_.size(); ++k)
+      if (in_.cap[k] >= in_.G) one_.push_back(k);
+    if (!one_.empty()) return true;
+    for (std::uint32_t k = 0; k < b_.size(); ++k)
+      if (in_.cap[k] > 0 && c_.uplinked(k)) parts_[b_.component[k]].push_back(k);
+    bool any = false;
+    for (auto& [comp, ks] : parts_) {
+      by_capacity(ks);
+      any = any || fewest(ks) > 0;
+    }
+    return any;
+  }
+
+  // 2. Per-block and per-pod estimates of what crossing their uplinks costs now.
+  void estimate() {
+    const auto& cap = c_.capacity;
+    const std::span<const routes::Load> bg =
+        traffic_ ? traffic_->load() : std::span<const routes::Load>{};
+    const bool fluid = c_.routes && c_.routes->kind() == routes::Kind::kAdaptive;
+    // The slowdown one more ring edge sees over these links: adaptive spreads it over all of
+    // them (their aggregate); a static table or ecmp's hash puts it on one of them (the
+    // mean over them of each one's slowdown with it).
+    auto slowdown = [&](const std::vector<routes::DirLink>& links) {
+      if (links.empty()) return 1.0;
+      double load = 0, gbps = 0, mean = 0;
+      for (auto d : links) {
+        const double l = bg.empty() ? 0.0 : routes::edges(bg[d]);
+        load += l;
+        gbps += cap.gbps[d];
+        mean += std::max(1.0, cap.host_gbps * (l + 1) / cap.gbps[d]);
+      }
+      return fluid ? std::max(1.0, cap.host_gbps * (load + 1) / gbps)
+                   : mean / static_cast<double>(links.size());
+    };
+    const double n = in_.N;
+    bw_.assign(b_.size(), 0);
+    fit_.assign(b_.size(), 0);
+    std::uint32_t pods = 0;
+    for (std::size_t k = 0; k < b_.size(); ++k) pods = std::max(pods, b_.pod[k] + 1);
+    pod_cost_.assign(pods, w_.pods);
+    pod_flat_.assign(pods, w_.pods);
+    std::vector<char> pod_done(pods, 0);
+    // A job inside one block crosses no uplink: only fit tells blocks apart.
+    const bool spans = one_.empty();
+    for (std::size_t k = 0; k < b_.size(); ++k) {
+      if (in_.cap[k] == 0) continue;
+      const double s =
+          spans ? std::max(slowdown(c_.block_up[k]), slowdown(c_.block_down[k])) : 1.0;
+      bw_[k] = w_.slowdown * n * (s - 1);
+      loaded_ = loaded_ || s > 1;
+      const bool whole = in_.free_hosts[k] == b_.hosts[k].size();
+      fit_[k] = w_.leftover * in_.free_hosts[k] +
+                (whole && in_.free_hosts[k] > in_.N ? w_.fresh_block : 0.0);
+      const auto p = b_.pod[k];
+      if (spans && !pod_done[p] && c_.block_tier2[k] != kNone) {
+        pod_done[p] = 1;
+        const auto t = c_.block_tier2[k];
+        const double sp = std::max(slowdown(c_.tier2_up[t]), slowdown(c_.tier2_down[t]));
+        pod_cost_[p] += w_.slowdown * n * (sp - 1);
+        loaded_ = loaded_ || sp > 1;
+      }
+    }
+    const double per_block = w_.leaves + w_.ring_crossings;
+    full_.resize(b_.size());
+    for (std::size_t k = 0; k < b_.size(); ++k) {
+      full_[k] = bw_[k] + fit_[k] + per_block;
+      bw_[k] += per_block;
+      fit_[k] += per_block;
+    }
+  }
+
+  // 3. Candidate sets.
+  void propose() {
+    if (!one_.empty()) {
+      // A ring inside one block crosses no uplink (s = 1): the blocks differ only in fit,
+      // so the two best by it are the candidates (equal: the first in fabric order).
+      std::int64_t first = -1, second = -1;
+      for (auto k : one_) {
+        if (first < 0 || fit_[k] < fit_[static_cast<std::size_t>(first)]) {
+          second = first;
+          first = k;
+        } else if (second < 0 || fit_[k] < fit_[static_cast<std::size_t>(second)]) {
+          second = k;
         }
       }
+      for (auto k : {first, second})
+        if (k >= 0) consider({static_cast<std::uint32_t>(k)});
+      return;
     }
-    if (L == 0) return infeasible();
-  }
-
-  // Per-block costs: the full one and each term alone.
-  const double cross = L > 1 ? 2.0 : 0.0;
-  std::vector<double> full(b.size()), fit(b.size()), up(b.size());
-  for (std::size_t k = 0; k < b.size(); ++k) {
-    up[k] = cross * w.uplink * c.uplink[k];
-    fit[k] = w.leftover * in.free_hosts[k];
-    full[k] = up[k] + fit[k];
-  }
-  std::vector<Candidate> cands;
-  std::set<Set> seen;
-  auto pods_of = [&](const Set& s) {
-    std::set<std::uint32_t> pods;
-    for (auto k : s) pods.insert(b.pod[k]);
-    return pods.size();
-  };
-  auto consider = [&](Set s) {
-    if (s.empty() || !seen.insert(s).second) return;
-    double cost = w.pods * static_cast<double>(pods_of(s));
-    for (auto k : s) cost += full[k];
-    cands.push_back({std::move(s), cost});
-  };
-  std::size_t exact_budget = kExactBudget;
-  bool exact_whole = false;  // the knapsack ran over a whole connected part
-  auto fills = [&](const std::vector<std::uint32_t>& order, bool whole) {
-    if (const std::size_t cells = exact_cells(order.size(), L, in.G);
-        (whole || !exact_whole) && cells <= exact_budget) {
-      exact_budget -= cells;
-      exact_whole = exact_whole || whole;
-      consider(exact(order, in.cap, full, b.pod, w.pods, L, in.G));
-    }
-    consider(fill(order, in.cap, full, b.pod, w.pods, L, in.G));
-    // Each term alone (small searches only), unless the uplink term is the same for every
-    // block (then either variant would repeat the full fill).
-    bool uniform = true;
-    for (auto k : order) uniform = uniform && c.uplink[k] == c.uplink[order.front()];
-    if (!uniform && order.size() * L <= kVariantBudget)
-      for (const auto* cost : {&up, &fit})
-        consider(fill(order, in.cap, *cost, b.pod, w.pods, L, in.G));
-  };
-
-  if (L == 1) {
-    // Exhaustive: the two cheapest blocks that hold the job.
-    std::int64_t first = -1, second = -1;
-    for (auto k : one) {
-      if (first < 0 || full[k] < full[static_cast<std::size_t>(first)]) {
-        second = first;
-        first = k;
-      } else if (second < 0 || full[k] < full[static_cast<std::size_t>(second)]) {
-        second = k;
-      }
-    }
-    for (auto k : {first, second})
-      if (k >= 0) consider({static_cast<std::uint32_t>(k)});
-  } else {
-    for (const auto& [comp, ks] : parts) {
-      // ks: eligible blocks of this part, capacity descending.
-      std::map<std::uint32_t, std::vector<std::uint32_t>> by_pod;
-      for (auto k : ks) by_pod[b.pod[k]].push_back(k);
-      auto reach = [&](const std::vector<std::uint32_t>& order) {
-        std::uint64_t sum = 0;
-        for (std::size_t i = 0; i < order.size() && i < L; ++i) sum += in.cap[order[i]];
-        return sum;
-      };
-      if (reach(ks) < in.G) continue;
+    for (const auto& [comp, ks] : parts_) {
+      const std::uint32_t L = fewest(ks);
+      if (L == 0) continue;
       // The whole part first: with the knapsack's budget, its optimum over every set.
-      fills(ks, /*whole=*/true);
-      std::vector<std::pair<std::uint64_t, std::uint32_t>> strength;  // (reach, pod)
-      for (const auto& [pod, pks] : by_pod) {
-        const auto r = reach(pks);
-        if (r >= in.G) fills(pks, false);  // the job fits inside this pod
-        strength.emplace_back(r, pod);
+      fills(ks, L, /*whole=*/true);
+      std::map<std::uint32_t, std::vector<std::uint32_t>> by_pod;
+      for (auto k : ks) by_pod[b_.pod[k]].push_back(k);
+      std::vector<std::pair<std::uint64_t, std::uint32_t>> strength;  // (reach in L, pod)
+      for (auto& [pod, pks] : by_pod) {
+        // The job inside this pod alone, with as many of its blocks as that takes.
+        if (const auto Lp = fewest(pks); Lp > 0 && by_pod.size() > 1) fills(pks, Lp, false);
+        strength.emplace_back(reach(pks, L), pod);
       }
-      // The fewest pods, strongest first, that together reach the job.
+      // The fewest pods, strongest first, that together hold the job in L blocks.
       std::stable_sort(strength.begin(), strength.end(),
                        [](const auto& x, const auto& y) { return x.first > y.first; });
       std::vector<std::uint32_t> scope;
@@ -443,79 +477,303 @@ placement::Placement fabric_aware(const placement::Context& c, const placement::
       for (const auto& [r, pod] : strength) {
         ++scope_pods;
         scope.insert(scope.end(), by_pod[pod].begin(), by_pod[pod].end());
-        std::stable_sort(scope.begin(), scope.end(), [&](auto x, auto y) {
-          return in.cap[x] > in.cap[y] || (in.cap[x] == in.cap[y] && x < y);
-        });
-        if (reach(scope) >= in.G) break;
+        by_capacity(scope);
+        if (reach(scope, L) >= in_.G) break;
       }
-      if (scope_pods > 1 && scope.size() < ks.size()) fills(scope, false);
+      if (scope_pods > 1 && scope.size() < ks.size()) fills(scope, L, false);
     }
-  }
-  if (cands.empty()) return infeasible();
-  // Lower cost first; equal costs (to rounding): the set whose blocks come first in fabric
-  // (topology.conf) order.
-  auto by_cost = [](const Candidate& x, const Candidate& y) {
-    if (std::abs(x.cost - y.cost) > 1e-9 * std::max(1.0, std::abs(x.cost))) return x.cost < y.cost;
-    return x.blocks < y.blocks;
-  };
-  std::stable_sort(cands.begin(), cands.end(), by_cost);
-  if (cands.size() == 1 && L > 1) {
-    // Every search agreed: the runner-up is the best set without one of the chosen blocks,
-    // trying the costliest first (the last on ties), each of them (only the first for large
-    // searches).
-    Set best = cands[0].blocks;
-    std::reverse(best.begin(), best.end());
-    std::stable_sort(best.begin(), best.end(), [&](auto x, auto y) { return full[x] > full[y]; });
-    const std::size_t tries = best.size() * L <= kVariantBudget ? best.size() : 1;
-    for (std::size_t i = 0; i < best.size() && i < tries && cands.size() == 1; ++i) {
-      std::vector<std::uint32_t> order;
-      for (auto k : parts[b.component[best[i]]])
-        if (k != best[i]) order.push_back(k);
-      consider(fill(order, in.cap, full, b.pod, w.pods, L, in.G));
+    if (cands_.size() == 1 && cands_[0].blocks.size() > 1) {
+      // Every search agreed: the runner-up is the best set without one of the chosen
+      // blocks, the costliest first (each of them for small searches).
+      Set best = cands_[0].blocks;
+      std::reverse(best.begin(), best.end());
+      std::stable_sort(best.begin(), best.end(), [&](auto x, auto y) { return full_[x] > full_[y]; });
+      const auto L = static_cast<std::uint32_t>(best.size());
+      const std::size_t tries = best.size() * L <= kVariantBudget ? best.size() : 1;
+      for (std::size_t i = 0; i < best.size() && i < tries && cands_.size() == 1; ++i) {
+        std::vector<std::uint32_t> order;
+        for (auto k : parts_[b_.component[best[i]]])
+          if (k != best[i]) order.push_back(k);
+        consider(fill(order, in_.cap, full_, b_.pod, pod_cost_, L, in_.G));
+      }
     }
-    std::stable_sort(cands.begin(), cands.end(), by_cost);
   }
 
-  // Hosts: blocks in ascending capacity give all their groups, the largest the rest, so what
-  // is left over stays together in one block.
-  auto hosts_of = [&](const Set& s) {
-    Set by_cap = s;
-    std::stable_sort(by_cap.begin(), by_cap.end(),
-                     [&](auto x, auto y) { return in.cap[x] < in.cap[y]; });
-    std::vector<std::uint32_t> take(b.size(), 0);
-    std::uint32_t need = in.G;
-    for (std::size_t i = 0; i < by_cap.size(); ++i) {
-      const auto k = by_cap[i];
-      const auto after = static_cast<std::uint32_t>(by_cap.size() - i - 1);
-      take[k] = i + 1 == by_cap.size() ? need : std::min(in.cap[k], need - after);
-      need -= take[k];
+  // 4. Each candidate measured exactly (those not measured yet).
+  void score() {
+    for (std::size_t i = scored_; i < cands_.size(); ++i) {
+      auto& cand = cands_[i];
+      const auto ring = hosts_of(cand.blocks);
+      auto& m = cand.m;
+      m.hosts = in_.N;
+      m.leaves = static_cast<std::uint32_t>(cand.blocks.size());
+      std::vector<std::uint32_t> pods;
+      std::uint32_t free = 0;
+      for (auto k : cand.blocks) {
+        pods.push_back(b_.pod[k]);
+        free += in_.free_hosts[k];
+        if (in_.free_hosts[k] == b_.hosts[k].size() && take_[k] * in_.g < in_.free_hosts[k])
+          ++m.fresh_blocks;
+      }
+      std::sort(pods.begin(), pods.end());
+      m.pods = static_cast<std::uint32_t>(std::unique(pods.begin(), pods.end()) - pods.begin());
+      m.leftover = free - in_.N;
+      // Blocks are contiguous in the ring: L inter-block edges (none for one block), P of them
+      // between pods when P > 1.
+      edges_.clear();
+      if (m.leaves > 1) {
+        m.ring_inter_leaf = m.leaves;
+        m.ring_inter_pod = m.pods > 1 ? m.pods : 0;
+        for (std::size_t i = 0; i < ring.size(); ++i) {
+          const auto j = (i + 1) % ring.size();
+          if (b_.of_host[idx(ring[i])] != b_.of_host[idx(ring[j])])
+            edges_.emplace_back(ring[i], ring[j]);
+        }
+        if (c_.routes)
+          m.bandwidth = placement::forecast_edges(*c_.routes, c_.capacity, traffic_, edges_,
+                                                  job_.salt);
+      }
+      cand.score = placement::score_of(w_, m);
     }
-    // Ring order (placement::ring_order): blocks by pod, then index; hosts by index.
+    scored_ = cands_.size();
+    // Lower score first; equal scores (to rounding): the set whose blocks come first in
+    // fabric (topology.conf) order.
+    std::stable_sort(cands_.begin(), cands_.end(), [](const Candidate& x, const Candidate& y) {
+      if (std::abs(x.score - y.score) > 1e-9 * std::max(1.0, std::abs(x.score)))
+        return x.score < y.score;
+      return x.blocks < y.blocks;
+    });
+  }
+
+  // 4b. The estimates are averages; the measured bottleneck names the block (or pod) that
+  // actually slows the best set. While the best set is slowed, propose sets without that
+  // block (or that pod's uplinks), a few times, and measure them.
+  void repair() {
+    std::set<std::uint32_t> excluded_blocks, excluded_tier2;
+    for (int round = 0; round < kRepairs && !cands_.empty(); ++round) {
+      const auto& fc = cands_[0].m.bandwidth;
+      if (fc.bottleneck == kNone || (fc.slowdown <= 1 && fc.slowed == 0)) return;
+      if (const auto k = c_.link_block[fc.bottleneck]; k != kNone)
+        excluded_blocks.insert(k);
+      else if (const auto t = c_.link_tier2[fc.bottleneck]; t != kNone)
+        excluded_tier2.insert(t);
+      else
+        return;  // a host link or a link further up: no set of blocks avoids it
+      const std::size_t before = cands_.size();
+      for (const auto& [comp, ks] : parts_) {
+        std::vector<std::uint32_t> order;
+        for (auto k : ks)
+          if (!excluded_blocks.contains(k) && !excluded_tier2.contains(c_.block_tier2[k]))
+            order.push_back(k);
+        if (const auto L = fewest(order); L > 0)
+          for (std::uint32_t l = L; l <= L + 1 && l <= order.size(); ++l)
+            consider(fill(order, in_.cap, full_, b_.pod, pod_cost_, l, in_.G));
+      }
+      if (cands_.size() == before) return;
+      score();
+    }
+  }
+
+  // 4c. Local search on the measured objective: replace one block of the best set by another
+  // (or drop it) while that lowers the score, within a budget of measured sets.
+  void improve() {
+    if (cands_.empty() || cands_[0].blocks.size() < 2) return;
+    const std::size_t budget =
+        std::min<std::size_t>(kImproveSets, kImproveHosts / std::max<std::uint32_t>(in_.N, 1));
+    std::size_t spent = 0;
+    for (bool better = true; better && spent < budget;) {
+      better = false;
+      const Set best = cands_[0].blocks;
+      const double best_score = cands_[0].score;
+      std::uint64_t total = 0;
+      for (auto k : best) total += in_.cap[k];
+      const auto& ks = parts_[b_.component[best[0]]];
+      auto out = best;
+      std::stable_sort(out.begin(), out.end(), [&](auto x, auto y) { return full_[x] > full_[y]; });
+      auto in = ks;
+      std::stable_sort(in.begin(), in.end(), [&](auto x, auto y) { return full_[x] < full_[y]; });
+      // Moves: drop one block and take one other (or none); then drop two and take one
+      // (one block fewer). The first that lowers the score is kept.
+      auto try_set = [&](const std::vector<std::uint32_t>& drop, std::uint32_t add) {
+        std::uint64_t t = total;
+        for (auto k : drop) t -= in_.cap[k];
+        if (add != kNone) {
+          if (std::binary_search(best.begin(), best.end(), add)) return false;
+          t += in_.cap[add];
+        }
+        if (t < in_.G) return false;
+        Set next;
+        for (auto x : best)
+          if (std::find(drop.begin(), drop.end(), x) == drop.end()) next.push_back(x);
+        if (add != kNone) next.insert(std::lower_bound(next.begin(), next.end(), add), add);
+        if (seen_.contains(next)) return false;
+        consider(std::move(next));
+        score();
+        ++spent;
+        return cands_[0].score < best_score - 1e-9 * std::max(1.0, std::abs(best_score));
+      };
+      for (std::size_t i = 0; i < out.size() && !better && spent < budget; ++i) {
+        better = try_set({out[i]}, kNone);
+        for (std::size_t j = 0; j < in.size() && !better && spent < budget; ++j)
+          better = try_set({out[i]}, in[j]);
+      }
+      for (std::size_t i = 0; i < out.size() && !better && spent < budget; ++i)
+        for (std::size_t i2 = i + 1; i2 < out.size() && !better && spent < budget; ++i2)
+          for (std::size_t j = 0; j < in.size() && !better && spent < budget; ++j)
+            better = try_set({out[i], out[i2]}, in[j]);
+    }
+  }
+
+  // 5. The winner, its ring on the routes, and the runner-up.
+  placement::Placement choose() {
+    auto ring = hosts_of(cands_[0].blocks);
+    if (c_.routes && cands_[0].blocks.size() > 1) {
+      const std::span<const routes::Load> bg =
+          traffic_ ? traffic_->load() : std::span<const routes::Load>{};
+      ring = placement::route_aware_ring(b_, *c_.routes, std::move(ring), bg, in_.g, job_.salt);
+    }
+    auto p = placement::evaluate(c_, job_, states_, std::move(ring), "fabric", traffic_);
+    if (cands_.size() > 1) {
+      const auto r =
+          placement::evaluate(c_, job_, states_, hosts_of(cands_[1].blocks), "fabric", traffic_);
+      p.has_runner_up = true;
+      p.runner_up_leaves = r.leaves;
+      p.runner_up = r.measures;
+      p.runner_up_score = r.score;
+    }
+    return p;
+  }
+
+  placement::Placement infeasible() const {
+    placement::Placement p;
+    p.policy = "fabric";
+    p.reason = why_not(in_, job_, states_);
+    return p;
+  }
+
+  void by_capacity(std::vector<std::uint32_t>& ks) const {
+    std::stable_sort(ks.begin(), ks.end(), [&](auto x, auto y) {
+      return in_.cap[x] > in_.cap[y] || (in_.cap[x] == in_.cap[y] && x < y);
+    });
+  }
+  // Groups the first L blocks of `order` (capacity descending) hold.
+  std::uint64_t reach(const std::vector<std::uint32_t>& order, std::uint32_t L) const {
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < order.size() && i < L; ++i) sum += in_.cap[order[i]];
+    return sum;
+  }
+  // The fewest blocks of `order` (capacity descending) that hold the job; 0: none do.
+  std::uint32_t fewest(const std::vector<std::uint32_t>& order) const {
+    std::uint64_t sum = 0;
+    for (std::uint32_t i = 0; i < order.size(); ++i)
+      if ((sum += in_.cap[order[i]]) >= in_.G) return i + 1;
+    return 0;
+  }
+
+  // Sets of L blocks of `order` (and of L + 1 where some uplink is loaded or slow: more,
+  // smaller blocks can then avoid a loaded one).
+  void fills(const std::vector<std::uint32_t>& order, std::uint32_t L, bool whole) {
+    for (std::uint32_t l = L; l <= L + (loaded_ ? 1u : 0u) && l <= order.size(); ++l) {
+      if (const std::size_t cells = exact_cells(order.size(), l, in_.G);
+          (whole || !exact_whole_) && cells <= exact_budget_) {
+        exact_budget_ -= cells;
+        exact_whole_ = exact_whole_ || whole;
+        consider(exact(order, in_.cap, full_, b_.pod, pod_cost_, l, in_.G));
+      }
+      consider(fill(order, in_.cap, full_, b_.pod, pod_cost_, l, in_.G));
+      // Each term alone (small searches only, and only where the terms differ): what a
+      // bandwidth-blind and a fit-blind choice would take.
+      if (loaded_ && order.size() * l <= kVariantBudget) {
+        consider(fill(order, in_.cap, fit_, b_.pod, pod_flat_, l, in_.G));
+        consider(fill(order, in_.cap, bw_, b_.pod, pod_cost_, l, in_.G));
+      }
+    }
+  }
+
+  void consider(Set s) {
+    if (s.empty() || !seen_.insert(s).second) return;
+    cands_.push_back({std::move(s), {}, 0});
+  }
+
+  // Hosts of a set in ring order. One block takes what the others leave: a block that is not
+  // wholly free if there is one (so no free block is broken into), the largest such (ties:
+  // the last in fabric order); every other block gives all its groups. So what is left over
+  // stays together in one block. Blocks by pod then index (placement::ring_order), usable
+  // hosts by index inside each.
+  std::vector<HostId> hosts_of(const Set& s) {
+    take_.assign(b_.size(), 0);
+    std::uint64_t total = 0;
+    for (auto k : s) total += in_.cap[k];
+    auto whole = [&](std::uint32_t k) { return in_.free_hosts[k] == b_.hosts[k].size(); };
+    std::int64_t rest = -1;
+    for (auto k : s) {
+      // Every other block gives all it holds: the rest must still be at least one group.
+      if (total - in_.cap[k] >= in_.G) continue;
+      const auto r = static_cast<std::size_t>(rest);
+      if (rest < 0 || (!whole(k) && whole(static_cast<std::uint32_t>(r))) ||
+          (whole(k) == whole(static_cast<std::uint32_t>(r)) && in_.cap[k] >= in_.cap[r]))
+        rest = k;
+    }
+    if (rest < 0) {
+      // A set with a block to spare (never proposed): ascending capacity, largest the rest.
+      Set by_cap = s;
+      std::stable_sort(by_cap.begin(), by_cap.end(),
+                       [&](auto x, auto y) { return in_.cap[x] < in_.cap[y]; });
+      std::uint32_t need = in_.G;
+      for (std::size_t i = 0; i < by_cap.size(); ++i) {
+        const auto k = by_cap[i];
+        const auto after = static_cast<std::uint32_t>(by_cap.size() - i - 1);
+        take_[k] = i + 1 == by_cap.size() ? need : std::min(in_.cap[k], need - after);
+        need -= take_[k];
+      }
+    } else {
+      const auto r = static_cast<std::uint32_t>(rest);
+      for (auto k : s) take_[k] = in_.cap[k];
+      take_[r] = static_cast<std::uint32_t>(in_.G - (total - in_.cap[r]));
+    }
     Set ring = s;
-    std::stable_sort(ring.begin(), ring.end(), [&](auto x, auto y) { return b.pod[x] < b.pod[y]; });
+    std::stable_sort(ring.begin(), ring.end(),
+                     [&](auto x, auto y) { return b_.pod[x] < b_.pod[y]; });
     std::vector<HostId> hosts;
-    hosts.reserve(in.N);
+    hosts.reserve(in_.N);
     for (auto k : ring) {
-      std::uint32_t want = take[k] * in.g;
-      for (HostId h : b.hosts[k]) {
+      std::uint32_t want = take_[k] * in_.g;
+      for (HostId h : b_.hosts[k]) {
         if (want == 0) break;
-        if (!in.ok[idx(h)]) continue;
+        if (!in_.ok[idx(h)]) continue;
         hosts.push_back(h);
         --want;
       }
     }
     return hosts;
-  };
-
-  placement::Placement p = placement::evaluate(c, job, states, hosts_of(cands[0].blocks), "fabric");
-  if (cands.size() > 1) {
-    const auto r = placement::evaluate(c, job, states, hosts_of(cands[1].blocks), "fabric");
-    p.has_runner_up = true;
-    p.runner_up_leaves = r.leaves;
-    p.runner_up = r.measures;
-    p.runner_up_score = r.score;
   }
-  return p;
+
+  const placement::Context& c_;
+  const placement::Blocks& b_;
+  const placement::Weights& w_;
+  const placement::JobRequest& job_;
+  const placement::NodeStates& states_;
+  const placement::Traffic* traffic_;
+  Input in_;
+  std::vector<std::uint32_t> one_;
+  std::map<std::uint32_t, std::vector<std::uint32_t>> parts_;  // component -> eligible blocks
+  std::vector<double> full_, bw_, fit_, pod_cost_, pod_flat_;
+  bool loaded_ = false;  // some uplink is loaded or slower than a host link
+  std::vector<Candidate> cands_;
+  std::set<Set> seen_;
+  std::size_t exact_budget_ = kExactBudget;
+  bool exact_whole_ = false;
+  std::vector<std::uint32_t> take_;  // per block: groups taken (hosts_of)
+  std::vector<std::pair<HostId, HostId>> edges_;
+  std::size_t scored_ = 0;  // candidates measured so far
+};
+
+}  // namespace
+
+placement::Placement fabric_aware(const placement::Context& c, const placement::JobRequest& job,
+                                  const placement::NodeStates& states,
+                                  const placement::Traffic* traffic) {
+  return Search(c, job, states, traffic).run();
 }
 
 }  // namespace fabricplace::policies

@@ -22,25 +22,41 @@ std::optional<Policy> parse_policy(std::string_view name) {
   return std::nullopt;
 }
 
-Planner::Planner(const fabric::Fabric& f, const placement::Weights& w)
-    : ctx_(placement::prepare(f, w)), slurm_(slurm_tables(ctx_.tree)) {}
+namespace {
+// The model `--routes auto` chooses; every fabric gets one (ecmp needs no table).
+std::unique_ptr<const routes::Model> auto_routes(const fabric::Fabric& f) {
+  if (auto m = routes::make_model(f, routes::Spec{})) return std::move(*m);
+  routes::Spec ecmp;
+  ecmp.automatic = false;
+  ecmp.kind = routes::Kind::kEcmp;
+  auto m = routes::make_model(f, ecmp);
+  return m ? std::move(*m) : nullptr;
+}
+}  // namespace
+
+Planner::Planner(const fabric::Fabric& f, const placement::Weights& w, const routes::Model* routes)
+    : own_routes_(routes ? nullptr : auto_routes(f)),
+      ctx_(placement::prepare(f, w, routes ? routes : own_routes_.get())),
+      slurm_(slurm_tables(ctx_.tree)) {}
 
 placement::Placement Planner::place(const placement::JobRequest& job,
-                                    const placement::NodeStates& states, Policy policy) const {
+                                    const placement::NodeStates& states, Policy policy,
+                                    const placement::Traffic* traffic) const {
   switch (policy) {
     case Policy::kFabric:
-      return fabric_aware(ctx_, job, states);
+      return fabric_aware(ctx_, job, states, traffic);
     case Policy::kSlurmTree:
-      return slurm_tree(ctx_, slurm_, job, states);
+      return slurm_tree(ctx_, slurm_, job, states, traffic);
     case Policy::kFirstFit:
-      return first_fit(ctx_, job, states);
+      return first_fit(ctx_, job, states, traffic);
   }
   return {};
 }
 
 // first-fit: the first N usable hosts in index order (slurm.conf order), ranked so.
 placement::Placement first_fit(const placement::Context& c, const placement::JobRequest& job,
-                               const placement::NodeStates& states) {
+                               const placement::NodeStates& states,
+                               const placement::Traffic* traffic) {
   const auto ok = placement::usable_hosts(c, job, states, /*healthy_only=*/false);
   std::vector<fabric::HostId> chosen;
   for (std::uint32_t h = 0; h < ok.size() && chosen.size() < job.nodes; ++h)
@@ -53,7 +69,7 @@ placement::Placement first_fit(const placement::Context& c, const placement::Job
                (job.exclude.empty() ? " are free" : " are free and not excluded");
     return p;
   }
-  return placement::evaluate(c, job, states, std::move(chosen), "first-fit");
+  return placement::evaluate(c, job, states, std::move(chosen), "first-fit", traffic);
 }
 
 }  // namespace fabricplace::policies

@@ -116,7 +116,8 @@ SlurmTables slurm_tables(const fabric::SlurmTree& tree) {
 
 placement::Placement slurm_tree(const placement::Context& c, const SlurmTables& t,
                                 const placement::JobRequest& job,
-                                const placement::NodeStates& states) {
+                                const placement::NodeStates& states,
+                                const placement::Traffic* traffic) {
   constexpr auto kInf = SlurmTables::kInfinite;
   const auto& tree = c.tree;
   const auto ok = placement::usable_hosts(c, job, states, /*healthy_only=*/false);
@@ -205,7 +206,7 @@ placement::Placement slurm_tree(const placement::Context& c, const SlurmTables& 
   }
   // 4. Ranks in node index order.
   std::sort(chosen.begin(), chosen.end(), [](HostId a, HostId b) { return idx(a) < idx(b); });
-  return placement::evaluate(c, job, states, std::move(chosen), "slurm-tree");
+  return placement::evaluate(c, job, states, std::move(chosen), "slurm-tree", traffic);
 }
 
 }  // namespace fabricplace::policies

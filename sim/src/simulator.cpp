@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "fabricplace/common/strings.hpp"
-#include "fabricplace/placement/route_order.hpp"
+#include "fabricplace/placement/traffic.hpp"
 
 namespace fabricplace::sim {
 
@@ -19,27 +19,23 @@ using routes::DirLink;
 using routes::Load;
 
 std::string SimPolicy::name() const {
-  std::string n(policies::to_string(placement));
-  if (route_aware) n += "+routes";
-  return n;
+  return std::string(policies::to_string(placement));
 }
 
 Result<std::vector<SimPolicy>> parse_sim_policies(std::string_view list) {
   std::vector<SimPolicy> out;
   for (auto part : str::split(list, ',')) {
     auto name = str::trim(part);
-    SimPolicy p;
-    auto base = name;
-    if (name.ends_with("+routes")) {
-      base = name.substr(0, name.size() - 7);
-      p.route_aware = true;
-    }
-    auto pol = policies::parse_policy(base);
-    if (!pol || (p.route_aware && *pol != policies::Policy::kFabric)) {
+    if (name == "fabric+routes")
       return fail(ErrorCode::kUsage,
-                  "unknown policy '" + std::string(name) +
-                      "': expected fabric, fabric+routes, slurm-tree or first-fit");
+                  "policy 'fabric+routes' is now 'fabric': the fabric policy always orders its "
+                  "ring on the routes");
+    auto pol = policies::parse_policy(name);
+    if (!pol) {
+      return fail(ErrorCode::kUsage, "unknown policy '" + std::string(name) +
+                                         "': expected fabric, slurm-tree or first-fit");
     }
+    SimPolicy p;
     p.placement = *pol;
     for (const auto& q : out) {
       if (q.name() == p.name()) {
@@ -52,34 +48,11 @@ Result<std::vector<SimPolicy>> parse_sim_policies(std::string_view list) {
   return out;
 }
 
-Simulator::Simulator(const fabric::Fabric& f, const routes::Model& routes,
-                     const policies::Planner& planner, SimOptions opt)
-    : f_(f), routes_(routes), planner_(planner), opt_(opt) {
-  capacity_.resize(2 * f.num_links());
-  interswitch_.resize(2 * f.num_links());
-  for (std::uint32_t l = 0; l < f.num_links(); ++l) {
-    const auto& link = f.link(fabric::LinkId{l});
-    capacity_[2 * l] = capacity_[2 * l + 1] = link.rate.gbps();
-    const bool sw = f.node(link.node_a).type == fabric::NodeType::kSwitch &&
-                    f.node(link.node_b).type == fabric::NodeType::kSwitch;
-    interswitch_[2 * l] = interswitch_[2 * l + 1] = sw;
-    if (sw) {
-      interswitch_list_.push_back(2 * l);
-      interswitch_list_.push_back(2 * l + 1);
-    }
-  }
-  for (const auto& tier : f.topology().tiers) {
-    if (tier.lower == 0 && tier.upper == 1) host_gbps_ = tier.nominal.gbps();
-  }
-  if (host_gbps_ <= 0) {
-    for (double c : capacity_) host_gbps_ = std::max(host_gbps_, c);
-  }
-  // A rail-optimised host injects over each of its rails.
-  if (f.topology().rail_optimised && !f.topology().rails.empty())
-    host_gbps_ *= static_cast<double>(f.topology().rails.size());
-  // A link of unknown rate counts at the host rate (it is not known to be slower).
-  for (double& c : capacity_)
-    if (c <= 0) c = host_gbps_ > 0 ? host_gbps_ : 1;
+Simulator::Simulator(const policies::Planner& planner, SimOptions opt)
+    : f_(*planner.context().fabric), routes_(planner.routes()), planner_(planner), opt_(opt) {
+  const auto& cap = planner.context().capacity;
+  for (routes::DirLink d = 0; d < cap.interswitch.size(); ++d)
+    if (cap.interswitch[d]) interswitch_list_.push_back(d);
   for (const auto& hosts : planner.context().blocks.hosts) {
     max_block_ = std::max<std::uint32_t>(max_block_, static_cast<std::uint32_t>(hosts.size()));
   }
@@ -120,7 +93,8 @@ struct Active {
   double expected_end = 0;
   std::uint64_t version = 0;  ///< of its finish event; never reset (slots are reused)
   bool scheduled = false;     ///< has a finish event
-  std::vector<std::pair<DirLink, Load>> links;  ///< directed links and the load it adds
+  /// Its ring in the traffic (placement::Traffic handle); kNone: a one-node job.
+  std::uint32_t traffic = fabric::kNone;
 };
 
 struct Event {
@@ -144,7 +118,9 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
 
   auto states = placement::all_free(f_);
   std::size_t free_count = f_.num_hosts();
-  std::vector<Load> flows(2 * f_.num_links(), 0);
+  const auto& cap = planner_.context().capacity;
+  placement::Traffic traffic(routes_, cap);
+  const auto flows = traffic.load();
   run.link_peak.assign(flows.size(), 0);
 
   std::vector<Active> active;  // slots; reused
@@ -157,10 +133,6 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   std::vector<std::uint32_t> queue;  // waiting jobs, FCFS (submit order)
   std::size_t qhead = 0;
   std::vector<std::uint8_t> started(n_jobs, 0);
-
-  std::vector<routes::LinkLoad> edge;
-  std::vector<Load> scratch(2 * f_.num_links(), 0);
-  std::vector<DirLink> touched;
 
   std::size_t next = 0, done = 0, total = 0;
   for (std::size_t i = 0; i < n_jobs; ++i) total += skip.empty() || !skip[i];
@@ -179,13 +151,10 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   auto update_rates = [&](double now) {
     for (std::uint32_t slot : multi) {
       auto& a = active[slot];
-      double per_gbps = 0;  // the most load per Gb/s of capacity, in ring edges
       Load worst = 0;
-      for (const auto& [d, own] : a.links) {
-        per_gbps = std::max(per_gbps, routes::edges(flows[d]) / capacity_[d]);
-        if (interswitch_[d]) worst = std::max(worst, flows[d]);
-      }
-      const double s = std::max(1.0, host_gbps_ * per_gbps);
+      for (const auto& [d, own] : traffic.links(a.traffic))
+        if (cap.interswitch[d]) worst = std::max(worst, flows[d]);
+      const double s = traffic.slowdown(a.traffic);
       auto& out = run.jobs[a.job];
       out.max_link_load = std::max(out.max_link_load, routes::edges(worst));
       out.worst_comm_slowdown = std::max(out.worst_comm_slowdown, s);
@@ -208,6 +177,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     req.nodes = t.jobs[j].nodes;
     req.gpus_per_node = opt_.gpus_per_node;
     req.tp = t.jobs[j].tp;
+    req.salt = j + 1;  // tells its flows apart (ecmp)
     return req;
   };
 
@@ -216,18 +186,9 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     const auto& tj = t.jobs[j];
     const auto req = request(j);
     ++run.placements_tried;
-    auto pl = planner_.place(req, view, p.placement);
+    auto pl = planner_.place(req, view, p.placement, &traffic);
     if (!pl.feasible) return false;
     std::vector<HostId> ring = std::move(pl.hosts);
-    if (p.route_aware) {
-      auto reordered = placement::route_aware_ring(planner_.context().blocks, routes_, ring, flows,
-                                                   req.group_nodes(), j + 1);
-      if (reordered != ring) {
-        // Measure the ring that runs (the contract keeps these, but do not rely on it).
-        pl = placement::evaluate(planner_.context(), req, view, std::move(reordered), pl.policy);
-        ring = std::move(pl.hosts);
-      }
-    }
     for (HostId h : ring) {
       states.state[idx(h)] = placement::HostState::kBusy;
       if (masking) masked.state[idx(h)] = placement::HostState::kBusy;
@@ -251,25 +212,20 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     a.expected_end = now + tj.duration * opt_.estimate_factor;
     // Ring edges: host i -> i + 1, wrapping (a 2-host ring has one edge each way), on the
     // route model over the running jobs' load; the job's index salts its flows. A job's
-    // routes are fixed when it starts (adaptive does not re-balance running jobs).
+    // routes are fixed when it starts (adaptive does not re-balance running jobs). A ring
+    // with an edge that has no route adds no load (it runs as if alone).
     if (ring.size() >= 2) {
-      touched.clear();
-      edge.clear();
-      routes_.ring_load(ring, j + 1, flows, edge);
-      for (const auto& [d, l] : edge) {
-        if (scratch[d] == 0) touched.push_back(d);
-        scratch[d] += l;
+      if (auto h = traffic.add(ring, req.salt); h && !traffic.links(*h).empty()) {
+        a.traffic = *h;
+        for (const auto& [d, own] : traffic.links(*h)) {
+          run.link_peak[d] = std::max(run.link_peak[d], flows[d]);
+          if (cap.interswitch[d])
+            run.max_link_load = std::max(run.max_link_load, routes::edges(flows[d]));
+        }
+        multi.push_back(slot);
+      } else if (h) {
+        traffic.remove(*h);
       }
-      std::sort(touched.begin(), touched.end());
-      for (DirLink d : touched) {
-        a.links.emplace_back(d, scratch[d]);
-        flows[d] += scratch[d];
-        run.link_peak[d] = std::max(run.link_peak[d], flows[d]);
-        if (interswitch_[d])
-          run.max_link_load = std::max(run.max_link_load, routes::edges(flows[d]));
-        scratch[d] = 0;
-      }
-      multi.push_back(slot);
     }
     auto& out = run.jobs[j];
     out.ran = true;
@@ -283,7 +239,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     out.hosts = std::move(ring);
     ends.emplace(a.expected_end, slot);
     started[j] = 1;
-    if (a.links.empty()) schedule_finish(slot);  // rate 1, never changes
+    if (a.traffic == fabric::kNone) schedule_finish(slot);  // rate 1, never changes
     return true;
   };
 
@@ -294,8 +250,8 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     out.end = now;
     const double runtime = now - out.start;
     out.comm_slowdown = runtime > 0 ? a.s_integral / runtime : a.slowdown;
-    if (!a.links.empty()) {
-      for (const auto& [d, n] : a.links) flows[d] -= n;
+    if (a.traffic != fabric::kNone) {
+      traffic.remove(a.traffic);
       multi.erase(std::find(multi.begin(), multi.end(), slot));
     }
     for (HostId h : out.hosts) states.state[idx(h)] = placement::HostState::kFree;
@@ -303,7 +259,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     run.busy_node_seconds += runtime * static_cast<double>(out.hosts.size());
     run.last_end = std::max(run.last_end, now);
     ends.erase({a.expected_end, slot});
-    a.links.clear();
+    a.traffic = fabric::kNone;
     ++a.version;
     free_slots.push_back(slot);
     ++done;
@@ -349,7 +305,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
         }
         if (avail < head_req.nodes) continue;
         ++run.placements_tried;
-        auto pl = planner_.place(head_req, projected, p.placement);
+        auto pl = planner_.place(head_req, projected, p.placement, &traffic);
         if (pl.feasible) {
           shadow = std::max(end, now);
           reserved = std::move(pl.hosts);
@@ -410,7 +366,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
       Event e = events.top();
       events.pop();
       if (active[e.slot].version != e.version) continue;  // superseded by a rate change
-      multi_changed |= !active[e.slot].links.empty();
+      multi_changed |= active[e.slot].traffic != fabric::kNone;
       finish(e.slot, now);
     }
     while (next < n_jobs && t.jobs[next].submit <= now) {

@@ -49,52 +49,45 @@ NodeStates free_only(const fabric::Fabric& f, const std::string& hostlist) {
 }
 using Leaves = std::vector<std::string>;
 
-// The scoring criterion at work: over_L20 is 4:1 oversubscribed everywhere; one uplink of
-// leaf01 (to spine04) trains at 1x. A 40-node job needs two leaves; the fabric policy leaves
-// leaf01 alone, Slurm's tree plugin (and first-fit) take it.
-TEST(FabricPolicy, DegradedUplinkChangesTheLeaves) {
+// A degraded link enters through its capacity, where the ring's routes cross it. over_L20 is
+// 4:1 oversubscribed; one uplink of leaf01 (to spine04) trains at 1x (50 Gb/s). opensm's
+// ftree sends leaf01's traffic to node036, 044, 052 and 060 of leaf02 over it (D-mod-K).
+TEST(FabricPolicy, DegradedUplinkEntersThroughItsCapacity) {
   const auto f = test::load(test::fabric_file("over_L20-degraded.ibnetdiscover.txt"));
   const Planner planner(f);
-  const auto all = placement::all_free(f);
-  const auto p = planner.place(job(40), all, Policy::kFabric);
+  // Free: node001 (leaf01), node036 (leaf02), node065 (leaf03); one host per leaf, so a
+  // 2-node job spans two leaves. first-fit takes node001 and node036: their ring crosses
+  // the 1x uplink and runs at a quarter of a host link.
+  const auto s = free_only(f, "node001,node036,node065");
+  const auto ff = planner.place(job(2), s, Policy::kFirstFit);
+  ASSERT_TRUE(ff.feasible) << ff.reason;
+  EXPECT_EQ(ranks(f, ff), expand("node001,node036"));
+  EXPECT_DOUBLE_EQ(ff.measures.bandwidth.slowdown, 4.0);
+  EXPECT_EQ(placement::bottleneck_name(f, ff.measures.bandwidth), "leaf01[36] -> spine04[1]");
+  EXPECT_EQ(ff.measures.bandwidth.before, 0);
+  EXPECT_EQ(ff.measures.bandwidth.after, 1);
+  // The fabric policy measures every pair of leaves and takes one whose ring runs at full
+  // speed: leaf01 with leaf03 (first in topology.conf order among the equal ones).
+  const auto p = planner.place(job(2), s, Policy::kFabric);
   ASSERT_TRUE(p.feasible) << p.reason;
-  EXPECT_EQ(p.leaves, (Leaves{"leaf02", "leaf03"}));
-  EXPECT_EQ(ranks(f, p), expand("node[033-072]"));
+  EXPECT_EQ(ranks(f, p), expand("node001,node065"));
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  EXPECT_DOUBLE_EQ(ff.score - p.score, 1000 * 2 * (4.0 - 1));
 
-  // --explain: every criterion, chosen and runner-up. Each ring edge crossing a leaf's
-  // uplinks pays 20 x (oversubscription - 1) + 40 per degraded uplink: 60 for a 4:1 leaf;
-  // leaf01 has 32 x 200 Gb/s down over 7 x 200 + 1 x 50 Gb/s up = 4.41:1 and one degraded
-  // uplink. A two-leaf ring has two edges, each crossing both leaves' uplinks.
-  const double leaf01 = 20 * (6400.0 / 1450.0 - 1) + 40;
-  EXPECT_EQ(p.measures.leaves, 2u);
-  EXPECT_EQ(p.measures.pods, 1u);
-  EXPECT_EQ(p.measures.ring_inter_leaf, 2u);
-  EXPECT_DOUBLE_EQ(p.measures.uplink_penalty, 2 * (60 + 60));
-  EXPECT_EQ(p.measures.leftover, 24u);
-  EXPECT_DOUBLE_EQ(p.score, 2 * 1000 + 500 + 2 * 10 + 240 + 24);
-  ASSERT_TRUE(p.has_runner_up);
-  EXPECT_EQ(p.runner_up_leaves, (Leaves{"leaf01", "leaf02"}));
-  EXPECT_EQ(p.runner_up.leaves, 2u);
-  EXPECT_DOUBLE_EQ(p.runner_up.uplink_penalty, 2 * (leaf01 + 60));
-  EXPECT_NEAR(p.runner_up.uplink_penalty, 336.55, 0.005);
-  EXPECT_EQ(p.runner_up.leftover, 24u);
-  EXPECT_DOUBLE_EQ(p.runner_up_score, 2 * 1000 + 500 + 2 * 10 + 2 * (leaf01 + 60) + 24);
-
-  const auto slurm = planner.place(job(40), all, Policy::kSlurmTree);
-  EXPECT_EQ(slurm.leaves, (Leaves{"leaf01", "leaf02"}));
-  EXPECT_EQ(ranks(f, slurm), expand("node[001-040]"));
-  EXPECT_DOUBLE_EQ(slurm.measures.uplink_penalty, p.runner_up.uplink_penalty);
-  EXPECT_EQ(planner.place(job(40), all, Policy::kFirstFit).leaves, (Leaves{"leaf01", "leaf02"}));
-
-  // Without the uplink criterion the fabric policy takes leaf01 too; on the healthy fabric
-  // it does anyway: the degraded link alone moved the job.
-  placement::Weights blind;
-  blind.uplink = 0;
-  EXPECT_EQ(Planner(f, blind).place(job(40), all, Policy::kFabric).leaves,
-            (Leaves{"leaf01", "leaf02"}));
-  const auto healthy = test::load(test::fabric_file("over_L20.ibnetdiscover.txt"));
-  EXPECT_EQ(Planner(healthy).place(job(40), placement::all_free(healthy), Policy::kFabric).leaves,
-            (Leaves{"leaf01", "leaf02"}));
+  // On the whole idle fabric a 40-node ring needs two leaves and none of its two
+  // inter-leaf edges is routed over the 1x uplink: leaf01 is as good as any.
+  const auto all = placement::all_free(f);
+  const auto whole = planner.place(job(40), all, Policy::kFabric);
+  ASSERT_TRUE(whole.feasible) << whole.reason;
+  EXPECT_EQ(whole.leaves, (Leaves{"leaf01", "leaf02"}));
+  EXPECT_EQ(ranks(f, whole), expand("node[001-040]"));
+  EXPECT_DOUBLE_EQ(whole.measures.bandwidth.slowdown, 1.0);
+  EXPECT_EQ(whole.measures.leaves, 2u);
+  EXPECT_EQ(whole.measures.pods, 1u);
+  EXPECT_EQ(whole.measures.ring_inter_leaf, 2u);
+  EXPECT_EQ(whole.measures.leftover, 24u);
+  EXPECT_EQ(whole.measures.fresh_blocks, 1u);  // leaf02: 8 of its 32 hosts
+  EXPECT_DOUBLE_EQ(whole.score, 2 * 100 + 50 + 2 * 10 + 24 + 20);
 }
 
 // A job that fits one leaf uses no uplink: the degraded uplink does not matter, best fit
@@ -110,7 +103,7 @@ TEST(FabricPolicy, BestFitInsideOneLeaf) {
     EXPECT_EQ(ranks(f, p), expand("node[065-074]")) << to_string(pol);
     EXPECT_EQ(p.measures.leftover, 0u);
     EXPECT_EQ(p.measures.ring_inter_leaf, 0u);
-    EXPECT_EQ(p.measures.uplink_penalty, 0);
+    EXPECT_EQ(p.measures.bandwidth.slowdown, 1);
   }
   const auto p = planner.place(job(10), s, Policy::kFabric);
   ASSERT_TRUE(p.has_runner_up);
@@ -285,7 +278,8 @@ TEST(FabricPolicy, LeafWithoutUplinks) {
   EXPECT_EQ(slurm.leaves, (Leaves{"leaf02", "leaf03"}));
   EXPECT_EQ(planner.place(job(4), s, Policy::kFirstFit).measures.unhealthy_hosts, 4u);
   const auto ff = planner.place(job(5), s, Policy::kFirstFit);
-  EXPECT_GE(ff.measures.uplink_penalty, placement::kNoUplink);
+  EXPECT_FALSE(ff.measures.bandwidth.routed);
+  EXPECT_GE(ff.score, 1000 * 5 * (placement::kNoRoute - 1));
 }
 
 // Across pods, the pods term is part of the search (review finding): leaves of p03 have
@@ -297,8 +291,7 @@ TEST(FabricPolicy, BestSetAcrossPods) {
   const auto p = Planner(f).place(job(10), free_only(f, "node[001-006,008-023]"), Policy::kFabric);
   ASSERT_TRUE(p.feasible) << p.reason;
   EXPECT_EQ(p.leaves, (Leaves{"p02-leaf01", "p02-leaf02", "p04-leaf01", "p04-leaf02"}));
-  EXPECT_DOUBLE_EQ(p.score, 5040);
-  EXPECT_EQ(p.measures.uplink_penalty, 0);
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
   EXPECT_EQ(p.measures.leftover, 0u);
 }
 

@@ -185,24 +185,34 @@ TEST(Weights, BundledPolicyConfigIsTheDefault) {
   auto w = parse_weights(test::slurp(path), path);
   ASSERT_TRUE(w) << w.error().to_string();
   const Weights d;
+  EXPECT_EQ(w->slowdown, d.slowdown);
+  EXPECT_EQ(w->contention, d.contention);
   EXPECT_EQ(w->leaves, d.leaves);
   EXPECT_EQ(w->pods, d.pods);
   EXPECT_EQ(w->ring_crossings, d.ring_crossings);
-  EXPECT_EQ(w->uplink, d.uplink);
   EXPECT_EQ(w->leftover, d.leftover);
+  EXPECT_EQ(w->fresh_block, d.fresh_block);
   EXPECT_EQ(w->tp_split, d.tp_split);
   EXPECT_EQ(w->unhealthy_host, d.unhealthy_host);
-  EXPECT_EQ(w->oversubscription, d.oversubscription);
-  EXPECT_EQ(w->degraded_uplink, d.degraded_uplink);
-  EXPECT_EQ(w->unhealthy_uplink, d.unhealthy_uplink);
-  EXPECT_EQ(w->lost_uplink, d.lost_uplink);
+  EXPECT_EQ(w->unhealthy_capacity, d.unhealthy_capacity);
+  // Every line of the bundled file is one of these (a stale one would fail to parse).
 }
 
 TEST(Weights, Errors) {
-  auto w = parse_weights("uplink = 0\nleftover=2.5 # best fit\n", "p.conf");
+  auto w = parse_weights("slowdown = 0\nleftover=2.5 # best fit\n", "p.conf");
   ASSERT_TRUE(w);
-  EXPECT_EQ(w->uplink, 0);
+  EXPECT_EQ(w->slowdown, 0);
   EXPECT_EQ(w->leftover, 2.5);
+  EXPECT_EQ(parse_weights("leaves = 1\noversubscription = 20\n", "p.conf").error().to_string(),
+            "p.conf:2: oversubscription is no longer a weight: links enter the objective "
+            "through their capacity (rate as read, unhealthy_capacity for links past their "
+            "error thresholds; docs/placement.md); remove the line");
+  EXPECT_EQ(parse_weights("unhealthy_capacity = 0\n", "p.conf").error().to_string(),
+            "p.conf:1: unhealthy_capacity: expected a fraction of the link's rate, more than 0 "
+            "and at most 1, got \"0\"");
+  EXPECT_EQ(parse_weights("unhealthy_capacity = 1.5\n", "p.conf").error().to_string(),
+            "p.conf:1: unhealthy_capacity: expected a fraction of the link's rate, more than 0 "
+            "and at most 1, got \"1.5\"");
   EXPECT_EQ(parse_weights("\n\nspeed = 3\n", "p.conf").error().to_string().substr(0, 34),
             "p.conf:3: unknown weight \"speed\", ");
   EXPECT_EQ(parse_weights("pods = -1\n", "p.conf").error().to_string(),

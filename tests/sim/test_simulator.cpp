@@ -31,7 +31,7 @@ struct World {
   policies::Planner planner;
   sim::Simulator sim;
   World(fabric::Fabric fab, sim::SimOptions opt)
-      : f(std::move(fab)), routes(model(f)), planner(f), sim(f, *routes, planner, opt) {}
+      : f(std::move(fab)), routes(model(f)), planner(f, {}, routes.get()), sim(planner, opt) {}
 };
 
 /// A spec's fabric with its ftree routes and placement context, built in place (the routes
@@ -117,7 +117,7 @@ TEST(Simulator, TinyTraceByHand) {
   opt.comm_fraction = 0.5;
   World w(make("fat2:leaves=2,down=4,up=1"), opt);
   const auto t = itp(kTiny);
-  const sim::SimPolicy ff{policies::Policy::kFirstFit, false};
+  const sim::SimPolicy ff{policies::Policy::kFirstFit};
   const auto run = w.sim.run(t, ff, w.sim.unplaceable(t, ff));
   ASSERT_EQ(run.jobs.size(), 6u);
   struct Want {
@@ -176,7 +176,7 @@ TEST(Simulator, DegradedUplinkSlowsTheRingThatCrossesIt) {
   opt.comm_fraction = 0.5;
   World w(make("fat2:leaves=2,down=4,up=1,degrade=leaf01:5:w=1"), opt);
   const auto t = itp("job_id,submission_time,duration,num_gpu\nfill,0,100,24\nx,0,100,16\n");
-  const sim::SimPolicy ff{policies::Policy::kFirstFit, false};
+  const sim::SimPolicy ff{policies::Policy::kFirstFit};
   const auto run = w.sim.run(t, ff, {});
   EXPECT_EQ(names(w.f, run.jobs[1].hosts), "node004 node005");
   EXPECT_DOUBLE_EQ(run.jobs[1].comm_slowdown, 4);
@@ -195,7 +195,7 @@ TEST(Simulator, FabricPolicyKeepsTpGroupsInLeavesWhereSlurmTreeSplitsThem) {
           16);
   // b1 -> node001; fill -> node002-004 (ends 10); b2 -> node005; j at 20 has 6 free.
   for (auto pol : {policies::Policy::kFabric, policies::Policy::kSlurmTree}) {
-    const sim::SimPolicy p{pol, false};
+    const sim::SimPolicy p{pol};
     const auto run = w.sim.run(t, p, {});
     const auto& j = run.jobs[3];
     SCOPED_TRACE(p.name());
@@ -222,7 +222,7 @@ TEST(Simulator, SameInputsSameOutputs) {
   }
   const auto t = itp(text, 16);
   std::vector<sim::Run> a, b;
-  for (const char* list : {"fabric,fabric+routes,slurm-tree,first-fit"}) {
+  for (const char* list : {"fabric,slurm-tree,first-fit"}) {
     auto pols = sim::parse_sim_policies(list);
     ASSERT_TRUE(pols);
     for (const auto& p : *pols) {
@@ -249,15 +249,17 @@ TEST(Simulator, SameInputsSameOutputs) {
 }
 
 TEST(SimPolicies, Parse) {
-  auto p = sim::parse_sim_policies("fabric, fabric+routes,slurm-tree,first-fit");
+  auto p = sim::parse_sim_policies("fabric, slurm-tree,first-fit");
   ASSERT_TRUE(p);
-  ASSERT_EQ(p->size(), 4u);
-  EXPECT_EQ((*p)[1].name(), "fabric+routes");
+  ASSERT_EQ(p->size(), 3u);
+  EXPECT_EQ((*p)[1].name(), "slurm-tree");
   EXPECT_EQ(sim::parse_sim_policies("fabric,fabric").error().message,
             "policy 'fabric' given twice");
   EXPECT_EQ(sim::parse_sim_policies("slurm-tree+routes").error().message,
-            "unknown policy 'slurm-tree+routes': expected fabric, fabric+routes, slurm-tree or "
-            "first-fit");
+            "unknown policy 'slurm-tree+routes': expected fabric, slurm-tree or first-fit");
+  EXPECT_EQ(sim::parse_sim_policies("fabric+routes").error().message,
+            "policy 'fabric+routes' is now 'fabric': the fabric policy always orders its ring "
+            "on the routes");
 }
 
 TEST(RouteAwareRing, AvoidsAnUplinkAnotherJobLoads) {
@@ -369,7 +371,7 @@ TEST(Simulator, BackfillKeepsOffTheHostsReservedForTheHead) {
       itp("job_id,submission_time,duration,num_gpu\n"
           "P,0,10,24\nQ,0,10,24\nR,0,50,8\nS,0,1000,8\nH,20,100,32\nJ,21,500,16\n",
           32);
-  const auto run = w.sim.run(t, {policies::Policy::kFabric, false}, {});
+  const auto run = w.sim.run(t, {policies::Policy::kFabric}, {});
   EXPECT_EQ(names(w.f, run.jobs[4].hosts), "node001 node002 node003 node004");
   EXPECT_EQ(run.jobs[4].start, 50);
   EXPECT_EQ(names(w.f, run.jobs[5].hosts), "node005 node006");
@@ -385,7 +387,7 @@ TEST(Simulator, JobsEndingTogetherAllCountForTheReservation) {
   const auto t =
       itp("job_id,submission_time,duration,num_gpu\nA,0,100,16\nB,0,100,16\nH,10,50,48\n"
           "C,20,500,16\n");
-  const auto run = w.sim.run(t, {policies::Policy::kFirstFit, false}, {});
+  const auto run = w.sim.run(t, {policies::Policy::kFirstFit}, {});
   EXPECT_EQ(run.jobs[2].start, 100);
   EXPECT_EQ(run.jobs[3].start, 20);
   EXPECT_EQ(names(w.f, run.jobs[3].hosts), "node007 node008");

@@ -11,39 +11,45 @@
 #pragma once
 
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "fabricplace/fabric/fabric.hpp"
 #include "fabricplace/fabric/slurm_tree.hpp"
 #include "fabricplace/placement/request.hpp"
+#include "fabricplace/placement/traffic.hpp"
 
 namespace fabricplace::placement {
 
-/// The weights of the score and of the uplink quality (etc/fabricplace/policy.conf).
+/// The weights of the objective (etc/fabricplace/policy.conf, docs/placement.md "The
+/// objective"). One unit of cost: one node of a job communicating at double time is 1000.
 struct Weights {
-  // Score terms (lower is better), per unit of each measure.
-  double leaves = 1000;           ///< per leaf (block) used
-  double pods = 500;              ///< per pod used
-  double ring_crossings = 10;     ///< per ring edge between two leaves
-  double uplink = 1;              ///< per unit of uplink penalty (criterion 4)
-  double leftover = 1;            ///< per free host left behind in the leaves used (best fit)
-  double tp_split = 10000;        ///< per TP group spanning leaves (baselines only)
+  // Bandwidth, per node and unit of predicted communication slowdown above 1.
+  double slowdown = 1000;    ///< the job's own (its ring's worst link share)
+  double contention = 1000;  ///< what its flows add to the running jobs sharing its links
+  // Locality, what decides when bandwidth ties (an idle, non-blocking fabric).
+  double leaves = 100;         ///< per block (leaf, rail group) used
+  double pods = 50;            ///< per pod used
+  double ring_crossings = 10;  ///< per ring edge between two blocks
+  // Fragmentation.
+  double leftover = 1;      ///< per free host left behind in the blocks used (best fit)
+  double fresh_block = 20;  ///< per wholly free block the job breaks into without filling it
+  // What only the baselines can do.
+  double tp_split = 10000;        ///< per TP group spanning blocks
   double unhealthy_host = 10000;  ///< per host on a degraded or unhealthy host link
-  // Uplink quality of a leaf: what one ring edge crossing its uplinks pays.
-  double oversubscription = 20;  ///< per unit of oversubscription above 1:1
-  double degraded_uplink = 40;   ///< per uplink below nominal width or speed
-  double unhealthy_uplink = 60;  ///< per uplink with error counters past their thresholds
-  double lost_uplink = 40;       ///< per uplink lost since the previous discovery
+  /// Not a weight: the fraction of its rate a link whose error counters passed their
+  /// thresholds counts at (0 < x <= 1). A bad link enters only through its capacity.
+  double unhealthy_capacity = 0.5;
 };
 
 /// Parses a policy config ("name = value" lines, '#' comments); names not given keep their
 /// defaults. Errors name the file, the line and what was expected.
 Result<Weights> parse_weights(std::string_view text, const std::string& file);
 
-/// The uplink penalty of a leaf with no uplink at all: it cannot take part in a placement
-/// that spans leaves.
-inline constexpr double kNoUplink = 1e6;
+/// The slowdown a ring is counted at when one of its edges has no route at all (a leaf
+/// without uplinks, separate parts of the fabric): it would not run.
+inline constexpr double kNoRoute = 1000;
 
 /// The unit a TP group must not leave: a leaf, or on rail-optimised fabrics a rail group
 /// (scalable unit, one leaf per rail), exactly the leaves of the topology.conf export.
@@ -57,32 +63,52 @@ struct Blocks {
   [[nodiscard]] std::size_t size() const { return name.size(); }
 };
 
-/// Everything a decision reads, prepared once per fabric.
+/// Everything a decision reads, prepared once per fabric, weights and route model.
 struct Context {
   const fabric::Fabric* fabric = nullptr;
   fabric::SlurmTree tree;
   Blocks blocks;
   Weights weights;
-  /// Per block: the uplink penalty one ring edge pays for leaving or entering it
-  /// (docs/placement.md, criterion 4); kNoUplink when it has no uplink.
-  std::vector<double> uplink;
-  /// Per block: why its uplinks are penalised ("4.41:1 oversubscribed, 1 degraded uplink").
+  /// The route model in force (nullptr: bandwidth is not measured, every ring counts at
+  /// s = 1; only for tests of the other measures).
+  const routes::Model* routes = nullptr;
+  Capacity capacity;
+  /// Per block: the directed links between its leaves and the switches above them, leaving
+  /// (up) and entering (down); empty when the block has no uplink (it then cannot take part
+  /// in a placement that spans blocks).
+  std::vector<std::vector<routes::DirLink>> block_up, block_down;
+  /// Per block: index into tier2_up / tier2_down, its pod's links to the tier above the
+  /// pod (3-level fabrics), kNone when there is no such tier.
+  std::vector<std::uint32_t> block_tier2;
+  std::vector<std::vector<routes::DirLink>> tier2_up, tier2_down;
+  /// Per directed link: the block whose uplinks it is (block_up / block_down), and the
+  /// tier-2 group whose links it is (tier2_up / tier2_down); kNone for other links.
+  std::vector<std::uint32_t> link_block, link_tier2;
+  /// Per block: what is wrong with its uplinks, for --explain ("4.41:1 oversubscribed,
+  /// 1 degraded uplink"; "no uplink").
   std::vector<std::string> uplink_why;
   /// Per host: its own links are sound (not degraded, not unhealthy, none lost, every rail).
   std::vector<std::uint8_t> healthy;
+
+  [[nodiscard]] bool uplinked(std::size_t block) const { return !block_up[block].empty(); }
 };
-Context prepare(const fabric::Fabric& f, const Weights& w = {});
+Context prepare(const fabric::Fabric& f, const Weights& w = {},
+                const routes::Model* routes = nullptr);
 
 /// The measures of a placement, for every policy alike (docs/placement.md).
 struct Measures {
+  std::uint32_t hosts = 0;            ///< hosts placed
   std::uint32_t leaves = 0;           ///< blocks used (leaves; rail groups on rail fabrics)
   std::uint32_t pods = 0;             ///< pods used
   std::uint32_t ring_inter_leaf = 0;  ///< ring edges (rank i -> i+1, wrapping) between blocks
   std::uint32_t ring_inter_pod = 0;   ///< ring edges between pods (spine-to-core crossings)
   std::uint32_t tp_groups_split = 0;  ///< TP groups spanning more than one block
-  double uplink_penalty = 0;          ///< sum over inter-block ring edges of both ends' uplink
   std::uint32_t leftover = 0;         ///< free hosts left behind in the blocks used
+  std::uint32_t fresh_blocks = 0;     ///< wholly free blocks broken into, not filled
   std::uint32_t unhealthy_hosts = 0;  ///< hosts on degraded, unhealthy or lost host links
+  /// Bandwidth: the ring's predicted slowdown, bottleneck and what it adds to others
+  /// (kNoRoute as the slowdown when some edge has no route).
+  Forecast bandwidth;
 };
 
 struct Placement {
@@ -108,10 +134,19 @@ struct Placement {
 std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
                                        const NodeStates& states, bool healthy_only);
 
-/// Measures a ranked host set and fills tp_groups, leaves, measures and score (feasible).
+/// Measures a ranked host set and fills tp_groups, leaves, measures and score (feasible):
+/// its bandwidth over `traffic`'s running jobs (nullptr: an idle fabric) on the route model
+/// of the context.
 Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& states,
-                   std::vector<fabric::HostId> ranked, std::string policy);
+                   std::vector<fabric::HostId> ranked, std::string policy,
+                   const Traffic* traffic = nullptr);
 double score_of(const Weights& w, const Measures& m);
+
+/// The ring's edges (rank i -> i + 1, wrapping) between blocks and between pods.
+struct RingMeasures {
+  std::uint32_t inter_leaf = 0, inter_pod = 0;
+};
+RingMeasures measure_ring(const Blocks& b, std::span<const fabric::HostId> ring);
 
 /// The fabric-aware ring order: blocks contiguous, ordered by pod then block index; hosts in
 /// index order inside a block. A ring over L > 1 blocks then has exactly L inter-block edges

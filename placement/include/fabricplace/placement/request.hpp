@@ -25,6 +25,9 @@ struct JobRequest {
   std::uint32_t tp = 0;  ///< 0 = gpus_per_node
   std::uint32_t pp = 1;  ///< pipeline stages (informational: stages follow rank order)
   std::vector<fabric::HostId> exclude;  ///< never placed on (resolve_hosts)
+  /// Tells this job's flows apart from other jobs' between the same hosts (ecmp hashes it;
+  /// the simulator numbers its jobs).
+  std::uint64_t salt = 0;
 
   [[nodiscard]] std::uint32_t tp_size() const { return tp ? tp : gpus_per_node; }
   /// Nodes per TP group (1 when the group fits in a node).

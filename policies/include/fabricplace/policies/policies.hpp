@@ -7,12 +7,15 @@
 // - Every policy returns a Placement measured by placement::evaluate(), so their results
 //   compare on equal terms; an infeasible request is a result with a reason.
 // - `fabric` holds the hard constraints of docs/placement.md (every TP group under one leaf
-//   or rail group, no drained, down, excluded or unhealthy host, the fewest leaves possible)
-//   and minimises the score among the sets it considers. The baselines do what their
-//   originals do and no more: they know neither TP groups nor link health.
+//   or rail group, no drained, down, excluded or unhealthy host) and minimises the
+//   objective (bandwidth on the route model in force, with the running jobs' load; then
+//   locality and fragmentation) among the sets it considers. The baselines do what their
+//   originals do and no more: they know neither TP groups, link health nor load; their
+//   placements are measured by the same objective.
 #pragma once
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -41,22 +44,31 @@ struct SlurmTables {
 SlurmTables slurm_tables(const fabric::SlurmTree& tree);
 
 placement::Placement first_fit(const placement::Context& c, const placement::JobRequest& job,
-                               const placement::NodeStates& states);
+                               const placement::NodeStates& states,
+                               const placement::Traffic* traffic = nullptr);
 placement::Placement slurm_tree(const placement::Context& c, const SlurmTables& t,
                                 const placement::JobRequest& job,
-                                const placement::NodeStates& states);
+                                const placement::NodeStates& states,
+                                const placement::Traffic* traffic = nullptr);
 placement::Placement fabric_aware(const placement::Context& c, const placement::JobRequest& job,
-                                  const placement::NodeStates& states);
+                                  const placement::NodeStates& states,
+                                  const placement::Traffic* traffic = nullptr);
 
 class Planner {
  public:
-  explicit Planner(const fabric::Fabric& f, const placement::Weights& w = {});
+  /// `routes`: the route model in force (it must outlive the planner); nullptr: the planner
+  /// builds the one `--routes auto` would (routes::make_model).
+  explicit Planner(const fabric::Fabric& f, const placement::Weights& w = {},
+                   const routes::Model* routes = nullptr);
+  /// `traffic`: the running jobs' load (on the same route model); nullptr: an idle fabric.
   [[nodiscard]] placement::Placement place(const placement::JobRequest& job,
-                                           const placement::NodeStates& states,
-                                           Policy policy) const;
+                                           const placement::NodeStates& states, Policy policy,
+                                           const placement::Traffic* traffic = nullptr) const;
   [[nodiscard]] const placement::Context& context() const { return ctx_; }
+  [[nodiscard]] const routes::Model& routes() const { return *ctx_.routes; }
 
  private:
+  std::unique_ptr<const routes::Model> own_routes_;
   placement::Context ctx_;
   SlurmTables slurm_;
 };

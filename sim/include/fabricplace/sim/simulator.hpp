@@ -8,15 +8,14 @@
 //   estimate = trace duration x estimate_factor), and later jobs (at most bf_max_job_test)
 //   start now if they end before it or fit in the nodes it leaves spare. Jobs are
 //   node-exclusive.
-// - Placement: policies::Planner decides which hosts and the ring (rank) order; the
-//   `fabric+routes` variant re-orders each leaf's boundary hosts on the known routes
-//   (placement::route_aware_ring).
+// - Placement: policies::Planner decides which hosts and the ring (rank) order, seeing the
+//   running jobs' load (placement::Traffic: the simulator passes its own state).
 // - Communication: every multi-node job runs ring AllReduce over its hosts in rank order.
 //   Each ring edge (host i -> i + 1, wrapping) puts its traffic on the links the route model
 //   in force gives it (routes::Model: one static path, ecmp's hashed flows, or adaptive's
-//   balanced split), as load in ring edges. A directed link of capacity C carrying load L gives
-//   each unit of load C / L; a job's ring runs at the worst share among its links;
-//   slowdown s = max(1, host injection rate x max(L / C)). A fraction comm_fraction of the
+//   balanced split), as load in ring edges. The job's communication slowdown s is the one
+//   ring measure of placement/traffic.hpp (its ring's worst link share: s = max(1, host
+//   injection rate x max(L / C)), the figure the fabric policy predicts). A fraction comm_fraction of the
 //   job's uncontended run time is communication, so it progresses at 1 / ((1 - f) + f s) of
 //   its nominal speed; rates change whenever a job starts or ends.
 // - Deterministic: the same trace, fabric, routes and options give the same result
@@ -36,14 +35,12 @@
 
 namespace fabricplace::sim {
 
-/// A policy as the simulator runs it: a placement policy, and for ours optionally the
-/// route-aware ring order ("fabric+routes").
+/// A policy as the simulator runs it.
 struct SimPolicy {
   policies::Policy placement = policies::Policy::kFabric;
-  bool route_aware = false;
   [[nodiscard]] std::string name() const;
 };
-/// "fabric,fabric+routes,slurm-tree,first-fit" (kUsage for unknown or repeated names).
+/// "fabric,slurm-tree,first-fit" (kUsage for unknown or repeated names).
 Result<std::vector<SimPolicy>> parse_sim_policies(std::string_view list);
 
 struct SimOptions {
@@ -92,9 +89,8 @@ using Progress = std::function<void(std::size_t done, std::size_t total)>;
 
 class Simulator {
  public:
-  /// The fabric, routes and planner must outlive the simulator and agree (same fabric).
-  Simulator(const fabric::Fabric& f, const routes::Model& routes, const policies::Planner& planner,
-            SimOptions opt);
+  /// The planner (its fabric and route model: Planner::routes()) must outlive the simulator.
+  Simulator(const policies::Planner& planner, SimOptions opt);
   /// Jobs a policy could never place on the empty fabric (too many nodes, a TP group larger
   /// than any leaf): true per job. The caller drops them from every run alike.
   [[nodiscard]] std::vector<std::uint8_t> unplaceable(const Trace& t, const SimPolicy& p) const;
@@ -108,12 +104,7 @@ class Simulator {
   const routes::Model& routes_;
   const policies::Planner& planner_;
   SimOptions opt_;
-  std::vector<double> capacity_;           ///< per directed link, Gb/s
-  std::vector<std::uint8_t> interswitch_;  ///< per directed link: both ends are switches
   std::vector<routes::DirLink> interswitch_list_;
-  /// Nominal injection rate of a host (its host link's rate, times its rails): a ring
-  /// edge's full speed.
-  double host_gbps_ = 0;
   std::uint32_t max_block_ = 0;  ///< hosts in the largest block (min_leaves)
 };
 
