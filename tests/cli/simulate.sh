@@ -9,7 +9,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 args=(simulate --fabric 'fat3:pods=2,leaves=2,down=4,up=4' --trace "$data/traces/itp-cluster04-head300.csv"
-      --policies fabric,fabric+routes,slurm-tree,first-fit --tp-cap 16 --degrade-links 2)
+      --policies fabric,slurm-tree,first-fit --tp-cap 16 --degrade-links 2)
 "$bin" "${args[@]}" --seed 7 --threads 2 --out "$tmp/a" >"$tmp/a.stdout" 2>"$tmp/a.stderr"
 "$bin" "${args[@]}" --seed 7 --out "$tmp/b" -q >"$tmp/b.stdout" 2>"$tmp/b.stderr"
 "$bin" "${args[@]}" --seed 8 --out "$tmp/c" -q >/dev/null 2>&1
@@ -29,7 +29,7 @@ header=$(head -n 1 "$tmp/a/summary.csv")
 for col in policy routes jobs jobs_tp_split mean_wait_s p95_wait_s utilization mean_comm_slowdown max_link_load; do
   tr ',' '\n' <<<"$header" | grep -qx "$col" || fail "summary.csv lacks column $col"
 done
-[[ $(tail -n +2 "$tmp/a/summary.csv" | cut -d, -f1 | paste -sd,) == fabric,fabric+routes,slurm-tree,first-fit ]] ||
+[[ $(tail -n +2 "$tmp/a/summary.csv" | cut -d, -f1 | paste -sd,) == fabric,slurm-tree,first-fit ]] ||
   fail "summary.csv rows: $(cut -d, -f1 "$tmp/a/summary.csv" | paste -sd' ')"
 awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' "$tmp/a/summary.csv" ||
   fail "summary.csv rows and header have different numbers of fields"
@@ -40,8 +40,8 @@ sed 's/,"[^"]*"$/,hosts/' "$tmp/a/jobs.csv" | awk -F, 'NR == 1 { n = NF } NF != 
 [[ $(tail -n +2 "$tmp/a/summary.csv" | cut -d, -f2 | sort -u) == ftree ]] || fail "summary.csv: routes is not ftree"
 tail -n +2 "$tmp/a/summary.csv" | cut -d, -f3- | tr ',' '\n' | grep -vqE '^[0-9]+(\.[0-9]+)?$' &&
   fail "summary.csv has a value that is not a plain number"
-# jobs.csv: one row per job and policy (300 jobs x 4 policies) plus the header.
-[[ $(wc -l <"$tmp/a/jobs.csv") == 1201 ]] || fail "jobs.csv has $(wc -l <"$tmp/a/jobs.csv") lines"
+# jobs.csv: one row per job and policy (300 jobs x 3 policies) plus the header.
+[[ $(wc -l <"$tmp/a/jobs.csv") == 901 ]] || fail "jobs.csv has $(wc -l <"$tmp/a/jobs.csv") lines"
 
 # The report opens without network: inline SVG, no scripts, no external references.
 [[ $(grep -c '<svg ' "$tmp/a/report.html") == 4 ]] || fail "report.html should hold 4 plots"
@@ -52,13 +52,13 @@ grep -o 'https\?://[^"]*' "$tmp/a/report.html" | grep -qv '^http://www.w3.org/20
 # Progress on stderr (not with -q), the table on stdout.
 grep -qE '^simulate: fabric done in [0-9.]+ s \([0-9]+ jobs/min\)$' "$tmp/a.stderr" || fail "no progress on stderr"
 [[ -s "$tmp/b.stderr" ]] && fail "-q still printed: $(cat "$tmp/b.stderr")"
-grep -q '^fabric+routes ' "$tmp/a.stdout" || fail "no summary table on stdout"
+grep -q '^slurm-tree ' "$tmp/a.stdout" || fail "no summary table on stdout"
 # Exact routes from opensm's LFT dump give the same simulation as the ftree model (their
 # tables agree on every host pair of this fabric: tests/routes/test_ftree.cpp).
 zcat "$data/routes/fat2_L8-ftree.ibnetdiscover.txt.gz" >"$tmp/fat2.txt"
 zcat "$data/routes/fat2_L8-ftree.lfts.dump.gz" >"$tmp/fat2.lfts"
 common=(simulate -q --fabric "$tmp/fat2.txt" --trace "$data/traces/philly-head300.csv"
-        --arrival-scale 0.002 --policies fabric,fabric+routes,slurm-tree,first-fit)
+        --arrival-scale 0.002 --policies fabric,slurm-tree,first-fit)
 "$bin" "${common[@]}" --out "$tmp/model" >/dev/null
 "$bin" "${common[@]}" --lfts "$tmp/fat2.lfts" --out "$tmp/lft" >"$tmp/lft.stdout"
 cut -d, -f2 --complement "$tmp/model/jobs.csv" >"$tmp/model.jobs"
@@ -97,7 +97,7 @@ printf 'job_id,submission_time,duration,num_gpu\nsmall,0,10,8\nhuge,5,10,4096\n'
 "$bin" simulate --fabric 'fat2:leaves=2,down=4,up=1' --trace "$tmp/huge.csv" --out "$tmp/huge" \
   >/dev/null 2>"$tmp/huge.err" || fail "a trace with one oversized job failed: $(cat "$tmp/huge.err")"
 grep -q '^simulate: 1 jobs dropped: larger than the fabric' "$tmp/huge.err" || fail "dropped job not said"
-[[ $(wc -l <"$tmp/huge/jobs.csv") == 5 ]] || fail "jobs.csv should hold the small job under 4 policies"
+[[ $(wc -l <"$tmp/huge/jobs.csv") == 4 ]] || fail "jobs.csv should hold the small job under 3 policies"
 
 # Every fabric simulates (issue #13), each with the route model it calls for, named on stdout
 # and in the report. A RoCE Clos from a tiers CSV (aggregation groups of different sizes):

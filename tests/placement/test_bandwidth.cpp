@@ -1,0 +1,192 @@
+// The bandwidth objective (issue #14): placements judged by the predicted communication
+// slowdown on the route model in force, with the running jobs' load (placement::Traffic),
+// the exact hosts each time.
+#include <gtest/gtest.h>
+
+#include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/placement/report.hpp"
+#include "fabricplace/policies/policies.hpp"
+#include "test_support.hpp"
+
+namespace fabricplace::policies {
+namespace {
+
+using fabric::HostId;
+using placement::JobRequest;
+using placement::Placement;
+
+JobRequest job(std::uint32_t nodes) {
+  JobRequest j;
+  j.nodes = nodes;
+  return j;
+}
+std::string ranks(const fabric::Fabric& f, const std::vector<HostId>& hosts) {
+  std::vector<std::string> names;
+  for (auto h : hosts) names.push_back(f.host(h).name);
+  return hostlist::compress(names);
+}
+std::vector<HostId> hosts(const fabric::Fabric& f, const std::string& list) {
+  auto r = placement::resolve_hosts(f, list, "test");
+  if (!r) throw test::TestSetupFailure(r.error().to_string());
+  return *r;
+}
+placement::NodeStates free_only(const fabric::Fabric& f, const std::string& list) {
+  auto s = placement::free_hosts(f, list);
+  if (!s) throw test::TestSetupFailure(s.error().to_string());
+  return *s;
+}
+
+// A 3-level Ethernet Clos of two pods, each of one spine with ONE link to the core: 4 leaves
+// of 4 hosts per pod, 400G everywhere, leaves non-blocking. `core_a` is the rate of pod a's
+// core link.
+std::string two_pods(const std::string& core_a = "") {
+  std::string s = "host,leaf,spine,core\n";
+  int n = 0;
+  for (const char* pod : {"a", "b"})
+    for (int l = 1; l <= 4; ++l)
+      for (int h = 0; h < 4; ++h) {
+        char row[64];
+        std::snprintf(row, sizeof row, "n%03d,%s%d,s%s,c1\n", ++n, pod, l, pod);
+        s += row;
+      }
+  s += "links,lower,upper,count,rate\nhost,leaf,1,400G\nleaf,spine,4,400G\nspine,core,1,400G\n";
+  if (!core_a.empty()) s += "sa,c1,1," + core_a + "\n";
+  return s;
+}
+fabric::Fabric csv(const std::string& text) {
+  auto f = test::read_tree_source(text, true);
+  if (!f) throw test::TestSetupFailure(f.error().to_string());
+  return std::move(*f);
+}
+
+// Free: a1 whole (n001-004), a2 n005-006, a3 n009, a4 n013, b1 whole (n017-020). An 8-node
+// job fits two leaves in two pods (a1 + b1: its ring crosses the core twice) or four leaves
+// in pod a (no core link).
+const char* kFree = "n[001-006,009,013,017-020]";
+
+TEST(BandwidthObjective, IdleHealthyCoreTakesTheFewestLeaves) {
+  const auto f = csv(two_pods());
+  const Planner planner(f);
+  EXPECT_EQ(planner.routes().label(), "ecmp");
+  const auto p = planner.place(job(8), free_only(f, kFree), Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p.hosts), "n[001-004,017-020]");
+  EXPECT_EQ(p.leaves, (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  // Both 1.0: locality decides. 2 leaves, 2 pods, 2 crossings against 4, 1, 4.
+  EXPECT_DOUBLE_EQ(p.score, 2 * 100 + 2 * 50 + 2 * 10);
+  ASSERT_TRUE(p.has_runner_up);
+  EXPECT_EQ(p.runner_up_leaves, (std::vector<std::string>{"a1", "a2", "a3", "a4"}));
+  EXPECT_DOUBLE_EQ(p.runner_up_score, 4 * 100 + 50 + 4 * 10);
+}
+
+TEST(BandwidthObjective, DegradedCoreLinkKeepsTheJobInOnePod) {
+  // Pod a's core link at 100G: a ring over a1 and b1 runs at a quarter of a host link.
+  const auto f = csv(two_pods("100G"));
+  const Planner planner(f);
+  const auto states = free_only(f, kFree);
+  const auto p = planner.place(job(8), states, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p.hosts), "n[001-006,009,013]");
+  EXPECT_EQ(p.leaves, (std::vector<std::string>{"a1", "a2", "a3", "a4"}));
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  ASSERT_TRUE(p.has_runner_up);
+  EXPECT_EQ(p.runner_up_leaves, (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.slowdown, 4.0);
+  // --explain says why, in bandwidth.
+  const auto text = placement::placement_text(planner.context(), job(8), p, true);
+  EXPECT_NE(text.find("predicted slowdown      1.00          4.00\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("runner-up bottleneck: sa[5] -> c1[1] (100 Gb/s): 0 -> 1 ring edges; the "
+                      "job's ring runs at 25 % of a host link\n"),
+            std::string::npos)
+      << text;
+  // Measured like any ring: the two-pod set over the slow link.
+  const auto two = placement::evaluate(planner.context(), job(8), states,
+                                       hosts(f, "n[001-004,017-020]"), "x");
+  EXPECT_DOUBLE_EQ(two.measures.bandwidth.slowdown, 4.0);
+  EXPECT_EQ(placement::bottleneck_name(f, two.measures.bandwidth), "sa[5] -> c1[1]");
+}
+
+TEST(BandwidthObjective, RunningRingOnTheCoreKeepsTheJobInOnePod) {
+  // Healthy core links, but a running job's ring (n007 in a2, n021 in b2) crosses them both
+  // ways: a ring over a1 and b1 would share them, slowing itself and the running job to 2.
+  const auto f = csv(two_pods());
+  const Planner planner(f);
+  placement::Traffic traffic(planner.routes(), planner.context().capacity);
+  const auto running = traffic.add(hosts(f, "n007,n021"), 4711, "4711");
+  ASSERT_TRUE(running);
+  EXPECT_DOUBLE_EQ(traffic.slowdown(*running), 1.0);
+  const auto states = free_only(f, kFree);
+  const auto p = planner.place(job(8), states, Policy::kFabric, &traffic);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p.hosts), "n[001-006,009,013]");
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  EXPECT_EQ(p.measures.bandwidth.slowed, 0u);
+  ASSERT_TRUE(p.has_runner_up);
+  EXPECT_EQ(p.runner_up_leaves, (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.slowdown, 2.0);
+  EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.before, 1.0);
+  EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.after, 2.0);
+  EXPECT_EQ(p.runner_up.bandwidth.slowed, 1u);
+  EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.others, 2 * (2.0 - 1.0));  // 2 nodes, 1 -> 2
+  // Without the running job the fewest leaves win again.
+  EXPECT_EQ(ranks(f, planner.place(job(8), states, Policy::kFabric).hosts),
+            "n[001-004,017-020]");
+  // Removing the job restores the idle fabric exactly.
+  traffic.remove(*running);
+  for (auto l : traffic.load()) EXPECT_EQ(l, 0u);
+  EXPECT_EQ(ranks(f, planner.place(job(8), states, Policy::kFabric, &traffic).hosts),
+            "n[001-004,017-020]");
+}
+
+// A 2-level fabric of 4 leaves of 4 hosts with ONE uplink each (4:1). A running job's ring
+// over leaf01 and leaf02 loads their uplinks; a new job that needs two leaves avoids them.
+TEST(BandwidthObjective, RunningRingOnALeafsUplinksIsAvoided) {
+  const auto f = test::gen("fat2:leaves=4,down=4,up=1");
+  const Planner planner(f);
+  EXPECT_EQ(planner.routes().label(), "ftree");
+  placement::Traffic traffic(planner.routes(), planner.context().capacity);
+  ASSERT_TRUE(traffic.add(hosts(f, "node001,node005"), 1, "running"));
+  // Free: leaf01 node002-004, leaf02 node006-008, leaf03 node009-011, leaf04 node013-015.
+  const auto states = free_only(f, "node[002-004,006-008,009-011,013-015]");
+  const auto idle = planner.place(job(6), states, Policy::kFabric);
+  EXPECT_EQ(ranks(f, idle.hosts), "node[002-004,006-008]");
+  const auto p = planner.place(job(6), states, Policy::kFabric, &traffic);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p.hosts), "node[009-011,013-015]");
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  EXPECT_EQ(p.measures.bandwidth.slowed, 0u);
+  // first-fit shares the loaded uplinks.
+  const auto ff = planner.place(job(6), states, Policy::kFirstFit, &traffic);
+  EXPECT_EQ(ranks(f, ff.hosts), "node[002-004,006-008]");
+  EXPECT_DOUBLE_EQ(ff.measures.bandwidth.slowdown, 2.0);
+  EXPECT_EQ(ff.measures.bandwidth.slowed, 1u);
+}
+
+TEST(Traffic, LoadsAndSlowdownsAreExact) {
+  const auto f = test::gen("fat2:leaves=4,down=4,up=1");
+  const Planner planner(f);
+  placement::Traffic t(planner.routes(), planner.context().capacity);
+  const auto a = t.add(hosts(f, "node001,node005"), 1, "a");
+  const auto b = t.add(hosts(f, "node002,node006"), 2, "b");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(t.size(), 2u);
+  // Both rings cross leaf01's and leaf02's single uplinks both ways: 2 edges on each.
+  EXPECT_DOUBLE_EQ(t.slowdown(*a), 2.0);
+  EXPECT_DOUBLE_EQ(t.slowdown(*b), 2.0);
+  EXPECT_EQ(t.id(*b), "b");
+  EXPECT_EQ(t.nodes(*a), 2u);
+  t.remove(*a);
+  EXPECT_DOUBLE_EQ(t.slowdown(*b), 1.0);
+  const auto c = t.add(hosts(f, "node003,node007,node011"), 3, "c");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(*c, *a);  // the handle is reused
+  EXPECT_DOUBLE_EQ(t.slowdown(*b), 2.0);
+  t.remove(*b);
+  t.remove(*c);
+  EXPECT_EQ(t.size(), 0u);
+  for (auto l : t.load()) EXPECT_EQ(l, 0u);
+}
+
+}  // namespace
+}  // namespace fabricplace::policies
