@@ -393,4 +393,31 @@ TEST(Simulator, JobsEndingTogetherAllCountForTheReservation) {
   EXPECT_EQ(names(w.f, run.jobs[3].hosts), "node007 node008");
 }
 
+// Issue #14: a running ring loads leaf01's and leaf02's single uplinks (R on node004 and
+// node008); J (6 nodes) then fits leaf01 + leaf03 best by fit, but its ring would share
+// leaf01's uplink with R. The fabric policy sees R's load and takes leaf03 + leaf04: J's
+// predicted and simulated slowdown are 1.0. slurm-tree shares the link: both run at half.
+TEST(Simulator, RunningLoadIsAvoided) {
+  sim::SimOptions opt;
+  opt.comm_fraction = 0.5;
+  World w(make("fat2:leaves=4,down=4,up=1"), opt);
+  const auto t = itp(
+      "job_id,submission_time,duration,num_gpu\n"
+      "X1,0,10,24\nX2,0,1000,24\nX3,0,10,32\nX4,0,10,32\nR,0,1000,16\nJ,20,100,48\n");
+  const auto fab = w.sim.run(t, {policies::Policy::kFabric}, {});
+  EXPECT_EQ(names(w.f, fab.jobs[4].hosts), "node004 node008");
+  EXPECT_EQ(names(w.f, fab.jobs[5].hosts), "node009 node010 node011 node012 node013 node014");
+  EXPECT_EQ(fab.jobs[5].comm_slowdown, 1.0);
+  EXPECT_EQ(fab.jobs[5].worst_comm_slowdown, 1.0);
+  EXPECT_EQ(fab.jobs[4].worst_comm_slowdown, 1.0);
+  EXPECT_EQ(fab.jobs[5].end, 120);
+  const auto slurm = w.sim.run(t, {policies::Policy::kSlurmTree}, {});
+  EXPECT_EQ(names(w.f, slurm.jobs[4].hosts), "node004 node008");
+  EXPECT_EQ(names(w.f, slurm.jobs[5].hosts), "node001 node002 node009 node010 node011 node012");
+  EXPECT_EQ(slurm.jobs[5].comm_slowdown, 2.0);
+  EXPECT_EQ(slurm.jobs[4].worst_comm_slowdown, 2.0);
+  // Half its time at half speed: 100 s of work take 100 x (0.5 + 0.5 x 2) = 150 s.
+  EXPECT_EQ(slurm.jobs[5].end, 170);
+}
+
 }  // namespace
