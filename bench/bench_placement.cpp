@@ -5,13 +5,20 @@
 // TP 8 and TP 16 (8 GPUs per node). Every benchmark cycles through 32 different busy sets and
 // reports the median and 99th percentile of a single decision (p50_us, p99_us). Preparing a
 // Planner (once per fabric) is measured separately.
+//
+// Running jobs (issue #14): each busy set is also 2,000 running jobs, whose rings load the
+// fabric on the planner's route model (ftree, as `--routes auto` chooses): the busy hosts in
+// index order, cut into 2,000 runs at random points (seeded), each a job's ring. Every policy
+// gets the same Traffic; the fabric policy decides on it, the baselines are measured on it.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <random>
+#include <memory>
 #include <set>
+#include <span>
 #include <string>
 
 #include "fabricplace/common/hostlist.hpp"
@@ -25,6 +32,7 @@ using fp::policies::Policy;
 namespace {
 
 constexpr int kBusySets = 32;
+constexpr int kRunningJobs = 2000;
 
 std::string spec(int which) {
   if (which == 0) return "fat3:pods=16,leaves=32,down=32,up=32,spines=32,radix=64";
@@ -69,20 +77,47 @@ const std::vector<fp::placement::NodeStates>& busy_sets(int percent) {
   return v;
 }
 
+// The running jobs of each busy set on fabric `which` (see the top of the file).
+const std::vector<std::unique_ptr<fp::placement::Traffic>>& running(int which, int percent) {
+  static std::map<std::pair<int, int>, std::vector<std::unique_ptr<fp::placement::Traffic>>> cache;
+  auto& v = cache[{which, percent}];
+  if (v.empty()) {
+    const auto& p = planner(which);
+    std::mt19937 rng(static_cast<unsigned>(2000 + percent));
+    for (const auto& s : busy_sets(percent)) {
+      std::vector<fp::fabric::HostId> busy;
+      for (std::uint32_t h = 0; h < s.state.size(); ++h)
+        if (!s.free(fp::fabric::HostId{h})) busy.push_back(fp::fabric::HostId{h});
+      std::set<std::size_t> cuts{0, busy.size()};
+      while (cuts.size() < kRunningJobs + 1) cuts.insert(1 + rng() % (busy.size() - 1));
+      auto t = std::make_unique<fp::placement::Traffic>(p.routes(), p.context().capacity);
+      for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) {
+        const std::span<const fp::fabric::HostId> ring(busy.data() + *it, *std::next(it) - *it);
+        t->add(ring, *it + 1);
+      }
+      v.push_back(std::move(t));
+    }
+  }
+  return v;
+}
+
 // Args: fabric, policy, busy percent, nodes, TP.
 void BM_Place(benchmark::State& state) {
   const auto& p = planner(static_cast<int>(state.range(0)));
   const auto policy = static_cast<Policy>(state.range(1));
   const auto& sets = busy_sets(static_cast<int>(state.range(2)));
+  const auto& loads = running(static_cast<int>(state.range(0)), static_cast<int>(state.range(2)));
   fp::placement::JobRequest job;
   job.nodes = static_cast<std::uint32_t>(state.range(3));
   job.tp = static_cast<std::uint32_t>(state.range(4));
   std::vector<double> us;
   std::size_t i = 0, feasible = 0, leaves = 0, split = 0;
+  double slowdown = 0, others = 0;
   for (auto _ : state) {
-    const auto& s = sets[i++ % sets.size()];
+    const auto k = i++ % sets.size();
+    const auto& s = sets[k];
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = p.place(job, s, policy);
+    auto r = p.place(job, s, policy, loads[k].get());
     const auto t1 = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(r);
     state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
@@ -90,6 +125,8 @@ void BM_Place(benchmark::State& state) {
     feasible += r.feasible;
     leaves += r.measures.leaves;
     split += r.measures.tp_groups_split;
+    slowdown += r.feasible ? r.measures.bandwidth.slowdown : 0;
+    others += r.feasible ? r.measures.bandwidth.others : 0;
   }
   std::sort(us.begin(), us.end());
   state.counters["p50_us"] = us[us.size() / 2];
@@ -97,6 +134,8 @@ void BM_Place(benchmark::State& state) {
   state.counters["feasible"] = static_cast<double>(feasible) / static_cast<double>(us.size());
   state.counters["leaves"] = static_cast<double>(leaves) / static_cast<double>(us.size());
   state.counters["tp_split"] = static_cast<double>(split) / static_cast<double>(us.size());
+  state.counters["slowdown"] = slowdown / static_cast<double>(std::max<std::size_t>(feasible, 1));
+  state.counters["others"] = others / static_cast<double>(std::max<std::size_t>(feasible, 1));
   state.SetLabel(std::string(fp::policies::to_string(policy)));
 }
 
@@ -114,9 +153,12 @@ BENCHMARK(BM_Place)
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(0.3);
 
+// The planner's own preparation, over an existing route model (building the model is
+// BM_RouteModel in bench_sim).
 void BM_PreparePlanner(benchmark::State& state) {
+  const int which = static_cast<int>(state.range(0));
   for (auto _ : state)
-    benchmark::DoNotOptimize(fp::policies::Planner(fabric(static_cast<int>(state.range(0)))));
+    benchmark::DoNotOptimize(fp::policies::Planner(fabric(which), {}, &planner(which).routes()));
 }
 BENCHMARK(BM_PreparePlanner)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 

@@ -90,10 +90,10 @@ Result<Weights> parse_weights(std::string_view text, const std::string& file) {
         const WeightKey* key = nullptr;
         for (const auto& k : kWeightKeys)
           if (name == k.name) key = &k;
-        for (const char* r : kRetired)
-          if (name == r)
+        for (const char* retired : kRetired)
+          if (name == retired)
             return fail(ErrorCode::kSyntax,
-                        std::string(r) +
+                        std::string(retired) +
                             " is no longer a weight: links enter the objective through their "
                             "capacity (rate as read, unhealthy_capacity for links past their "
                             "error thresholds; docs/placement.md); remove the line",
@@ -272,10 +272,34 @@ std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
 
 double score_of(const Weights& w, const Measures& m) {
   const double s = m.bandwidth.routed ? m.bandwidth.slowdown : kNoRoute;
+  // With pipeline stages, the crossings are those of the job's whole traffic pattern.
+  const auto crossings = m.pp_inter_leaf ? m.pp_inter_leaf : m.ring_inter_leaf;
   return w.slowdown * m.hosts * (s - 1) + w.contention * m.bandwidth.others +
-         w.leaves * m.leaves + w.pods * m.pods + w.ring_crossings * m.ring_inter_leaf +
+         w.leaves * m.leaves + w.pods * m.pods + w.ring_crossings * crossings +
          w.leftover * m.leftover + w.fresh_block * m.fresh_blocks +
          w.tp_split * m.tp_groups_split + w.unhealthy_host * m.unhealthy_hosts;
+}
+
+std::vector<std::pair<HostId, HostId>> job_edges(std::span<const HostId> ranked,
+                                                 std::uint32_t pp) {
+  std::vector<std::pair<HostId, HostId>> out;
+  const std::size_t n = ranked.size();
+  if (pp <= 1 || n % pp != 0) {
+    for (std::size_t i = 0; n > 1 && i < n; ++i) out.emplace_back(ranked[i], ranked[(i + 1) % n]);
+    return out;
+  }
+  const std::size_t per = n / pp;
+  for (std::size_t s = 0; s < pp; ++s) {
+    const auto* stage = ranked.data() + s * per;
+    for (std::size_t i = 0; per > 1 && i < per; ++i)
+      out.emplace_back(stage[i], stage[(i + 1) % per]);
+    if (s + 1 < pp)
+      for (std::size_t i = 0; i < per; ++i) {
+        out.emplace_back(stage[i], stage[per + i]);
+        out.emplace_back(stage[per + i], stage[i]);
+      }
+  }
+  return out;
 }
 
 RingMeasures measure_ring(const Blocks& b, std::span<const HostId> ring) {
@@ -349,7 +373,20 @@ Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& st
     if (free == b.hosts[k].size() && taken_in[k] < free) ++m.fresh_blocks;
   }
   m.leftover = free_in_used - taken;
-  if (c.routes) m.bandwidth = forecast_ring(*c.routes, c.capacity, traffic, p.hosts, job.salt);
+  if (job.pp > 1 && n % job.pp == 0) {
+    const auto edges = job_edges(p.hosts, job.pp);
+    for (const auto& [x, y] : edges) m.pp_inter_leaf += b.of_host[idx(x)] != b.of_host[idx(y)];
+    const std::size_t per = n / job.pp;
+    for (std::size_t s = 0; s < job.pp; ++s) {
+      bool one = true;
+      for (std::size_t i = 1; i < per; ++i)
+        one = one && b.of_host[idx(p.hosts[s * per + i])] == b.of_host[idx(p.hosts[s * per])];
+      m.stages_in_block += one;
+    }
+    if (c.routes) m.bandwidth = forecast_edges(*c.routes, c.capacity, traffic, edges, job.salt);
+  } else if (c.routes) {
+    m.bandwidth = forecast_ring(*c.routes, c.capacity, traffic, p.hosts, job.salt);
+  }
   p.score = score_of(c.weights, m);
   return p;
 }

@@ -99,6 +99,8 @@ ojson measures_json(const Context& c, const Measures& m) {
                {"ring_inter_leaf", m.ring_inter_leaf},
                {"ring_inter_pod", m.ring_inter_pod},
                {"bandwidth", bandwidth_json(c, m.bandwidth)},
+               {"pp_inter_leaf", m.pp_inter_leaf},
+               {"stages_in_block", m.stages_in_block},
                {"leftover", m.leftover},
                {"fresh_blocks", m.fresh_blocks},
                {"tp_groups_split", m.tp_groups_split},
@@ -202,6 +204,19 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
     s += "; " + std::to_string(m.tp_groups_split) + " split across " +
          (c.tree.virtual_leaves ? "rail groups" : "leaves");
   s += "\n";
+  if (job.pp > 1 && p.hosts.size() % job.pp == 0) {
+    const std::size_t per = p.hosts.size() / job.pp;
+    s += "pipeline: " + std::to_string(job.pp) + " stages of " + std::to_string(per) +
+         (per == 1 ? " node, " : " nodes, ") + std::to_string(m.stages_in_block) + " inside one " +
+         (c.tree.virtual_leaves ? "rail group" : "leaf") + "; " + std::to_string(m.pp_inter_leaf) +
+         " edges of their traffic between " + (c.tree.virtual_leaves ? "rail groups" : "leaves") +
+         " (stage rings, stage to stage)\n";
+    for (std::size_t st = 0; st < job.pp; ++st) {
+      std::vector<HostId> stage(p.hosts.begin() + static_cast<long>(st * per),
+                                p.hosts.begin() + static_cast<long>((st + 1) * per));
+      s += "  stage " + std::to_string(st + 1) + ": " + ring_text(c, stage) + "\n";
+    }
+  }
   s += "bandwidth: predicted slowdown " + slowdown_str(m.bandwidth);
   if (m.bandwidth.bottleneck != kNone || !m.bandwidth.routed)
     s += "; bottleneck " + bottleneck_text(c, m.bandwidth);
@@ -256,6 +271,23 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
 std::string placement_json(const Context& c, const JobRequest& job, const Placement& p) {
   ojson j = to_ojson(c, p);
   j["job"] = job_json(job);
+  if (p.feasible && job.pp > 1 && p.hosts.size() % job.pp == 0) {
+    // Pipeline stages in rank order: stage s is the s-th N / P hosts.
+    const std::size_t per = p.hosts.size() / job.pp;
+    ojson stages = ojson::array();
+    for (std::size_t st = 0; st < job.pp; ++st) {
+      std::vector<HostId> stage(p.hosts.begin() + static_cast<long>(st * per),
+                                p.hosts.begin() + static_cast<long>((st + 1) * per));
+      std::vector<std::string> leaves;
+      for (HostId h : stage) {
+        const auto k = c.blocks.of_host[idx(h)];
+        const std::string name = k == kNone ? std::string() : c.blocks.name[k];
+        if (std::find(leaves.begin(), leaves.end(), name) == leaves.end()) leaves.push_back(name);
+      }
+      stages.push_back(ojson{{"hosts", names(*c.fabric, stage)}, {"leaves", leaves}});
+    }
+    j["stages"] = std::move(stages);
+  }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -524,11 +524,11 @@ class Search {
       if (m.leaves > 1) {
         m.ring_inter_leaf = m.leaves;
         m.ring_inter_pod = m.pods > 1 ? m.pods : 0;
-        for (std::size_t i = 0; i < ring.size(); ++i) {
-          const auto j = (i + 1) % ring.size();
-          if (b_.of_host[idx(ring[i])] != b_.of_host[idx(ring[j])])
-            edges_.emplace_back(ring[i], ring[j]);
-        }
+        // The job's traffic (its ring, or with pipeline stages each stage's ring and the
+        // stage-to-stage pairs): the edges between blocks.
+        for (const auto& [x, y] : placement::job_edges(ring, job_.pp))
+          if (b_.of_host[idx(x)] != b_.of_host[idx(y)]) edges_.emplace_back(x, y);
+        if (job_.pp > 1) m.pp_inter_leaf = static_cast<std::uint32_t>(edges_.size());
         if (c_.routes)
           m.bandwidth = placement::forecast_edges(*c_.routes, c_.capacity, traffic_, edges_,
                                                   job_.salt);
@@ -627,12 +627,27 @@ class Search {
   // 5. The winner, its ring on the routes, and the runner-up.
   placement::Placement choose() {
     auto ring = hosts_of(cands_[0].blocks);
-    if (c_.routes && cands_[0].blocks.size() > 1) {
-      const std::span<const routes::Load> bg =
-          traffic_ ? traffic_->load() : std::span<const routes::Load>{};
-      ring = placement::route_aware_ring(b_, *c_.routes, std::move(ring), bg, in_.g, job_.salt);
+    const std::span<const routes::Load> bg =
+        traffic_ ? traffic_->load() : std::span<const routes::Load>{};
+    placement::Placement p;
+    if (job_.pp > 1 && cands_[0].blocks.size() > 1) {
+      // Pipeline stages: the block orders that align stages to blocks, and the route-aware
+      // ring, each measured whole; the lowest score wins (the first on ties).
+      std::vector<std::vector<HostId>> rings;
+      for (const auto& order : stage_orders(cands_[0].blocks)) rings.push_back(lay_out(order));
+      if (c_.routes)
+        rings.push_back(placement::route_aware_ring(b_, *c_.routes, ring, bg, in_.g, job_.salt));
+      bool first = true;
+      for (auto& r : rings) {
+        auto q = placement::evaluate(c_, job_, states_, std::move(r), "fabric", traffic_);
+        if (first || q.score < p.score - 1e-9 * std::max(1.0, std::abs(p.score))) p = std::move(q);
+        first = false;
+      }
+    } else {
+      if (c_.routes && cands_[0].blocks.size() > 1)
+        ring = placement::route_aware_ring(b_, *c_.routes, std::move(ring), bg, in_.g, job_.salt);
+      p = placement::evaluate(c_, job_, states_, std::move(ring), "fabric", traffic_);
     }
-    auto p = placement::evaluate(c_, job_, states_, std::move(ring), "fabric", traffic_);
     if (cands_.size() > 1) {
       const auto r =
           placement::evaluate(c_, job_, states_, hosts_of(cands_[1].blocks), "fabric", traffic_);
@@ -734,9 +749,14 @@ class Search {
     Set ring = s;
     std::stable_sort(ring.begin(), ring.end(),
                      [&](auto x, auto y) { return b_.pod[x] < b_.pod[y]; });
+    return lay_out(ring);
+  }
+
+  // The hosts take_ gives each block, blocks in `order`, usable hosts by index in each.
+  std::vector<HostId> lay_out(const std::vector<std::uint32_t>& order) const {
     std::vector<HostId> hosts;
     hosts.reserve(in_.N);
-    for (auto k : ring) {
+    for (auto k : order) {
       std::uint32_t want = take_[k] * in_.g;
       for (HostId h : b_.hosts[k]) {
         if (want == 0) break;
@@ -746,6 +766,28 @@ class Search {
       }
     }
     return hosts;
+  }
+
+  // Pipeline stages: block orders that put stage boundaries on block boundaries. Blocks
+  // whose hosts make whole stages come first (each then holds its stages alone); the
+  // others follow as they are, or largest first. nullopt-free: always at least one order.
+  std::vector<std::vector<std::uint32_t>> stage_orders(const Set& s) const {
+    const std::uint32_t per = in_.N / job_.pp;
+    Set ring = s;
+    std::stable_sort(ring.begin(), ring.end(),
+                     [&](auto x, auto y) { return b_.pod[x] < b_.pod[y]; });
+    std::vector<std::uint32_t> whole, rest;
+    for (auto k : ring) (take_[k] * in_.g % per == 0 ? whole : rest).push_back(k);
+    std::vector<std::vector<std::uint32_t>> out{ring};
+    auto a = whole;
+    a.insert(a.end(), rest.begin(), rest.end());
+    out.push_back(a);
+    std::stable_sort(rest.begin(), rest.end(),
+                     [&](auto x, auto y) { return take_[x] > take_[y]; });
+    auto b = whole;
+    b.insert(b.end(), rest.begin(), rest.end());
+    out.push_back(b);
+    return out;
   }
 
   const placement::Context& c_;

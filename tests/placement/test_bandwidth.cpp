@@ -163,6 +163,46 @@ TEST(BandwidthObjective, RunningRingOnALeafsUplinksIsAvoided) {
   EXPECT_EQ(ff.measures.bandwidth.slowed, 1u);
 }
 
+// Pipeline stages (--pp 2, stages of 4 nodes) over leaf01 (2 free), leaf02 (4) and leaf03
+// (2), each leaf with one uplink: in the plain ring order both stages straddle leaves; with
+// leaf02 first, stage 1 is leaf02 alone and its data-parallel ring crosses no uplink. Fewer
+// edges cross the uplinks (10, not 12) and the busiest carries 4 edges, not 6.
+TEST(BandwidthObjective, PipelineStagesAlignedToBlocks) {
+  const auto f = test::gen("fat2:leaves=4,down=4,up=1");
+  const Planner planner(f);
+  auto j = job(8);
+  j.pp = 2;
+  const auto states = free_only(f, "node[001-002,005-010]");
+  const auto p = planner.place(j, states, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  std::string order;
+  for (auto h : p.hosts) order += f.host(h).name + " ";
+  EXPECT_EQ(order, "node005 node006 node007 node008 node001 node002 node009 node010 ");
+  EXPECT_EQ(p.measures.stages_in_block, 1u);
+  EXPECT_EQ(p.measures.pp_inter_leaf, 10u);
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 4.0);
+  const auto ff = planner.place(j, states, Policy::kFirstFit);
+  EXPECT_EQ(ranks(f, ff.hosts), "node[001-002,005-010]");
+  EXPECT_EQ(ff.measures.stages_in_block, 0u);
+  EXPECT_EQ(ff.measures.pp_inter_leaf, 12u);
+  EXPECT_DOUBLE_EQ(ff.measures.bandwidth.slowdown, 6.0);
+  // The stages in the output.
+  const auto text = placement::placement_text(planner.context(), j, p, false);
+  EXPECT_NE(text.find("pipeline: 2 stages of 4 nodes, 1 inside one leaf; 10 edges of their "
+                      "traffic between leaves (stage rings, stage to stage)\n"
+                      "  stage 1: leaf02 node[005-008]\n"
+                      "  stage 2: leaf01 node[001-002] -> leaf03 node[009-010]\n"),
+            std::string::npos)
+      << text;
+  // The job's traffic: each stage's ring and node i of stage 1 <-> node i of stage 2.
+  const auto edges = placement::job_edges(hosts(f, "node[001-004]"), 2);
+  std::vector<std::string> got;
+  for (const auto& [x, y] : edges) got.push_back(f.host(x).name + ">" + f.host(y).name);
+  EXPECT_EQ(got, (std::vector<std::string>{"node001>node002", "node002>node001", "node001>node003",
+                                           "node003>node001", "node002>node004", "node004>node002",
+                                           "node003>node004", "node004>node003"}));
+}
+
 TEST(Traffic, LoadsAndSlowdownsAreExact) {
   const auto f = test::gen("fat2:leaves=4,down=4,up=1");
   const Planner planner(f);

@@ -102,6 +102,10 @@ struct Measures {
   std::uint32_t pods = 0;             ///< pods used
   std::uint32_t ring_inter_leaf = 0;  ///< ring edges (rank i -> i+1, wrapping) between blocks
   std::uint32_t ring_inter_pod = 0;   ///< ring edges between pods (spine-to-core crossings)
+  /// Pipeline stages (--pp P > 1): edges of the job's traffic (job_edges) between blocks, and
+  /// stages whose nodes all lie in one block (their data-parallel ring crosses no uplink).
+  std::uint32_t pp_inter_leaf = 0;
+  std::uint32_t stages_in_block = 0;
   std::uint32_t tp_groups_split = 0;  ///< TP groups spanning more than one block
   std::uint32_t leftover = 0;         ///< free hosts left behind in the blocks used
   std::uint32_t fresh_blocks = 0;     ///< wholly free blocks broken into, not filled
@@ -141,6 +145,14 @@ Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& st
                    std::vector<fabric::HostId> ranked, std::string policy,
                    const Traffic* traffic = nullptr);
 double score_of(const Weights& w, const Measures& m);
+
+/// The inter-node traffic of a job, as directed host pairs, hosts in rank order. One stage
+/// (pp 1): the ring, rank i -> i + 1, wrapping. P stages (Megatron's TP-DP-PP rank order:
+/// stage s is the N / P consecutive nodes from s x N / P): each stage's own ring (its
+/// data-parallel AllReduce), and node i of each stage to node i of the next and back (the
+/// activations forward, the gradients back: point-to-point between neighbours).
+std::vector<std::pair<fabric::HostId, fabric::HostId>> job_edges(
+    std::span<const fabric::HostId> ranked, std::uint32_t pp);
 
 /// The ring's edges (rank i -> i + 1, wrapping) between blocks and between pods.
 struct RingMeasures {
