@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <random>
 #include <memory>
@@ -151,7 +152,7 @@ BENCHMARK(BM_Place)
     ->ArgNames({"fabric", "policy", "busy", "nodes", "tp"})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
-    ->MinTime(0.3);
+    ->MinTime(std::getenv("BENCH_MIN_TIME") ? std::atof(std::getenv("BENCH_MIN_TIME")) : 0.3);
 
 // The planner's own preparation, over an existing route model (building the model is
 // BM_RouteModel in bench_sim).

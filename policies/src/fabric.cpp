@@ -162,8 +162,10 @@ constexpr std::size_t kExactBudget = std::size_t{1} << 17;
 constexpr int kRepairs = 4;
 // Local search (Search::improve): at most this many sets measured, and at most this many
 // hosts laid out for them.
-constexpr std::size_t kImproveSets = 128;
-constexpr std::size_t kImproveHosts = std::size_t{1} << 16;
+constexpr std::size_t kImproveSets = 32;
+constexpr std::size_t kImproveHosts = std::size_t{1} << 15;
+// Route-aware boundaries (choose()) for rings over at most this many blocks.
+constexpr std::size_t kRouteAwareBlocks = 32;
 // The single-term fills run only when blocks x L is at most this.
 constexpr std::size_t kVariantBudget = std::size_t{1} << 14;
 
@@ -526,23 +528,35 @@ class Search {
         m.ring_inter_pod = m.pods > 1 ? m.pods : 0;
         // The job's traffic (its ring, or with pipeline stages each stage's ring and the
         // stage-to-stage pairs): the edges between blocks.
-        for (const auto& [x, y] : placement::job_edges(ring, job_.pp))
-          if (b_.of_host[idx(x)] != b_.of_host[idx(y)]) edges_.emplace_back(x, y);
-        if (job_.pp > 1) m.pp_inter_leaf = static_cast<std::uint32_t>(edges_.size());
+        if (job_.pp > 1) {
+          for (const auto& [x, y] : placement::job_edges(ring, job_.pp))
+            if (b_.of_host[idx(x)] != b_.of_host[idx(y)]) edges_.emplace_back(x, y);
+          m.pp_inter_leaf = static_cast<std::uint32_t>(edges_.size());
+        } else {
+          for (std::size_t i = 0; i < ring.size(); ++i) {
+            const auto j = (i + 1) % ring.size();
+            if (b_.of_host[idx(ring[i])] != b_.of_host[idx(ring[j])])
+              edges_.emplace_back(ring[i], ring[j]);
+          }
+        }
         if (c_.routes)
           m.bandwidth = placement::forecast_edges(*c_.routes, c_.capacity, traffic_, edges_,
                                                   job_.salt);
       }
       cand.score = placement::score_of(w_, m);
     }
-    scored_ = cands_.size();
     // Lower score first; equal scores (to rounding): the set whose blocks come first in
-    // fabric (topology.conf) order.
-    std::stable_sort(cands_.begin(), cands_.end(), [](const Candidate& x, const Candidate& y) {
+    // fabric (topology.conf) order. The measured ones are sorted already: sort the new ones
+    // and merge.
+    auto better = [](const Candidate& x, const Candidate& y) {
       if (std::abs(x.score - y.score) > 1e-9 * std::max(1.0, std::abs(x.score)))
         return x.score < y.score;
       return x.blocks < y.blocks;
-    });
+    };
+    const auto mid = cands_.begin() + static_cast<std::ptrdiff_t>(scored_);
+    std::sort(mid, cands_.end(), better);
+    std::inplace_merge(cands_.begin(), mid, cands_.end(), better);
+    scored_ = cands_.size();
   }
 
   // 4b. The estimates are averages; the measured bottleneck names the block (or pod) that
@@ -577,7 +591,8 @@ class Search {
   // 4c. Local search on the measured objective: replace one block of the best set by another
   // (or drop it) while that lowers the score, within a budget of measured sets.
   void improve() {
-    if (cands_.empty() || cands_[0].blocks.size() < 2) return;
+    // Only where the estimates can mislead: some uplink is loaded or slow.
+    if (!loaded_ || cands_.empty() || cands_[0].blocks.size() < 2) return;
     const std::size_t budget =
         std::min<std::size_t>(kImproveSets, kImproveHosts / std::max<std::uint32_t>(in_.N, 1));
     std::size_t spent = 0;
@@ -644,7 +659,12 @@ class Search {
         first = false;
       }
     } else {
-      if (c_.routes && cands_[0].blocks.size() > 1)
+      // Route-aware boundaries where the measured ring is slowed or slows others (on a ring
+      // that already runs at full speed and slows no one they cannot lower the objective),
+      // for rings over at most kRouteAwareBlocks blocks (the search is quadratic in them).
+      const auto& fc = cands_[0].m.bandwidth;
+      if (c_.routes && cands_[0].blocks.size() > 1 &&
+          cands_[0].blocks.size() <= kRouteAwareBlocks && (fc.slowdown > 1 || fc.slowed > 0))
         ring = placement::route_aware_ring(b_, *c_.routes, std::move(ring), bg, in_.g, job_.salt);
       p = placement::evaluate(c_, job_, states_, std::move(ring), "fabric", traffic_);
     }
