@@ -157,7 +157,9 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
 // covered capped at G, whether the current pod is open), blocks taken pod by pod, of
 // 2 x order.size() x (L + 1) x (G + 1) cells. A decision spends at most kExactBudget cells on
 // it, scope by scope (the whole fabric first); empty when no such set exists.
-constexpr std::size_t kExactBudget = std::size_t{1} << 17;
+constexpr std::size_t kExactBudget = std::size_t{1} << 15;
+// Single-pod scopes proposed at most (Search::propose).
+constexpr std::size_t kPodScopes = 4;
 // Rounds of repair after the measured bottleneck (Search::repair).
 constexpr int kRepairs = 4;
 // Local search (Search::improve): at most this many sets measured, and at most this many
@@ -345,7 +347,10 @@ class Search {
   struct Candidate {
     Set blocks;
     placement::Measures m;
+    /// Measured: the objective. Not measured: its locality and fragmentation terms alone,
+    /// a lower bound (bandwidth terms are never negative).
     double score = 0;
+    bool measured = false;
   };
 
   // 1. Usable hosts and each block's capacity in TP groups.
@@ -429,6 +434,7 @@ class Search {
         const double sp = std::max(slowdown(c_.tier2_up[t]), slowdown(c_.tier2_down[t]));
         pod_cost_[p] += w_.slowdown * n * (sp - 1);
         loaded_ = loaded_ || sp > 1;
+        pods_loaded_ = pods_loaded_ || sp > 1;
       }
     }
     const double per_block = w_.leaves + w_.ring_crossings;
@@ -466,10 +472,20 @@ class Search {
       std::map<std::uint32_t, std::vector<std::uint32_t>> by_pod;
       for (auto k : ks) by_pod[b_.pod[k]].push_back(k);
       std::vector<std::pair<std::uint64_t, std::uint32_t>> strength;  // (reach in L, pod)
+      // (fewest blocks, the pod's cost, pod) of the pods that hold the job alone.
+      std::vector<std::tuple<std::uint32_t, double, std::uint32_t>> alone;
       for (auto& [pod, pks] : by_pod) {
-        // The job inside this pod alone, with as many of its blocks as that takes.
-        if (const auto Lp = fewest(pks); Lp > 0 && by_pod.size() > 1) fills(pks, Lp, false);
+        if (const auto Lp = fewest(pks); Lp > 0 && by_pod.size() > 1)
+          alone.emplace_back(Lp, pod_cost_[pod], pod);
         strength.emplace_back(reach(pks, L), pod);
+      }
+      // The job inside one pod, with as many of its blocks as that takes: where the tier
+      // above the pods is loaded or slow, for the pods that need the fewest blocks (then
+      // whose core links cost least), at most kPodScopes of them.
+      if (pods_loaded_) {
+        std::sort(alone.begin(), alone.end());
+        for (std::size_t i = 0; i < alone.size() && i < kPodScopes; ++i)
+          fills(by_pod[std::get<2>(alone[i])], std::get<0>(alone[i]), false);
       }
       // The fewest pods, strongest first, that together hold the job in L blocks.
       std::stable_sort(strength.begin(), strength.end(),
@@ -496,67 +512,106 @@ class Search {
         std::vector<std::uint32_t> order;
         for (auto k : parts_[b_.component[best[i]]])
           if (k != best[i]) order.push_back(k);
-        consider(fill(order, in_.cap, full_, b_.pod, pod_cost_, L, in_.G));
+        // As many blocks as it takes without that one.
+        if (const auto l = fewest(order); l > 0)
+          consider(fill(order, in_.cap, full_, b_.pod, pod_cost_, std::max(l, L), in_.G));
       }
     }
   }
 
-  // 4. Each candidate measured exactly (those not measured yet).
+  // 4. The new candidates scored: locality and fragmentation first (exact, cheap), then,
+  // cheapest first, the bandwidth terms measured on the routes for each that could still
+  // beat the best measured so far (the others keep their lower bound, measured only if
+  // they ever reach the top two).
   void score() {
-    for (std::size_t i = scored_; i < cands_.size(); ++i) {
-      auto& cand = cands_[i];
-      const auto ring = hosts_of(cand.blocks);
-      auto& m = cand.m;
-      m.hosts = in_.N;
-      m.leaves = static_cast<std::uint32_t>(cand.blocks.size());
-      std::vector<std::uint32_t> pods;
-      std::uint32_t free = 0;
-      for (auto k : cand.blocks) {
-        pods.push_back(b_.pod[k]);
-        free += in_.free_hosts[k];
-        if (in_.free_hosts[k] == b_.hosts[k].size() && take_[k] * in_.g < in_.free_hosts[k])
-          ++m.fresh_blocks;
-      }
-      std::sort(pods.begin(), pods.end());
-      m.pods = static_cast<std::uint32_t>(std::unique(pods.begin(), pods.end()) - pods.begin());
-      m.leftover = free - in_.N;
-      // Blocks are contiguous in the ring: L inter-block edges (none for one block), P of them
-      // between pods when P > 1.
-      edges_.clear();
-      if (m.leaves > 1) {
-        m.ring_inter_leaf = m.leaves;
-        m.ring_inter_pod = m.pods > 1 ? m.pods : 0;
-        // The job's traffic (its ring, or with pipeline stages each stage's ring and the
-        // stage-to-stage pairs): the edges between blocks.
-        if (job_.pp > 1) {
-          for (const auto& [x, y] : placement::job_edges(ring, job_.pp))
-            if (b_.of_host[idx(x)] != b_.of_host[idx(y)]) edges_.emplace_back(x, y);
-          m.pp_inter_leaf = static_cast<std::uint32_t>(edges_.size());
-        } else {
-          for (std::size_t i = 0; i < ring.size(); ++i) {
-            const auto j = (i + 1) % ring.size();
-            if (b_.of_host[idx(ring[i])] != b_.of_host[idx(ring[j])])
-              edges_.emplace_back(ring[i], ring[j]);
-          }
-        }
-        if (c_.routes)
-          m.bandwidth = placement::forecast_edges(*c_.routes, c_.capacity, traffic_, edges_,
-                                                  job_.salt);
-      }
-      cand.score = placement::score_of(w_, m);
-    }
-    // Lower score first; equal scores (to rounding): the set whose blocks come first in
-    // fabric (topology.conf) order. The measured ones are sorted already: sort the new ones
-    // and merge.
-    auto better = [](const Candidate& x, const Candidate& y) {
-      if (std::abs(x.score - y.score) > 1e-9 * std::max(1.0, std::abs(x.score)))
-        return x.score < y.score;
-      return x.blocks < y.blocks;
-    };
+    for (std::size_t i = scored_; i < cands_.size(); ++i) bound(cands_[i]);
     const auto mid = cands_.begin() + static_cast<std::ptrdiff_t>(scored_);
+    std::sort(mid, cands_.end(), better);
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < scored_; ++i)
+      if (cands_[i].measured) best = std::min(best, cands_[i].score);
+    for (auto it = mid; it != cands_.end(); ++it)
+      if (it->score <= best + 1e-9 * std::max(1.0, std::abs(best))) {
+        measure(*it);
+        best = std::min(best, it->score);
+      }
     std::sort(mid, cands_.end(), better);
     std::inplace_merge(cands_.begin(), mid, cands_.end(), better);
     scored_ = cands_.size();
+    measure_top(1);
+  }
+
+  // Lower score first; equal scores (to rounding): the set whose blocks come first in fabric
+  // (topology.conf) order.
+  static bool better(const Candidate& x, const Candidate& y) {
+    if (std::abs(x.score - y.score) > 1e-9 * std::max(1.0, std::abs(x.score)))
+      return x.score < y.score;
+    return x.blocks < y.blocks;
+  }
+
+  // Makes the first `n` candidates measured ones (measuring moves a candidate down).
+  void measure_top(std::size_t n) {
+    for (bool again = true; again;) {
+      again = false;
+      for (std::size_t i = 0; i < n && i < cands_.size(); ++i)
+        if (!cands_[i].measured) {
+          measure(cands_[i]);
+          std::stable_sort(cands_.begin(), cands_.end(), better);
+          again = true;
+          break;
+        }
+    }
+  }
+
+  // Locality and fragmentation: exact without laying out hosts.
+  void bound(Candidate& cand) {
+    takes(cand.blocks);
+    auto& m = cand.m;
+    m.hosts = in_.N;
+    m.leaves = static_cast<std::uint32_t>(cand.blocks.size());
+    pods_.clear();
+    std::uint32_t free = 0;
+    for (auto k : cand.blocks) {
+      pods_.push_back(b_.pod[k]);
+      free += in_.free_hosts[k];
+      if (in_.free_hosts[k] == b_.hosts[k].size() && take_[k] * in_.g < in_.free_hosts[k])
+        ++m.fresh_blocks;
+    }
+    std::sort(pods_.begin(), pods_.end());
+    m.pods = static_cast<std::uint32_t>(std::unique(pods_.begin(), pods_.end()) - pods_.begin());
+    m.leftover = free - in_.N;
+    // Blocks are contiguous in the ring: L inter-block edges (none for one block), P of them
+    // between pods when P > 1.
+    if (m.leaves > 1) {
+      m.ring_inter_leaf = m.leaves;
+      m.ring_inter_pod = m.pods > 1 ? m.pods : 0;
+    }
+    cand.score = placement::score_of(w_, m);
+  }
+
+  // The bandwidth terms: the job's traffic between blocks (its ring, or with pipeline stages
+  // each stage's ring and the stage-to-stage pairs) on the routes over the running jobs.
+  void measure(Candidate& cand) {
+    cand.measured = true;
+    auto& m = cand.m;
+    if (m.leaves < 2) return;
+    const auto ring = hosts_of(cand.blocks);
+    edges_.clear();
+    if (job_.pp > 1) {
+      for (const auto& [x, y] : placement::job_edges(ring, job_.pp))
+        if (b_.of_host[idx(x)] != b_.of_host[idx(y)]) edges_.emplace_back(x, y);
+      m.pp_inter_leaf = static_cast<std::uint32_t>(edges_.size());
+    } else {
+      for (std::size_t e = 0; e < ring.size(); ++e) {
+        const auto next = (e + 1) % ring.size();
+        if (b_.of_host[idx(ring[e])] != b_.of_host[idx(ring[next])])
+          edges_.emplace_back(ring[e], ring[next]);
+      }
+    }
+    if (c_.routes)
+      m.bandwidth =
+          placement::forecast_edges(*c_.routes, c_.capacity, traffic_, edges_, job_.salt);
+    cand.score = placement::score_of(w_, m);
   }
 
   // 4b. The estimates are averages; the measured bottleneck names the block (or pod) that
@@ -641,6 +696,7 @@ class Search {
 
   // 5. The winner, its ring on the routes, and the runner-up.
   placement::Placement choose() {
+    measure_top(2);
     auto ring = hosts_of(cands_[0].blocks);
     const std::span<const routes::Load> bg =
         traffic_ ? traffic_->load() : std::span<const routes::Load>{};
@@ -716,9 +772,9 @@ class Search {
         consider(exact(order, in_.cap, full_, b_.pod, pod_cost_, l, in_.G));
       }
       consider(fill(order, in_.cap, full_, b_.pod, pod_cost_, l, in_.G));
-      // Each term alone (small searches only, and only where the terms differ): what a
-      // bandwidth-blind and a fit-blind choice would take.
-      if (loaded_ && order.size() * l <= kVariantBudget) {
+      // Each term alone (the whole part, small searches only, and only where the terms
+      // differ): what a bandwidth-blind and a fit-blind choice would take.
+      if (whole && loaded_ && order.size() * l <= kVariantBudget) {
         consider(fill(order, in_.cap, fit_, b_.pod, pod_flat_, l, in_.G));
         consider(fill(order, in_.cap, bw_, b_.pod, pod_cost_, l, in_.G));
       }
@@ -736,7 +792,16 @@ class Search {
   // stays together in one block. Blocks by pod then index (placement::ring_order), usable
   // hosts by index inside each.
   std::vector<HostId> hosts_of(const Set& s) {
-    take_.assign(b_.size(), 0);
+    takes(s);
+    Set ring = s;
+    std::stable_sort(ring.begin(), ring.end(),
+                     [&](auto x, auto y) { return b_.pod[x] < b_.pod[y]; });
+    return lay_out(ring);
+  }
+
+  // The groups each block of a set gives (take_, valid for the set's blocks only).
+  void takes(const Set& s) {
+    if (take_.size() != b_.size()) take_.assign(b_.size(), 0);
     std::uint64_t total = 0;
     for (auto k : s) total += in_.cap[k];
     auto whole = [&](std::uint32_t k) { return in_.free_hosts[k] == b_.hosts[k].size(); };
@@ -766,10 +831,6 @@ class Search {
       for (auto k : s) take_[k] = in_.cap[k];
       take_[r] = static_cast<std::uint32_t>(in_.G - (total - in_.cap[r]));
     }
-    Set ring = s;
-    std::stable_sort(ring.begin(), ring.end(),
-                     [&](auto x, auto y) { return b_.pod[x] < b_.pod[y]; });
-    return lay_out(ring);
   }
 
   // The hosts take_ gives each block, blocks in `order`, usable hosts by index in each.
@@ -820,14 +881,16 @@ class Search {
   std::vector<std::uint32_t> one_;
   std::map<std::uint32_t, std::vector<std::uint32_t>> parts_;  // component -> eligible blocks
   std::vector<double> full_, bw_, fit_, pod_cost_, pod_flat_;
-  bool loaded_ = false;  // some uplink is loaded or slower than a host link
+  bool loaded_ = false;       // some uplink is loaded or slower than a host link
+  bool pods_loaded_ = false;  // some pod's links to the core are
   std::vector<Candidate> cands_;
   std::set<Set> seen_;
   std::size_t exact_budget_ = kExactBudget;
   bool exact_whole_ = false;
   std::vector<std::uint32_t> take_;  // per block: groups taken (hosts_of)
   std::vector<std::pair<HostId, HostId>> edges_;
-  std::size_t scored_ = 0;  // candidates measured so far
+  std::size_t scored_ = 0;  // candidates scored so far (bound or measured)
+  std::vector<std::uint32_t> pods_;
 };
 
 }  // namespace
