@@ -98,6 +98,8 @@ Capacity link_capacity(const fabric::Fabric& f, double unhealthy_capacity) {
   const auto& t = f.topology();
   if (t.rail_optimised && !t.rails.empty()) host *= static_cast<double>(t.rails.size());
   c.host_gbps = host > 0 ? host : 1;
+  c.host_per_gbps.resize(c.gbps.size());
+  for (std::size_t d = 0; d < c.gbps.size(); ++d) c.host_per_gbps[d] = c.host_gbps / c.gbps[d];
   return c;
 }
 

@@ -111,8 +111,9 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
         static_cast<std::size_t>(std::find(order.begin(), order.end(), out[i]) - order.begin());
   std::vector<std::size_t> cheap(order.size());
   std::iota(cheap.begin(), cheap.end(), std::size_t{0});
-  std::stable_sort(cheap.begin(), cheap.end(),
-                   [&](auto x, auto y) { return cost[order[x]] < cost[order[y]]; });
+  std::sort(cheap.begin(), cheap.end(), [&](auto x, auto y) {
+    return cost[order[x]] < cost[order[y]] || (cost[order[x]] == cost[order[y]] && x < y);
+  });
   std::uint64_t total = 0;
   for (auto k : out) total += cap[k];
   for (int pass = 0; pass < 4; ++pass) {
@@ -396,14 +397,17 @@ class Search {
     // The slowdown one more ring edge sees over these links: adaptive spreads it over all of
     // them (their aggregate); a static table or ecmp's hash puts it on one of them (the
     // mean over them of each one's slowdown with it).
+    const double per_edge = 1.0 / static_cast<double>(routes::kEdge);
+    const auto& hpg = cap.host_per_gbps;
     auto slowdown = [&](const std::vector<routes::DirLink>& links) {
       if (links.empty()) return 1.0;
       double load = 0, gbps = 0, mean = 0;
       for (auto d : links) {
-        const double l = bg.empty() ? 0.0 : routes::edges(bg[d]);
+        const double l = bg.empty() ? 0.0 : static_cast<double>(bg[d]) * per_edge;
         load += l;
         gbps += cap.gbps[d];
-        mean += std::max(1.0, cap.host_gbps * (l + 1) / cap.gbps[d]);
+        const double v = hpg[d] * (l + 1);
+        mean += v > 1 ? v : 1;
       }
       return fluid ? std::max(1.0, cap.host_gbps * (load + 1) / gbps)
                    : mean / static_cast<double>(links.size());

@@ -39,6 +39,7 @@ namespace fabricplace::placement {
 struct Capacity {
   std::vector<double> gbps;  ///< per directed link (routes::DirLink), Gb/s, > 0
   double host_gbps = 1;      ///< a ring edge's full speed: host link nominal rate x rails
+  std::vector<double> host_per_gbps;  ///< per directed link: host_gbps / gbps
   /// Per directed link: both ends are switches.
   std::vector<std::uint8_t> interswitch;
 };
