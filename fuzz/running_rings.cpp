@@ -1,15 +1,15 @@
-// fuzz_running_rings: the `rankfile --route-aware --running RINGS` file (one hostlist per
-// line, '#' comments). The CLI reads it in cli/src/rankfile_cmd.cpp, not in a library, so this
-// target makes the same library calls in the same order on a fixed fabric
-// (fat2:leaves=4,down=4,up=2,spines=2, opensm ftree routes): resolve_hosts() per line and
-// routes::add_ring_load() for it; the first line with distinct hosts is taken as the job, laid out
-// by rank_layout() and re-ordered by route_aware_ring() over the other rings' load, which
-// must keep the job's hosts; the result is written in every rank file format.
+// fuzz_running_rings: the `rankfile --route-aware --running FILE` file (squeue output, rings
+// one hostlist per line, or JSON), as cli/src/rankfile_cmd.cpp uses it, on a fixed fabric
+// (fat2:leaves=4,down=4,up=2,spines=2, opensm ftree routes): placement::parse_running(), then
+// routes::add_ring_load() per running job; the first job read is taken as the job being
+// ranked (the others never share its hosts), laid out by rank_layout() and re-ordered by
+// route_aware_ring() over the other jobs' load, which must keep the job's hosts; the result
+// is written in every rank file format.
 #include <algorithm>
 
-#include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/route_order.hpp"
+#include "fabricplace/placement/running.hpp"
 #include "fabricplace/routes/model.hpp"
 #include "fixed_fabric.hpp"
 
@@ -43,25 +43,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Fixed& x = fixed();
   const auto& f = x.fabric;
   std::vector<routes::Load> flows(2 * f.num_links(), 0);
-  std::vector<fabric::HostId> job;
-  for (auto line : str::lines(fuzz::text_of(data, size))) {
-    auto t = str::trim(line);
-    if (t.empty() || t.front() == '#') continue;
-    auto ring = placement::resolve_hosts(f, t, "a running ring");
-    if (!ring) {
-      fuzz::check_error(ring.error());
-      continue;
-    }
-    auto sorted = *ring;
-    std::sort(sorted.begin(), sorted.end());
-    if (job.empty() && !sorted.empty() &&
-        std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) {
-      job = *ring;
-      continue;
-    }
-    (void)routes::add_ring_load(*x.routes, *ring, 1, flows);
+  auto running = placement::parse_running(f, fuzz::text_of(data, size), "running");
+  if (!running) {
+    fuzz::check_error(running.error());
+    return 0;
   }
-  if (job.empty()) return 0;
+  if (running->jobs.empty()) return 0;
+  const auto job = running->jobs.front().hosts;
+  for (std::size_t j = 1; j < running->jobs.size(); ++j)
+    (void)routes::add_ring_load(*x.routes, running->jobs[j].hosts, j, flows);
   auto layout = placement::rank_layout(x.map, job, 1, 1);
   if (!layout) {
     fuzz::check_error(layout.error());

@@ -12,9 +12,11 @@
 
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/report.hpp"
 #include "fabricplace/placement/route_order.hpp"
+#include "fabricplace/placement/running.hpp"
 #include "fabricplace/policies/policies.hpp"
 
 namespace fabricplace::cli {
@@ -32,24 +34,38 @@ struct PlaceOpts {
   // Given on the command line (an empty --free '' means "nothing is free").
   CLI::Option *tp_opt = nullptr, *free_opt = nullptr, *busy_opt = nullptr, *state_opt = nullptr;
   bool from_slurm = false;
+  std::string running;  ///< --running FILE
   std::string policy = "fabric", policy_config;
   bool explain = false, json = false, compare = false;
   RouteOpts routes;
 };
 
-// `sinfo -h -N -o '%N %t'`: the node states of the real cluster. sinfo's own messages go
-// to our stderr; only its standard output is parsed.
-Result<std::string> run_sinfo() {
-  FILE* p = popen("sinfo -h -N -o '%N %t'", "r");
-  if (!p) return fail(ErrorCode::kIo, "cannot run sinfo: popen failed");
+// Runs a Slurm client command (`sinfo ...`, `squeue ...`) on the real cluster and returns
+// its standard output, at most the input limit (docs/sources.md, Limits); its own messages
+// go to our stderr.
+Result<std::string> run_slurm(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  const std::string program = command.substr(0, command.find(' '));
+  if (!p) return fail(ErrorCode::kIo, "cannot run " + program + ": popen failed");
   std::string out;
   char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  bool too_long = false;
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) {
+    if (out.size() + n > limits().input_bytes) {
+      too_long = true;  // read on to the end, so the command is not killed by SIGPIPE
+      continue;
+    }
+    out.append(buf, n);
+  }
   const int status = pclose(p);
+  if (too_long)
+    return fail(ErrorCode::kIo, "--from-slurm: `" + command + "` printed more than " +
+                                    std::to_string(limits().input_bytes >> 20) +
+                                    " MiB, the input limit (FABRICPLACE_MAX_INPUT_MB raises it)");
   if (status != 0) {
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return fail(ErrorCode::kIo, std::string("--from-slurm: `sinfo -h -N -o '%N %t'` failed") +
-                                    (code == 127 ? ": sinfo not found in PATH"
+    return fail(ErrorCode::kIo, "--from-slurm: `" + command + "` failed" +
+                                    (code == 127 ? ": " + program + " not found in PATH"
                                                  : " with exit status " + std::to_string(code)));
   }
   return out;
@@ -73,11 +89,27 @@ Result<NodeStates> read_states(const fabric::Fabric& f, const PlaceOpts& o) {
     return placement::states_from_sinfo(f, *text, o.state);
   }
   if (o.from_slurm) {
-    auto text = run_sinfo();
+    auto text = run_slurm("sinfo -h -N -o '%N %t'");
     if (!text) return std::unexpected(text.error());
     return placement::states_from_sinfo(f, *text, "sinfo");
   }
   return placement::all_free(f);
+}
+
+// The running jobs: --running FILE (squeue output, rings or JSON), else with --from-slurm
+// `squeue -h -t R -o '%i %N'`; none without either.
+Result<placement::RunningJobs> read_running(const fabric::Fabric& f, const PlaceOpts& o) {
+  if (!o.running.empty()) {
+    auto text = read_file(o.running);
+    if (!text) return std::unexpected(text.error());
+    return placement::parse_running(f, *text, o.running);
+  }
+  if (o.from_slurm) {
+    auto text = run_slurm("squeue -h -t R -o '%i %N'");
+    if (!text) return std::unexpected(text.error());
+    return placement::running_from_lines(f, *text, "squeue");
+  }
+  return placement::RunningJobs{};
 }
 
 int run_place(const PlaceOpts& o) {
@@ -114,6 +146,16 @@ int run_place(const PlaceOpts& o) {
   auto states = read_states(*f, o);
   if (!states) return report(states.error());
   for (const auto& w : states->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+  auto running = read_running(*f, o);
+  if (!running) return report(running.error());
+  for (const auto& w : running->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+  if (!o.running.empty() || o.from_slurm) {
+    std::size_t hosts = 0;
+    for (const auto& j : running->jobs) hosts += j.hosts.size();
+    std::cerr << "fabricplace: " << (o.running.empty() ? "squeue" : o.running) << ": "
+              << running->jobs.size() << " running job(s) on " << hosts
+              << " host(s) read\n";
+  }
 
   // The route model in force: the objective measures every ring on it.
   auto model = load_routes(*f, route_specs->front());
@@ -121,7 +163,13 @@ int run_place(const PlaceOpts& o) {
   const policies::Planner planner(*f, weights, model->get());
   const auto& ctx = planner.context();
   for (const auto& w : ctx.tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
-  const placement::Traffic* traffic = nullptr;  // TODO(traffic): the running jobs
+  // The running jobs' rings load the fabric; the objective weighs them.
+  placement::Traffic load(planner.routes(), ctx.capacity);
+  for (const auto& j : running->jobs)
+    if (!load.add(j.hosts, placement::running_salt(j), j.id))
+      std::cerr << "fabricplace: warning: running job " << j.id
+                << ": some edge of its ring has no route; its load is left out\n";
+  const placement::Traffic* traffic = &load;
   auto p = planner.place(job, *states, *policy, traffic);
   const std::string route_text = "routes: " + (*model)->description() + "\n";
   auto route_json = [&](std::string doc) {
@@ -178,7 +226,12 @@ void add_place_command(CLI::App& app, RunFn& run) {
   o->state_opt =
       cmd->add_option("--state", o->state,
                       "node states: JSON {host: state} or saved `sinfo -h -N -o '%N %t'` output");
-  cmd->add_flag("--from-slurm", o->from_slurm, "read node states from `sinfo` (a real cluster)");
+  cmd->add_flag("--from-slurm", o->from_slurm,
+                "read node states from `sinfo` and, unless --running, the running jobs from "
+                "`squeue` (a real cluster)");
+  cmd->add_option("--running", o->running,
+                  "running jobs: saved `squeue -h -t R -o '%i %N'` output, one hostlist per "
+                  "line (rings), or JSON {\"id\": [hosts...]} (docs/placement.md)");
   cmd->add_option("--policy", o->policy, "fabric | slurm-tree | first-fit")->capture_default_str();
   cmd->add_option("--policy-config", o->policy_config,
                   "score and uplink weights (default: the built-in ones, as in "

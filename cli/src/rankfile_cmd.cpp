@@ -16,11 +16,11 @@
 
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
-#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/request.hpp"
 #include "fabricplace/placement/route_order.hpp"
+#include "fabricplace/placement/running.hpp"
 #include "fabricplace/placement/slurm_env.hpp"
 #ifdef FABRICPLACE_HAVE_HWLOC
 #include "fabricplace/node/node_topology.hpp"
@@ -46,7 +46,8 @@ struct RankfileOpts {
 };
 
 // --route-aware: the ring re-ordered on the fabric's routes (docs/simulator.md), avoiding
-// the links the rings in --running already load. Prints what it changed on stderr.
+// the links the running jobs in --running (placement::parse_running) already load. Prints
+// what it changed on stderr.
 Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
                          const placement::HostMap& map, placement::RankLayout& layout,
                          std::uint32_t K, std::uint32_t tp) {
@@ -60,29 +61,19 @@ Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
   if (!o.running.empty()) {
     auto text = read_file(o.running);
     if (!text) return std::unexpected(text.error());
-    int n = 0;
-    std::uint64_t names = 0;  // all rings together are bounded like one hostlist
-    for (auto line : str::lines(*text)) {
-      ++n;
-      auto t = str::trim(line);
-      if (t.empty() || t.front() == '#') continue;
-      auto ring = placement::resolve_hosts(f, t, "a running ring");
-      if (!ring) return fail(ErrorCode::kReference, ring.error().message, o.running, n);
-      names += ring->size();
-      if (names > limits().hostlist_names)
-        return fail(ErrorCode::kUnsupported,
-                    "the running rings name more than " + std::to_string(limits().hostlist_names) +
-                        " hosts in all (FABRICPLACE_MAX_HOSTLIST raises the limit)",
-                    o.running, n);
-      for (HostId h : *ring) {
-        if (std::find(layout.hosts.begin(), layout.hosts.end(), h) != layout.hosts.end()) {
+    auto running = placement::parse_running(f, *text, o.running);
+    if (!running) return std::unexpected(running.error());
+    for (const auto& w : running->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+    std::vector<bool> in_job(f.num_hosts(), false);
+    for (HostId h : layout.hosts) in_job[fabric::idx(h)] = true;
+    for (const auto& job : running->jobs) {
+      for (HostId h : job.hosts)
+        if (in_job[fabric::idx(h)])
           return fail(ErrorCode::kReference,
-                      "a running ring has host " + f.host(h).name + " of this job", o.running, n);
-        }
-      }
-      // Each running ring salts its flows with its line number; this job's salt is 0.
-      if (!routes::add_ring_load(**routes, *ring, static_cast<std::uint64_t>(n), flows)) {
-        std::cerr << "fabricplace: warning: " << o.running << ":" << n << ": the "
+                      "a running ring has host " + f.host(h).name + " of this job", o.running,
+                      job.line);
+      if (!routes::add_ring_load(**routes, job.hosts, placement::running_salt(job), flows)) {
+        std::cerr << "fabricplace: warning: " << o.running << ":" << job.line << ": the "
                   << routes::to_string((*routes)->kind())
                   << " routes have no route for some edge of this ring; its load is not counted\n";
       }
@@ -290,8 +281,9 @@ void add_rankfile_command(CLI::App& app, RunFn& run) {
   o->routes.add(cmd, false);
   o->routes_opt = cmd->get_option("--routes");
   cmd->add_option("--running", o->running,
-                  "with --route-aware: rings of running jobs to avoid, one hostlist per line in "
-                  "rank order");
+                  "with --route-aware: running jobs whose rings to avoid: saved `squeue -h -t R "
+                  "-o '%i %N'` output, one hostlist per line in rank order, or JSON {\"id\": "
+                  "[hosts...]} (docs/placement.md)");
   cmd->callback([&run, o] { run = [o] { return run_rankfile(*o); }; });
 }
 

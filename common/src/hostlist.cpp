@@ -64,7 +64,8 @@ std::string pad(std::uint64_t v, std::size_t width) {
 
 }  // namespace
 
-Result<std::vector<std::string>> expand(std::string_view expr) {
+Result<std::vector<std::string>> expand(std::string_view expr, Duplicates duplicates) {
+  const bool keep = duplicates == Duplicates::kKeep;
   std::vector<std::string> out;
   std::uint64_t out_bytes = 0;  // what `out` holds, bounded like an input file
   std::unordered_set<std::string> seen;
@@ -146,7 +147,7 @@ Result<std::vector<std::string>> expand(std::string_view expr) {
       j = close + 1;
     }
     for (auto& n : names)
-      if (seen.insert(n).second) {
+      if (keep || seen.insert(n).second) {
         out_bytes += n.size() + 32;
         out.push_back(std::move(n));
       }

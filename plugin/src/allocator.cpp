@@ -5,8 +5,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "launch.hpp"
 #include "spank_common.hpp"
@@ -61,6 +63,42 @@ fp::Result<std::string> node_states() {
     if (const char* name = info->node_array[i].name)
       text += std::string(name) + " " + compact_state(info->node_array[i].node_state) + "\n";
   release(info);
+  return text;
+}
+
+// The running jobs as `squeue -h -t R -o '%i %N'` prints them: "jobid hostlist" per RUNNING
+// job, the id spelt as squeue's %i spells it (4711, 4711_3 for an array task, 4711+1 for a
+// heterogeneous job's component), through the Slurm API as node_states() reads the nodes.
+// The text is bounded like an input file.
+fp::Result<std::string> running_jobs() {
+  using load_fn = int (*)(time_t, job_info_msg_t**, uint16_t);
+  using free_fn = void (*)(job_info_msg_t*);
+  auto load = reinterpret_cast<load_fn>(dlsym(RTLD_DEFAULT, "slurm_load_jobs"));
+  auto release = reinterpret_cast<free_fn>(dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg"));
+  if (!load || !release)
+    return fp::fail(fp::ErrorCode::kUnsupported, "slurm_load_jobs is not available here");
+  job_info_msg_t* info = nullptr;
+  if (load(static_cast<time_t>(0), &info, SHOW_ALL) != 0 || !info)
+    return fp::fail(fp::ErrorCode::kIo, "slurm_load_jobs failed");
+  const std::unique_ptr<job_info_msg_t, free_fn> owned(info, release);
+  std::string text;
+  for (uint32_t i = 0; i < info->record_count; ++i) {
+    const auto& j = info->job_array[i];
+    if ((j.job_state & JOB_STATE_BASE) != JOB_RUNNING || !j.nodes || !*j.nodes) continue;
+    if (j.array_task_id != NO_VAL)
+      text += std::to_string(j.array_job_id) + "_" + std::to_string(j.array_task_id);
+    else if (j.het_job_id)
+      text += std::to_string(j.het_job_id) + "+" + std::to_string(j.het_job_offset);
+    else
+      text += std::to_string(j.job_id);
+    text += ' ';
+    text += j.nodes;
+    text += '\n';
+    if (text.size() > fp::limits().input_bytes)
+      return fp::fail(fp::ErrorCode::kIo, "the running jobs are more than " +
+                                              std::to_string(fp::limits().input_bytes >> 20) +
+                                              " MiB of text (FABRICPLACE_MAX_INPUT_MB)");
+  }
   return text;
 }
 
@@ -158,20 +196,32 @@ int allocator_steer() {
     note_once("exact mode needs the same number of tasks on every node; constrain mode instead");
     return 0;
   }
+  // Running jobs that cannot be loaded are no reason to fail the submission: said once, and
+  // the job is placed without them.
+  std::string running;
+  if (auto jobs = running_jobs())
+    running = std::move(*jobs);
+  else
+    note_once(jobs.error().message + "; exact mode places without the running jobs", true);
   ExactRequest r;
   r.fabric_path = st.config.fabric_path;
   r.states = *states;
+  r.running = std::move(running);
   r.nodes = *N;
   r.gpus_per_node = G;
   r.tp = *req.tp;
   r.policy = st.options.policy.value_or(st.config.policy);
-  auto hosts = exact_hostfile(r);
-  if (!hosts) {
+  auto placed = exact_hostfile(r);
+  if (!placed) {
     // No placement now (a busy cluster) is a normal outcome, not a fault.
-    note_once(hosts.error().to_string() + "; exact mode falls back to constrain",
-              hosts.error().code != fp::ErrorCode::kUsage);
+    note_once(placed.error().to_string() + "; exact mode falls back to constrain",
+              placed.error().code != fp::ErrorCode::kUsage);
     return 0;
   }
+  note_verbose("exact mode: " + std::to_string(placed->running_jobs) + " running job(s) on " +
+               std::to_string(placed->running_hosts) + " host(s) read from slurmctld");
+  for (const auto& n : placed->notes) note_verbose(n);
+  const std::string& hosts = placed->hostfile;
   // One line per task: sbatch wants at least as many lines as tasks (-n, --ntasks-per-node).
   std::uint64_t per_node = 1;
   if (req.shape.ntasks_per_node)
@@ -187,7 +237,7 @@ int allocator_steer() {
     return 0;
   }
   std::string lines;
-  for (const auto& h : fp::str::split(*hosts, '\n'))
+  for (const auto& h : fp::str::split(hosts, '\n'))
     if (!h.empty())
       for (std::uint64_t k = 0; k < per_node; ++k) lines += std::string(h) + "\n";
   char cwd[4096];

@@ -34,16 +34,29 @@ void append_log(const char* line, std::size_t n) noexcept {
 
 }  // namespace
 
+namespace {
+
+void log_line(const char* level, const std::string& msg) {
+  if (state().config.log_path.empty()) return;
+  const std::string line = std::string(level) + " pid=" + std::to_string(getpid()) +
+                           " ctx=" + std::to_string(static_cast<int>(spank_context())) + " " + msg +
+                           "\n";
+  append_log(line.data(), line.size());
+}
+
+}  // namespace
+
 void note(bool error, const std::string& msg) {
   if (error)
     slurm_error("fabricplace: %s", msg.c_str());
   else
     slurm_info("fabricplace: %s", msg.c_str());
-  if (state().config.log_path.empty()) return;
-  const std::string line =
-      std::string(error ? "error" : "info") + " pid=" + std::to_string(getpid()) +
-      " ctx=" + std::to_string(static_cast<int>(spank_context())) + " " + msg + "\n";
-  append_log(line.data(), line.size());
+  log_line(error ? "error" : "info", msg);
+}
+
+void note_verbose(const std::string& msg) {
+  slurm_verbose("fabricplace: %s", msg.c_str());
+  log_line("verbose", msg);
 }
 
 void note_internal_error(const char* hook, const char* what) noexcept {

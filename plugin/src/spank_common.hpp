@@ -47,6 +47,9 @@ State& state();
 
 /// One line to Slurm's log (and the plugstack log= file, if any).
 void note(bool error, const std::string& msg);
+/// A line at Slurm's verbose level (`sbatch -v` shows it), and in the log= file: what the
+/// plugin read and decided, for an admin following a submission.
+void note_verbose(const std::string& msg);
 /// note(), once per process for a given message (option callbacks run several times).
 void note_once(const std::string& msg, bool error = false);
 

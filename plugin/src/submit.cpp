@@ -10,6 +10,7 @@
 
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/sources.hpp"
+#include "fabricplace/placement/running.hpp"
 #include "fabricplace/policies/policies.hpp"
 
 namespace fabricplace::plugin {
@@ -115,7 +116,7 @@ Result<void> validate_submission(const placement::HostMap& m,
   return {};
 }
 
-Result<std::string> exact_hostfile(const ExactRequest& r) {
+Result<ExactPlacement> exact_hostfile(const ExactRequest& r) {
   // The fabric and its planner, loaded once per process (a submission runs one sbatch).
   static std::mutex mu;
   static std::map<std::string,
@@ -142,16 +143,35 @@ Result<std::string> exact_hostfile(const ExactRequest& r) {
   if (!policy) return fail(ErrorCode::kUsage, "--fabric-policy " + r.policy + ": unknown");
   auto states = placement::states_from_sinfo(f, r.states, "the cluster's node states");
   if (!states) return std::unexpected(states.error());
+  ExactPlacement out;
+  auto running = placement::running_from_lines(f, r.running, "the cluster's running jobs");
+  if (running) {
+    for (const auto& j : running->jobs) out.running_hosts += j.hosts.size();
+    out.running_jobs = running->jobs.size();
+    out.notes = std::move(running->warnings);
+  } else {
+    out.notes.push_back(running.error().to_string() + "; placing without the running jobs");
+    running = placement::RunningJobs{};
+  }
   placement::JobRequest job;
   job.nodes = r.nodes;
   job.gpus_per_node = r.gpus_per_node;
   job.tp = r.tp;
   if (auto v = placement::validate(job); !v) return std::unexpected(v.error());
-  const auto p = entry.second->place(job, *states, *policy);
+  // The running jobs' rings load the fabric on the planner's route model; the objective
+  // weighs them (a ring without a route is left out, said once).
+  const auto& planner = *entry.second;
+  placement::Traffic traffic(planner.routes(), planner.context().capacity);
+  std::size_t unrouted = 0;
+  for (const auto& j : running->jobs)
+    if (!traffic.add(j.hosts, placement::running_salt(j), j.id)) ++unrouted;
+  if (unrouted)
+    out.notes.push_back(std::to_string(unrouted) +
+                        " running job(s) left out: some edge of their ring has no route");
+  const auto p = planner.place(job, *states, *policy, &traffic);
   if (!p.feasible) return fail(ErrorCode::kUsage, "no placement now: " + p.reason);
-  std::string text;
-  for (auto h : p.hosts) text += f.host(h).name + "\n";
-  return text;
+  for (auto h : p.hosts) out.hostfile += f.host(h).name + "\n";
+  return out;
 }
 
 }  // namespace fabricplace::plugin

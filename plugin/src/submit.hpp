@@ -53,15 +53,24 @@ Result<void> validate_submission(const placement::HostMap& m, std::optional<std:
                                  std::uint32_t gpus_per_node, std::uint32_t tp);
 
 /// Exact mode: the nodes the placement engine chooses now for `nodes` nodes with TP groups
-/// of `tp` GPUs, given the fabric JSON and the node states as `sinfo -h -N -o '%N %t'` text.
+/// of `tp` GPUs, given the fabric JSON, the node states as `sinfo -h -N -o '%N %t'` text and
+/// the running jobs as `squeue -h -t R -o '%i %N'` text (placement::running_from_lines).
 /// Returns the SLURM_HOSTFILE contents (one host per line, ring order), or an Error whose
-/// message says why not (an infeasible placement's reason included).
+/// message says why not (an infeasible placement's reason included). Running jobs that do
+/// not read are no reason to fail: the placement is made without them and a note says why.
 struct ExactRequest {
   std::string fabric_path;
-  std::string states;  ///< "host state" lines
+  std::string states;   ///< "host state" lines
+  std::string running;  ///< "jobid hostlist" lines, one per running job
   std::uint32_t nodes = 1, gpus_per_node = 8, tp = 8;
   std::string policy = "fabric";
 };
-Result<std::string> exact_hostfile(const ExactRequest& r);
+struct ExactPlacement {
+  std::string hostfile;            ///< one host per line, ring order
+  std::size_t running_jobs = 0;    ///< running jobs read (after the reader's checks)
+  std::size_t running_hosts = 0;   ///< their hosts
+  std::vector<std::string> notes;  ///< the running jobs' warnings, or why none were read
+};
+Result<ExactPlacement> exact_hostfile(const ExactRequest& r);
 
 }  // namespace fabricplace::plugin

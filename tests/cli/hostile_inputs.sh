@@ -102,6 +102,29 @@ printf '\xef\xbb\xbf{"node001": "idle"}' >"$d/bom.json"
 run state_bom 0 "bom.json: 7 host(s) of the fabric not reported" -- \
   "$bin" place --fabric "$S" --nodes 1 --state "$d/bom.json"
 
+# ---- running jobs (place --running, rankfile --running): all jobs together are bounded like
+# one hostlist, counted as each is expanded, so a file of huge hostlists stops at the line
+# that passes the limit (2 million names expanded, not 10 billion).
+py "
+for i in range(10000): print(f'{i + 1} n[0-999999]')" >"$d/huge-jobs.txt"
+run running_huge_hostlists 1 "huge-jobs.txt:2: the running jobs name more than 1000000 hosts in all (FABRICPLACE_MAX_HOSTLIST raises the limit)" -- \
+  "$bin" place --fabric "$S" --nodes 2 --running "$d/huge-jobs.txt"
+# 3 million one-host jobs (48 MB): stops at the job that passes the limit, holding one
+# entry per job read (its id and line), never a warning per job.
+py "
+import sys
+w = sys.stdout.write
+for i in range(3000000): w('%d u%08d\\n' % (i + 1, i))" >"$d/many-jobs.txt"
+run running_three_million_jobs 1 "many-jobs.txt:1000001: more than 1000000 running jobs (FABRICPLACE_MAX_HOSTLIST raises the limit)" -- \
+  "$bin" rankfile --fabric "$S" --hosts 'node[001-002]' --format hostfile --route-aware --running "$d/many-jobs.txt"
+rm -f "$d/huge-jobs.txt" "$d/many-jobs.txt"
+py "print('{\"1\": [' + '[' * 100000 + ']' * 100000 + ']}')" >"$d/deep-running.json"
+run running_deep_json 1 "deep-running.json:1: job 1: expected a host name or hostlist (a string), got an array" -- \
+  "$bin" place --fabric "$S" --nodes 2 --running "$d/deep-running.json"
+printf '\xef\xbb\xbf{"7": ["node001"]}' >"$d/bom-running.json"
+run running_bom 0 "bom-running.json: 1 running job(s) on 1 host(s) read" -- \
+  "$bin" place --fabric "$S" --nodes 1 --running "$d/bom-running.json"
+
 # ---- hostlists wherever they are taken
 run busy_hostlist_wrap 2 "--busy: hostlist \"n[0-524287][0-4294967295,0-4294967295]\", column 12: expands to more than 1000000 names" -- \
   "$bin" place --fabric "$S" --nodes 2 --busy 'n[0-524287][0-4294967295,0-4294967295]'

@@ -23,6 +23,9 @@ TEST(Hostlist, ExpandsSeveralBracketsAsCartesianProduct) {
 
 TEST(Hostlist, DropsDuplicates) {
   EXPECT_EQ(*hl::expand("a[1-2],a1,a2,b"), (std::vector<std::string>{"a1", "a2", "b"}));
+  // Or keeps them, in order, for a caller that judges repeats (running jobs' hosts).
+  EXPECT_EQ(*hl::expand("a[1-2],a1,b,a[2,2]", hl::Duplicates::kKeep),
+            (std::vector<std::string>{"a1", "a2", "a1", "b", "a2", "a2"}));
 }
 
 struct BadHostlist {

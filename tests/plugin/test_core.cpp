@@ -473,6 +473,42 @@ TEST(PluginLaunch, FifosAreRefusedNotRead) {
   EXPECT_EQ(h.error().to_string(), fifo + ": not a regular file (expected the fabric JSON)");
 }
 
+TEST(PluginSubmit, ExactModeReadsTheRunningJobs) {
+  // The running jobs as the plugin writes them from slurm_load_jobs (squeue's format): read
+  // by the Slurm-free core; hosts outside the fabric are a note, not a failure.
+  ExactRequest r;
+  r.fabric_path = "fat2:leaves=2,down=4,up=4";  // node[001-008], 4 per leaf
+  r.states =
+      "node001 idle\nnode002 idle\nnode003 idle\nnode004 idle\nnode005 alloc\n"
+      "node006 alloc\nnode007 idle\nnode008 idle\n";
+  r.running = "4711 node[005-006]\n4712_3 cpu[01-02]\n";
+  r.nodes = 2;
+  r.tp = 16;
+  auto p = exact_hostfile(r);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->hostfile, "node007\nnode008\n");
+  EXPECT_EQ(p->running_jobs, 1u);
+  EXPECT_EQ(p->running_hosts, 2u);
+  EXPECT_EQ(p->notes, (std::vector<std::string>{
+                          "the cluster's running jobs:2: job 4712_3: none of its 2 host(s) is in "
+                          "the fabric (cpu[01-02]); the job is dropped"}));
+  // Running jobs that do not read: the placement is made without them, and a note says why.
+  r.running = "4711 node[005-006]\n4712 node001 node002\n";
+  p = exact_hostfile(r);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->hostfile, "node007\nnode008\n");
+  EXPECT_EQ(p->running_jobs, 0u);
+  EXPECT_EQ(p->notes, (std::vector<std::string>{
+                          "the cluster's running jobs:2: expected \"JOBID HOSTLIST\" (squeue -h "
+                          "-t R -o '%i %N') or one hostlist (a ring) per line, got \"4712 node001 "
+                          "node002\"; placing without the running jobs"}));
+  r.running.clear();  // none running
+  p = exact_hostfile(r);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->running_jobs, 0u);
+  EXPECT_TRUE(p->notes.empty());
+}
+
 TEST(PluginLaunch, TpInRanksAndPaths) {
   EXPECT_EQ(*tp_in_ranks(16, 8, 8), 16u);
   EXPECT_EQ(*tp_in_ranks(16, 8, 1), 2u);  // one rank per node driving 8 GPUs

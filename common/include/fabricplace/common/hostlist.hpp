@@ -18,8 +18,15 @@
 
 namespace fabricplace::hostlist {
 
+/// What expand() does with a name the expression spells twice ("n[1-2],n1").
+enum class Duplicates : bool {
+  kDrop,  ///< keep the first (a set of hosts)
+  kKeep,  ///< keep every one, in order (a list whose repeats the caller judges)
+};
+
 /// Expands a hostlist expression. Errors (kSyntax) name the offending column.
-Result<std::vector<std::string>> expand(std::string_view expr);
+Result<std::vector<std::string>> expand(std::string_view expr,
+                                        Duplicates duplicates = Duplicates::kDrop);
 
 /// Compresses host names into a hostlist expression.
 std::string compress(const std::vector<std::string>& names);

@@ -15,9 +15,18 @@
 // Contract
 // - Hosts the fabric lacks are dropped from their job with one warning per job (a running
 //   job on hosts outside the fabric still loads the rest); a job left with no host is
-//   dropped with a warning. A host named twice in one job is an error; a host in two jobs is
-//   a warning (the later job keeps it: Slurm can share nodes, our simulation cannot).
-// - Errors name the file, the line and what was expected; input is bounded (common/limits).
+//   dropped with a warning. A host named twice in one job is an error (also inside one
+//   hostlist expression: "n[1-2],n1"); a host in two jobs is a warning (the later job keeps
+//   it: Slurm can share nodes, our simulation cannot). A job id named twice is an error.
+// - Job ids: the squeue format's are Slurm's (`4711`, `4711_3` array task, `4711+1` het
+//   component); a JSON key is any text of at most 128 bytes without blanks, control or
+//   invisible characters; a ring's is its line number.
+// - Errors name the file, the line and what was expected; warnings name the file and the
+//   job's line, the first 20 in full, then one line counting the rest.
+// - Bounded (common/limits): all jobs together name at most FABRICPLACE_MAX_HOSTLIST hosts
+//   (counted as each hostlist is expanded, so a file of many huge hostlists stops at the
+//   line that passes it), each expression is bounded as hostlist::expand bounds it, and the
+//   JSON reader builds no document tree and refuses any container where a host belongs.
 #pragma once
 
 #include <string>
@@ -32,6 +41,7 @@ namespace fabricplace::placement {
 struct RunningJob {
   std::string id;                     ///< as the source names it
   std::vector<fabric::HostId> hosts;  ///< rank (ring) order
+  int line = 0;                       ///< the 1-based line naming the job, for messages
 };
 
 struct RunningJobs {
@@ -49,5 +59,10 @@ Result<RunningJobs> running_from_lines(const fabric::Fabric& f, std::string_view
 /// Either, by the first non-blank character ('{' is JSON).
 Result<RunningJobs> parse_running(const fabric::Fabric& f, std::string_view text,
                                   const std::string& file);
+
+/// The flow salt of a running job (ecmp hashes it): its id when that is a number (a Slurm
+/// job id; a ring's line in the rings format), else a hash of it (FNV-1a); never 0 (the job
+/// being placed salts with 0 unless told otherwise).
+std::uint64_t running_salt(const RunningJob& job);
 
 }  // namespace fabricplace::placement
