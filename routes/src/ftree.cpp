@@ -13,10 +13,28 @@
 // - Destinations are routed leaf by leaf (leaves in index-tuple order, hosts in port order),
 //   each followed by "dummy" destinations up to the fullest leaf's count, which update the
 //   load counters like real ones.
+//
+// Cost: opensm keeps a hop and a port matrix (switches x LIDs) and walks every destination
+// over every switch. Each destination only ever reads and writes its own column, so the
+// model keeps one column (a switch's hop count and port for the destination being routed)
+// and writes it to the table when the destination is done, in batches of destinations so
+// the switch-major table is written a cache line at a time. And where no switch has sibling
+// links (every fat-tree opensm's ftree routes, in practice), a down pass of
+// fabric_route_upgoing_by_going_down that can change nothing is skipped: after a pass of
+// switch S at hop count c, every switch below S has a hop count of at most c + 1 for this
+// destination (it had one, or the pass gave it c + 1), and counts only fall while a
+// destination is routed; so a later pass, of S or of any switch with the same switches
+// below it (the spines of a pod share its leaves), at c' >= c finds every one of them at
+// most c' + 1 and skips them all: it routes nothing, changes no counter, and returns
+// whether the switch has a CA port, as the full pass would. The order of everything that
+// does change state (the bubble sorts, the counters) is opensm's, unchanged.
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <deque>
+#include <map>
 #include <set>
+#include <span>
 
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/routes/table.hpp"
@@ -39,7 +57,7 @@ struct FPort {
 struct FGroup {
   bool remote_is_sw = false;
   std::uint32_t remote = 0;  // switch index, or destination index for a CA port
-  std::vector<FPort> ports;  // ascending local port number
+  std::span<FPort> ports;    // ascending local port number (in Ftree::ports_)
   std::uint32_t counter_up = 0, counter_down = 0;
 };
 
@@ -59,16 +77,22 @@ std::uint64_t guid_order_key(Guid g) {
   return __builtin_bswap64(g);
 }
 
+// A tuple as a number that compares as the tuple does (lexicographically, unsigned bytes).
+std::uint64_t tuple_key(const Tuple& t) {
+  std::uint64_t v;
+  std::memcpy(&v, t.data(), sizeof v);
+  return __builtin_bswap64(v);
+}
+
 class Ftree {
  public:
   explicit Ftree(const Fabric& f) : f_(f) {}
 
   Result<void> build();
-  void route();
-  /// lft entry of switch index s for destination d (kNoPort: none).
-  [[nodiscard]] std::uint16_t lft(std::uint32_t s, std::uint32_t d) const {
-    return lft_[std::size_t{s} * stride_ + d];
-  }
+  /// Routes every destination and writes each one's entries into `out` (its entries for
+  /// the end port of destination d, end_of_dest[d]; none where that is kNone).
+  void route(Table& out, const std::vector<std::uint32_t>& end_of_dest);
+  [[nodiscard]] std::uint32_t num_dests() const { return num_dests_; }
   [[nodiscard]] std::uint32_t sw_of(NodeId n) const { return sw_of_node_[idx(n)]; }
   [[nodiscard]] std::uint32_t dest_of(PortId p) const { return dest_of_port_[idx(p)]; }
 
@@ -84,8 +108,8 @@ class Ftree {
   // compare_port_groups_by_remote_switch_index: 0 unless both remotes are switches.
   [[nodiscard]] int grp_index_cmp(const FGroup& a, const FGroup& b) const {
     if (!a.remote_is_sw || !b.remote_is_sw) return 0;
-    const auto& ta = sw_[a.remote].tuple;
-    const auto& tb = sw_[b.remote].tuple;
+    const auto ta = tuple_key(sw_[a.remote].tuple);
+    const auto tb = tuple_key(sw_[b.remote].tuple);
     return ta < tb ? -1 : (tb < ta ? 1 : 0);
   }
   [[nodiscard]] int cmp_load_up(std::uint32_t a, std::uint32_t b) const {
@@ -130,12 +154,11 @@ class Ftree {
     }
     return m;
   }
-  std::uint8_t& hops(std::uint32_t s, std::uint32_t d) {
-    return hops_[std::size_t{s} * stride_ + d];
-  }
-  std::uint16_t& lft_at(std::uint32_t s, std::uint32_t d) {
-    return lft_[std::size_t{s} * stride_ + d];
-  }
+  // opensm's hop and port matrices, the column of the destination being routed: every
+  // step reads and writes only that column.
+  std::uint8_t& hops(std::uint32_t s, std::uint32_t /*d*/) { return hops_[s]; }
+  std::uint16_t& lft_at(std::uint32_t s, std::uint32_t /*d*/) { return lft_[s]; }
+  void start_destination(std::uint16_t* lft_column);
   Tuple new_tuple(const Tuple& from, bool down) const;
   bool up_by_down(std::uint32_t s, std::uint32_t prev, std::uint32_t d, std::uint8_t cur);
   bool down_by_up(std::uint32_t s, std::uint32_t prev, std::uint32_t d, bool main,
@@ -144,16 +167,27 @@ class Ftree {
   const Fabric& f_;
   std::vector<FSw> sw_;
   std::vector<FGroup> groups_;
+  std::vector<FPort> ports_;  // every group's ports, group after group (compact: routing
+                              // walks them for every destination)
   std::vector<std::uint32_t> sw_of_node_;    // node -> switch index (kNone)
   std::vector<std::uint32_t> dest_of_port_;  // CA port -> destination index (kNone)
   std::vector<std::uint32_t> sw_order_;      // switch indices in GUID order
   std::vector<std::uint32_t> leaves_;        // leaf array (index-tuple order)
   std::set<Tuple> used_tuples_;
-  std::uint32_t num_dests_ = 0, stride_ = 0, dummy_ = 0;
+  std::uint32_t num_dests_ = 0, dummy_ = 0;
   std::uint32_t max_cn_per_leaf_ = 0;
   int leaf_rank_ = 0;
-  std::vector<std::uint8_t> hops_;
-  std::vector<std::uint16_t> lft_;
+  std::vector<std::uint8_t> hops_;  // per switch, this destination (kNoHops: none)
+  std::uint16_t* lft_ = nullptr;    // per switch, this destination (kNoPort: none)
+
+  // Skipping passes that change nothing (see the top of the file); only without siblings.
+  bool prune_ = false;
+  std::vector<std::uint8_t> has_ca_down_;  // per switch: a CA group among its down groups
+  std::vector<std::uint32_t> below_;       // per switch: id of its set of switches below
+                                           // (kNone: none)
+  std::vector<std::uint8_t> covered_;      // per set: every switch of it has hops <= this
+  std::vector<std::uint32_t> covered_at_;  // per set: the destination serial covered_ is of
+  std::uint32_t serial_ = 0;               // destinations (and dummies) routed so far
 };
 
 Tuple Ftree::new_tuple(const Tuple& from, bool down) const {
@@ -258,10 +292,10 @@ Result<void> Ftree::build() {
   }
   if (num_dests_ == 0) return unsupported("no compute node");
   dummy_ = num_dests_;
-  stride_ = num_dests_ + 1;
 
   // Groups: per switch, ports in ascending order; one group per CA port, one per neighbour
   // switch (up to a lower rank, down to a higher one, sibling at the same).
+  std::vector<std::vector<FPort>> group_ports;
   for (std::uint32_t si : sw_order_) {
     auto& s = sw_[si];
     if (s.rank == -1) continue;
@@ -297,14 +331,23 @@ Result<void> Ftree::build() {
         grp.remote_is_sw = is_sw;
         grp.remote = remote;
         groups_.push_back(grp);
+        group_ports.emplace_back();
         list->push_back(g);
         by_remote.emplace_back(remote_key, g);
       }
-      auto& ports = groups_[g].ports;
+      auto& ports = group_ports[g];
       if (std::none_of(ports.begin(), ports.end(),
                        [&](const FPort& x) { return x.num == p.rec.number; }))
         ports.push_back({p.rec.number, rnum, 0, 0});
     }
+  }
+  std::size_t num_ports = 0;
+  for (const auto& ports : group_ports) num_ports += ports.size();
+  ports_.reserve(num_ports);
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const std::size_t begin = ports_.size();
+    ports_.insert(ports_.end(), group_ports[g].begin(), group_ports[g].end());
+    groups_[g].ports = std::span<FPort>(ports_.data() + begin, group_ports[g].size());
   }
 
   leaf_rank_ = max_rank;
@@ -426,9 +469,37 @@ Result<void> Ftree::build() {
                          " have different numbers of links to their first lower switch");
     }
   }
-  hops_.assign(sw_.size() * std::size_t{stride_}, kNoHops);
-  lft_.assign(sw_.size() * std::size_t{stride_}, kNoPort);
+  // The sets of switches below each switch, for skipping passes that change nothing.
+  prune_ = std::all_of(sw_.begin(), sw_.end(), [](const FSw& s) { return s.sib.empty(); });
+  has_ca_down_.assign(sw_.size(), 0);
+  below_.assign(sw_.size(), kNone);
+  std::map<std::vector<std::uint32_t>, std::uint32_t> set_ids;
+  std::vector<std::uint32_t> below;
+  for (std::uint32_t si = 0; si < sw_.size(); ++si) {
+    below.clear();
+    for (std::uint32_t g : sw_[si].down) {
+      if (groups_[g].remote_is_sw) {
+        below.push_back(groups_[g].remote);
+      } else {
+        has_ca_down_[si] = 1;
+      }
+    }
+    if (below.empty()) continue;
+    std::sort(below.begin(), below.end());
+    below_[si] =
+        set_ids.try_emplace(below, static_cast<std::uint32_t>(set_ids.size())).first->second;
+  }
+  covered_.assign(set_ids.size(), kNoHops);
+  covered_at_.assign(set_ids.size(), kNone);
+  hops_.assign(sw_.size(), kNoHops);
   return {};
+}
+
+void Ftree::start_destination(std::uint16_t* lft_column) {
+  lft_ = lft_column;
+  std::fill(lft_, lft_ + sw_.size(), kNoPort);
+  std::fill(hops_.begin(), hops_.end(), kNoHops);
+  ++serial_;
 }
 
 // fabric_route_upgoing_by_going_down
@@ -440,6 +511,12 @@ bool Ftree::up_by_down(std::uint32_t si, std::uint32_t prev, std::uint32_t d, st
   }
   if (!sw_[si].sib.empty()) {
     bubble(sw_[si].sib, [this](std::uint32_t a, std::uint32_t b) { return cmp_load_up(a, b); });
+  }
+  // A pass that can change nothing (top of the file): what the full pass would return.
+  const std::uint32_t set = below_[si];
+  if (prune_) {
+    if (set == kNone) return has_ca_down_[si] != 0;
+    if (covered_at_[set] == serial_ && covered_[set] <= cur + 1) return has_ca_down_[si] != 0;
   }
   bool created = false;
   const std::size_t n = sw_[si].down.size() + (d != dummy_ ? sw_[si].sib.size() : 0);
@@ -453,19 +530,29 @@ bool Ftree::up_by_down(std::uint32_t si, std::uint32_t prev, std::uint32_t d, st
     }
     if (prev != kNone && g.remote == prev) continue;
     if (g.ports.empty()) continue;
-    FPort* mp = min_port(g, true);
     const std::uint32_t r = g.remote;
     const std::uint8_t lh = hops(r, d);
     if (lh != kNoHops && cur + 1 >= lh) continue;
+    FPort* mp = min_port(g, true);
     lft_at(r, d) = mp->rnum;
     hops(r, d) = static_cast<std::uint8_t>(cur + 1);
-    const bool routed = up_by_down(r, kNone, d, static_cast<std::uint8_t>(cur + 1));
+    // A switch with no switch below it (a leaf) routes nothing further: up_by_down would
+    // return whether it has a CA port without changing any state (top of the file).
+    const bool routed = prune_ && below_[r] == kNone
+                            ? has_ca_down_[r] != 0
+                            : up_by_down(r, kNone, d, static_cast<std::uint8_t>(cur + 1));
     created |= routed;
     if (routed) {
       ++mp->counter_up;
       ++g.counter_up;
       sw_[si].counter_up_changed = true;
     }
+  }
+  // Every switch below si now has hops <= cur + 1 for this destination (prev, skipped, has
+  // at most cur - 1: it routed si at cur).
+  if (prune_ && (covered_at_[set] != serial_ || cur + 1 < covered_[set])) {
+    covered_at_[set] = serial_;
+    covered_[set] = static_cast<std::uint8_t>(cur + 1);
   }
   return created;
 }
@@ -524,7 +611,24 @@ bool Ftree::down_by_up(std::uint32_t si, std::uint32_t prev, std::uint32_t d, bo
   return created;
 }
 
-void Ftree::route() {
+void Ftree::route(Table& out, const std::vector<std::uint32_t>& end_of_dest) {
+  // Finished destinations' columns wait in a batch and go to the switch-major table
+  // together: each switch's entries for a batch (one leaf's hosts: neighbouring end ports)
+  // share a few cache lines.
+  constexpr std::size_t kBatch = 64;
+  const std::size_t n = sw_.size();
+  std::vector<std::uint16_t> columns(kBatch * n);
+  std::vector<std::uint32_t> ends;
+  std::vector<std::uint16_t> dummy_column(n);
+  const auto flush = [&] {
+    for (std::uint32_t s = 0; s < n; ++s) {
+      for (std::size_t k = 0; k < ends.size(); ++k) {
+        const std::uint16_t p = columns[k * n + s];
+        if (p != kNoPort) out.set(sw_[s].node, ends[k], static_cast<PortNum>(p));
+      }
+    }
+    ends.clear();
+  };
   for (std::uint32_t si : leaves_) {
     std::uint32_t routed = 0;
     const std::vector<std::uint32_t> down = sw_[si].down;  // opensm walks a snapshot
@@ -532,20 +636,23 @@ void Ftree::route() {
       const FGroup& g = groups_[gid];
       if (g.remote_is_sw) continue;
       const std::uint32_t d = g.remote;
+      const std::uint32_t e = end_of_dest[d];
+      start_destination(e == kNone ? dummy_column.data() : columns.data() + ends.size() * n);
       lft_at(si, d) = g.ports[0].num;
       hops(si, d) = 1;
       down_by_up(si, kNone, d, true, 1);
       ++routed;
+      if (e == kNone) continue;
+      ends.push_back(e);
+      if (ends.size() == kBatch) flush();
     }
     for (std::uint32_t k = routed; k < max_cn_per_leaf_; ++k) {
+      start_destination(dummy_column.data());
       hops(si, dummy_) = 1;
       down_by_up(si, kNone, dummy_, true, 1);
-      for (std::uint32_t s = 0; s < sw_.size(); ++s) {
-        hops(s, dummy_) = kNoHops;
-        lft_at(s, dummy_) = kNoPort;
-      }
     }
   }
+  flush();
 }
 
 }  // namespace
@@ -560,17 +667,13 @@ Result<Table> ftree_routes(const Fabric& f) {
   if (!r) return r;
   Ftree ft(f);
   if (auto b = ft.build(); !b) return std::unexpected(b.error());
-  ft.route();
   const Ends& ends = r->ends();
-  for (NodeId s : f.switches()) {
-    const std::uint32_t si = ft.sw_of(s);
-    for (std::uint32_t e = 0; e < ends.size(); ++e) {
-      const std::uint32_t d = ft.dest_of(ends.port(e));
-      if (d == kNone) continue;
-      const std::uint16_t p = ft.lft(si, d);
-      r->set(s, e, p == kNoPort ? 0 : static_cast<PortNum>(p));
-    }
+  std::vector<std::uint32_t> end_of_dest(ft.num_dests(), kNone);
+  for (std::uint32_t e = 0; e < ends.size(); ++e) {
+    const std::uint32_t d = ft.dest_of(ends.port(e));
+    if (d != kNone) end_of_dest[d] = e;
   }
+  ft.route(*r, end_of_dest);
   return r;
 }
 
