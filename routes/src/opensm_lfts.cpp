@@ -82,12 +82,16 @@ Result<Table> build_lfts(const Graph& g, const RowFn& row_of, std::string source
   Row row;
   row.hops.assign(g.slots.size(), kNoHops);
   row.least.assign(g.size(), kNoHops);
-  std::vector<std::uint32_t> cas, cand;
+  std::vector<std::uint32_t> cas, cand, ends_of_cas;
   for (const std::uint32_t t : order) {
     if (g.end_links[t] == 0) break;  // sorted: no switch after this one has a CA
     cas.clear();
-    for (std::uint32_t q = g.begin[t]; q < g.begin[t + 1]; ++q)
-      if (g.slots[q].peer == kNone) cas.push_back(q);
+    ends_of_cas.clear();
+    for (std::uint32_t q = g.begin[t]; q < g.begin[t + 1]; ++q) {
+      if (g.slots[q].peer != kNone) continue;
+      cas.push_back(q);
+      ends_of_cas.push_back(ends.of_port(g.slots[q].peer_port));
+    }
     row_of(t, row);
     for (std::uint32_t s = 0; s < g.size(); ++s) {
       if (s == t) {  // the CA is cabled to this switch: that port, counted
@@ -106,14 +110,23 @@ Result<Table> build_lfts(const Graph& g, const RowFn& row_of, std::string source
       for (std::uint32_t q = g.begin[s]; q < g.begin[s + 1]; ++q)
         if (row.hops[q] == least) cand.push_back(q);
       if (cand.empty()) continue;
-      for (const std::uint32_t c : cas) {
-        // The fewest paths so far; the first (lowest port) on a tie: the comparison is strict.
-        std::uint32_t best = cand.front();
-        for (const std::uint32_t q : cand)
-          if (counter[q] < counter[best]) best = q;
-        ++counter[best];
-        const std::uint32_t e = ends.of_port(g.slots[c].peer_port);
-        if (e != kNone) table->set(g.node[s], e, g.slots[best].num);
+      // Each CA in turn takes the candidate with the fewest paths so far, the first (lowest
+      // port) on a tie (the comparison is strict), and adds one to it. Those picks run level
+      // by level: at level L every candidate that had at most L paths has exactly L, and they
+      // are taken in port order (each then has L + 1, so none is taken twice in a level); so
+      // one scan of the candidates per level gives opensm's picks in its order, where a scan
+      // per CA did before.
+      std::uint32_t level = counter[cand.front()];
+      for (const std::uint32_t q : cand) level = std::min(level, counter[q]);
+      std::size_t k = 0;
+      while (k < cas.size()) {
+        for (const std::uint32_t q : cand) {
+          if (counter[q] != level) continue;
+          ++counter[q];
+          if (ends_of_cas[k] != kNone) table->set(g.node[s], ends_of_cas[k], g.slots[q].num);
+          if (++k == cas.size()) break;
+        }
+        ++level;
       }
     }
   }
