@@ -58,6 +58,7 @@ struct FGroup {
   bool remote_is_sw = false;
   std::uint32_t remote = 0;  // switch index, or destination index for a CA port
   std::span<FPort> ports;    // ascending local port number (in Ftree::ports_)
+  std::uint64_t key = 0;     // the remote switch's tuple_key(), once tuples are assigned
   std::uint32_t counter_up = 0, counter_down = 0;
 };
 
@@ -112,12 +113,17 @@ class Ftree {
     const auto tb = tuple_key(sw_[b.remote].tuple);
     return ta < tb ? -1 : (tb < ta ? 1 : 0);
   }
+  // grp_index_cmp once tuples are assigned (routing): from the groups' cached keys.
+  [[nodiscard]] static int grp_key_cmp(const FGroup& a, const FGroup& b) {
+    if (!a.remote_is_sw || !b.remote_is_sw) return 0;
+    return a.key < b.key ? -1 : (b.key < a.key ? 1 : 0);
+  }
   [[nodiscard]] int cmp_load_up(std::uint32_t a, std::uint32_t b) const {
     const auto& ga = groups_[a];
     const auto& gb = groups_[b];
     if (ga.counter_up > gb.counter_up) return 1;
     if (ga.counter_up < gb.counter_up) return -1;
-    return grp_index_cmp(ga, gb);
+    return grp_key_cmp(ga, gb);
   }
   [[nodiscard]] int cmp_load_down(std::uint32_t a, std::uint32_t b) const {
     const auto& ga = groups_[a];
@@ -128,7 +134,7 @@ class Ftree {
     const auto l1 = static_cast<std::int64_t>(sw_[ga.remote].min_counter_down);
     const auto l2 = static_cast<std::int64_t>(sw_[gb.remote].min_counter_down);
     if (l1 - l2 > 0) return 1;
-    return grp_index_cmp(ga, gb);
+    return grp_key_cmp(ga, gb);
   }
   template <class Cmp>
   static void bubble(std::vector<std::uint32_t>& v, Cmp cmp) {
@@ -146,13 +152,23 @@ class Ftree {
       ++i;
     }
   }
-  FPort* min_port(FGroup& g, bool up) {
-    FPort* m = nullptr;
-    for (auto& p : g.ports) {
-      if (m == nullptr || (up ? p.counter_up < m->counter_up : p.counter_down < m->counter_down))
-        m = &p;
+  // The group's least loaded port, the first on a tie (a group has at least one port).
+  static FPort* min_port(FGroup& g, bool up) {
+    FPort* m = g.ports.data();
+    if (up) {
+      for (FPort& p : g.ports.subspan(1))
+        if (p.counter_up < m->counter_up) m = &p;
+    } else {
+      for (FPort& p : g.ports.subspan(1))
+        if (p.counter_down < m->counter_down) m = &p;
     }
     return m;
+  }
+  // prune_: whether a down pass of switch s at hop count next - 1 would change nothing
+  // (top of the file).
+  [[nodiscard]] bool passes_nothing(std::uint32_t s, std::uint8_t next) const {
+    const std::uint32_t set = below_[s];
+    return set == kNone || (covered_[set].serial == serial_ && covered_[set].hops <= next);
   }
   // opensm's hop and port matrices, the column of the destination being routed: every
   // step reads and writes only that column.
@@ -161,6 +177,8 @@ class Ftree {
   void start_destination(std::uint16_t* lft_column);
   Tuple new_tuple(const Tuple& from, bool down) const;
   bool up_by_down(std::uint32_t s, std::uint32_t prev, std::uint32_t d, std::uint8_t cur);
+  bool down_pass(std::uint32_t s, std::uint32_t prev, std::uint32_t d, std::uint8_t cur);
+  bool down_pass_any(std::uint32_t s, std::uint32_t prev, std::uint32_t d, std::uint8_t cur);
   bool down_by_up(std::uint32_t s, std::uint32_t prev, std::uint32_t d, bool main,
                   std::uint8_t cur);
 
@@ -185,9 +203,12 @@ class Ftree {
   std::vector<std::uint8_t> has_ca_down_;  // per switch: a CA group among its down groups
   std::vector<std::uint32_t> below_;       // per switch: id of its set of switches below
                                            // (kNone: none)
-  std::vector<std::uint8_t> covered_;      // per set: every switch of it has hops <= this
-  std::vector<std::uint32_t> covered_at_;  // per set: the destination serial covered_ is of
-  std::uint32_t serial_ = 0;               // destinations (and dummies) routed so far
+  struct Covered {
+    std::uint32_t serial = kNone;  // the destination it is of (serial_)
+    std::uint8_t hops = kNoHops;   // every switch of the set has a hop count <= this
+  };
+  std::vector<Covered> covered_;  // per set of switches below some switch
+  std::uint32_t serial_ = 0;      // destinations (and dummies) routed so far
 };
 
 Tuple Ftree::new_tuple(const Tuple& from, bool down) const {
@@ -489,8 +510,9 @@ Result<void> Ftree::build() {
     below_[si] =
         set_ids.try_emplace(below, static_cast<std::uint32_t>(set_ids.size())).first->second;
   }
-  covered_.assign(set_ids.size(), kNoHops);
-  covered_at_.assign(set_ids.size(), kNone);
+  covered_.assign(set_ids.size(), Covered{});
+  for (auto& g : groups_)
+    if (g.remote_is_sw) g.key = tuple_key(sw_[g.remote].tuple);
   hops_.assign(sw_.size(), kNoHops);
   return {};
 }
@@ -505,6 +527,12 @@ void Ftree::start_destination(std::uint16_t* lft_column) {
 // fabric_route_upgoing_by_going_down
 bool Ftree::up_by_down(std::uint32_t si, std::uint32_t prev, std::uint32_t d, std::uint8_t cur) {
   if (sw_[si].down.empty()) return false;
+  // A pass that can change nothing returns what the full pass would. Its bubble sort of the
+  // down groups waits (counter_up_changed stays set) for the next pass that does change
+  // something: only si's own passes change the counters that sort compares, and only they
+  // read that order, so the sort then gives the order it would have given now.
+  if (prune_ && passes_nothing(si, static_cast<std::uint8_t>(cur + 1)))
+    return has_ca_down_[si] != 0;
   if (sw_[si].counter_up_changed) {
     bubble(sw_[si].down, [this](std::uint32_t a, std::uint32_t b) { return cmp_load_up(a, b); });
     sw_[si].counter_up_changed = false;
@@ -512,12 +540,65 @@ bool Ftree::up_by_down(std::uint32_t si, std::uint32_t prev, std::uint32_t d, st
   if (!sw_[si].sib.empty()) {
     bubble(sw_[si].sib, [this](std::uint32_t a, std::uint32_t b) { return cmp_load_up(a, b); });
   }
-  // A pass that can change nothing (top of the file): what the full pass would return.
-  const std::uint32_t set = below_[si];
+  bool created = false;
   if (prune_) {
-    if (set == kNone) return has_ca_down_[si] != 0;
-    if (covered_at_[set] == serial_ && covered_[set] <= cur + 1) return has_ca_down_[si] != 0;
+    created = down_pass(si, prev, d, cur);
+  } else {
+    created = down_pass_any(si, prev, d, cur);
   }
+  // Every switch below si now has hops <= cur + 1 for this destination (prev, skipped, has
+  // at most cur - 1: it routed si at cur).
+  if (prune_) {
+    auto& c = covered_[below_[si]];
+    if (c.serial != serial_ || cur + 1 < c.hops) c = {serial_, static_cast<std::uint8_t>(cur + 1)};
+  }
+  return created;
+}
+
+// The loop of fabric_route_upgoing_by_going_down where no switch has siblings (prune_): the
+// same steps as down_pass_any, over si's down groups only, which no step below si reorders.
+bool Ftree::down_pass(std::uint32_t si, std::uint32_t prev, std::uint32_t d, std::uint8_t cur) {
+  bool created = false;
+  const std::uint32_t* const list = sw_[si].down.data();
+  const std::size_t n = sw_[si].down.size();
+  FGroup* const groups = groups_.data();
+  std::uint8_t* const hops = hops_.data();
+  std::uint16_t* const lft = lft_;
+  const std::uint8_t* const has_ca = has_ca_down_.data();
+  const auto next = static_cast<std::uint8_t>(cur + 1);
+  bool changed = false;
+  for (std::size_t k = 0; k < n; ++k) {
+    FGroup& g = groups[list[k]];
+    if (!g.remote_is_sw) {
+      created = true;
+      continue;
+    }
+    const std::uint32_t r = g.remote;
+    if (r == prev || g.ports.empty()) continue;
+    const std::uint8_t lh = hops[r];
+    if (lh != kNoHops && cur + 1 >= lh) continue;
+    FPort* mp = min_port(g, true);
+    lft[r] = mp->rnum;
+    hops[r] = next;
+    // up_by_down(r, .., next) itself, without the call where its pass would change nothing.
+    const bool routed = passes_nothing(r, static_cast<std::uint8_t>(next + 1))
+                            ? has_ca[r] != 0
+                            : up_by_down(r, kNone, d, next);
+    if (routed) {
+      created = true;
+      ++mp->counter_up;
+      ++g.counter_up;
+      changed = true;
+    }
+  }
+  if (changed) sw_[si].counter_up_changed = true;
+  return created;
+}
+
+// The loop of fabric_route_upgoing_by_going_down, step by step: down groups, then (for a
+// real destination) sibling groups, re-read at every step (a sibling's pass may reorder
+// si's lists).
+bool Ftree::down_pass_any(std::uint32_t si, std::uint32_t prev, std::uint32_t d, std::uint8_t cur) {
   bool created = false;
   const std::size_t n = sw_[si].down.size() + (d != dummy_ ? sw_[si].sib.size() : 0);
   for (std::size_t k = 0; k < n; ++k) {
@@ -538,21 +619,13 @@ bool Ftree::up_by_down(std::uint32_t si, std::uint32_t prev, std::uint32_t d, st
     hops(r, d) = static_cast<std::uint8_t>(cur + 1);
     // A switch with no switch below it (a leaf) routes nothing further: up_by_down would
     // return whether it has a CA port without changing any state (top of the file).
-    const bool routed = prune_ && below_[r] == kNone
-                            ? has_ca_down_[r] != 0
-                            : up_by_down(r, kNone, d, static_cast<std::uint8_t>(cur + 1));
+    const bool routed = up_by_down(r, kNone, d, static_cast<std::uint8_t>(cur + 1));
     created |= routed;
     if (routed) {
       ++mp->counter_up;
       ++g.counter_up;
       sw_[si].counter_up_changed = true;
     }
-  }
-  // Every switch below si now has hops <= cur + 1 for this destination (prev, skipped, has
-  // at most cur - 1: it routed si at cur).
-  if (prune_ && (covered_at_[set] != serial_ || cur + 1 < covered_[set])) {
-    covered_at_[set] = serial_;
-    covered_[set] = static_cast<std::uint8_t>(cur + 1);
   }
   return created;
 }
@@ -622,9 +695,10 @@ void Ftree::route(Table& out, const std::vector<std::uint32_t>& end_of_dest) {
   std::vector<std::uint16_t> dummy_column(n);
   const auto flush = [&] {
     for (std::uint32_t s = 0; s < n; ++s) {
+      const std::span<PortNum> row = out.row(sw_[s].node);
       for (std::size_t k = 0; k < ends.size(); ++k) {
         const std::uint16_t p = columns[k * n + s];
-        if (p != kNoPort) out.set(sw_[s].node, ends[k], static_cast<PortNum>(p));
+        if (p != kNoPort) row[ends[k]] = static_cast<PortNum>(p);
       }
     }
     ends.clear();

@@ -94,11 +94,11 @@ Result<Table> build_lfts(const Graph& g, const RowFn& row_of, std::string source
   std::vector<std::pair<std::size_t, std::size_t>> batch;  // per destination: first CA, CAs
   const auto flush = [&] {
     for (std::uint32_t s = 0; s < n; ++s) {
+      const std::span<PortNum> entries = table->row(g.node[s]);
       for (const auto& [first, count] : batch) {
         const PortNum* p = picks.data() + first * n + s * count;
         for (std::size_t k = 0; k < count; ++k)
-          if (p[k] != 0 && batch_ends[first + k] != kNone)
-            table->set(g.node[s], batch_ends[first + k], p[k]);
+          if (p[k] != 0 && batch_ends[first + k] != kNone) entries[batch_ends[first + k]] = p[k];
       }
     }
     batch.clear();
