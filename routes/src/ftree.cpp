@@ -20,14 +20,22 @@
 // and writes it to the table when the destination is done, in batches of destinations so
 // the switch-major table is written a cache line at a time. And where no switch has sibling
 // links (every fat-tree opensm's ftree routes, in practice), a down pass of
-// fabric_route_upgoing_by_going_down that can change nothing is skipped: after a pass of
-// switch S at hop count c, every switch below S has a hop count of at most c + 1 for this
-// destination (it had one, or the pass gave it c + 1), and counts only fall while a
-// destination is routed; so a later pass, of S or of any switch with the same switches
-// below it (the spines of a pod share its leaves), at c' >= c finds every one of them at
-// most c' + 1 and skips them all: it routes nothing, changes no counter, and returns
-// whether the switch has a CA port, as the full pass would. The order of everything that
-// does change state (the bubble sorts, the counters) is opensm's, unchanged.
+// fabric_route_upgoing_by_going_down that can change nothing is skipped:
+// - After a pass of switch S at hop count c, every switch below S has a hop count of at most
+//   c + 1 for this destination: it had one (the switch S came up from has at most c - 1), or
+//   the pass gave it c + 1.
+// - Counts only fall while a destination is routed. (A count rises only where a switch has
+//   a count but no port: the leaf of a dummy destination, which is never reached again
+//   without sibling links, as no switch is above a leaf.)
+// - So a later pass, of S or of any switch with the same switches below it (the spines of a
+//   pod share its leaves), at c' >= c finds every one of them at most c' + 1 and skips them
+//   all: it routes nothing, changes no counter, and returns whether the switch has a CA
+//   port. The model returns that without the pass.
+// - The bubble sort such a pass would start with (when its counters changed since the last
+//   one) waits for the next pass that is made: only S's passes change the counters it
+//   compares, and only they read the order, so it then gives the order it would have given.
+// The order of everything that changes state (the bubble sorts, the counters) is opensm's.
+// tests/routes/test_table_digests.cpp holds the tables of the model before these changes.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -617,8 +625,6 @@ bool Ftree::down_pass_any(std::uint32_t si, std::uint32_t prev, std::uint32_t d,
     FPort* mp = min_port(g, true);
     lft_at(r, d) = mp->rnum;
     hops(r, d) = static_cast<std::uint8_t>(cur + 1);
-    // A switch with no switch below it (a leaf) routes nothing further: up_by_down would
-    // return whether it has a CA port without changing any state (top of the file).
     const bool routed = up_by_down(r, kNone, d, static_cast<std::uint8_t>(cur + 1));
     created |= routed;
     if (routed) {

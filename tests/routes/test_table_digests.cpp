@@ -7,15 +7,20 @@
 // gives the same ones on shapes the dumps do not have (uneven leaves and so dummy
 // destinations, parallel links at every level, 2,048 hosts).
 //
-// How the constants were made: this test, built at the commit that added it (the old
-// implementations), printed the digests of its failures with every constant 0; they were
-// pasted in and the test passed there before any route code changed.
+// How the constants were made: this test, built at the commit that added it (a6a9851, whose
+// routes/ is 5ee4c61's), printed the digests of its failures with every constant a
+// placeholder; they were pasted in and the test passed there before any route code changed.
+// bench/bench_routes.cpp checks the same digests at 16,384 hosts, recorded the same way.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dumps.hpp"
+#include "fabricplace/fabric/builder.hpp"
 #include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/routes/table.hpp"
 
@@ -116,5 +121,83 @@ const Case kCases[] = {
     {"fat3:pods=4,leaves=16,down=32,up=32,spines=32,radix=64", "minhop", 0x22678e81e094b325},
     {"fat3:pods=4,leaves=16,down=32,up=32,spines=32,radix=64", "updn", 0x22678e81e094b325}};
 INSTANTIATE_TEST_SUITE_P(Generated, TableDigest, ::testing::ValuesIn(kCases));
+
+// Sibling links (switches of one rank cabled together), which no generated fabric has: there
+// the ftree model takes every step as opensm does, without skipping any. Built by hand: the
+// switches and hosts in order, switch ports numbered in the order links are given. Digests
+// from the ftree model of 5ee4c61 (its ftree.cpp built beside this code, on these fabrics).
+fabricplace::Result<Fabric> build_by_hand(
+    const std::vector<std::string>& switches,
+    const std::vector<std::pair<std::string, std::string>>& links,
+    const std::vector<std::pair<std::string, std::string>>& hosts) {
+  FabricBuilder b("sibs");
+  std::map<std::string, Guid> guid;
+  std::map<std::string, PortNum> next;
+  Guid g = 0x1000;
+  for (const auto& s : switches) {
+    NodeRecord n;
+    n.guid = guid[s] = ++g;
+    n.type = NodeType::kSwitch;
+    n.description = s;
+    n.num_ports = 36;
+    if (auto r = b.add_node(n); !r) return std::unexpected(r.error());
+  }
+  for (const auto& [h, sw] : hosts) {
+    NodeRecord n;
+    n.guid = guid[h] = ++g;
+    n.type = NodeType::kCa;
+    n.description = h + " mlx5_0";
+    n.num_ports = 1;
+    if (auto r = b.add_node(n); !r) return std::unexpected(r.error());
+  }
+  auto port = [&](const std::string& n) -> PortNum { return ++next[n]; };
+  for (const auto& [a, c] : links) {
+    const PortNum pa = port(a), pc = port(c);
+    if (auto r = b.add_link(guid[a], pa, guid[c], pc, {}); !r) return std::unexpected(r.error());
+  }
+  for (const auto& [h, sw] : hosts) {
+    const PortNum ps = port(sw), ph = port(h);
+    if (auto r = b.add_link(guid[sw], ps, guid[h], ph, {}); !r) return std::unexpected(r.error());
+  }
+  return b.build();
+}
+
+TEST(TableDigest, FtreeWithSiblingLinks) {
+  const std::vector<std::string> switches{"leaf01", "leaf02",  "leaf03",
+                                          "leaf04", "spine01", "spine02"};
+  // Leaf pairs cabled to each other; leaf04 has a host fewer (dummy destinations).
+  std::vector<std::pair<std::string, std::string>> links, hosts;
+  for (const char* l : {"leaf01", "leaf02", "leaf03", "leaf04"})
+    for (const char* s : {"spine01", "spine02"}) links.emplace_back(l, s);
+  links.emplace_back("leaf01", "leaf02");
+  links.emplace_back("leaf03", "leaf04");
+  int h = 0;
+  for (const char* l : {"leaf01", "leaf02", "leaf03", "leaf04"})
+    for (int k = 0; k < (std::string(l) == "leaf04" ? 2 : 3); ++k)
+      hosts.emplace_back("node" + std::to_string(++h), l);
+  auto a = build_by_hand(switches, links, hosts);
+  ASSERT_TRUE(a) << a.error().to_string();
+  auto ta = ftree_routes(*a);
+  ASSERT_TRUE(ta) << ta.error().to_string();
+  EXPECT_EQ(fabricplace::test::digest(*ta), 0x6b93d5c863c98220u);
+
+  // The spines cabled together too, two links per leaf-spine pair, leaf03 a host fewer.
+  links.clear();
+  hosts.clear();
+  for (const char* l : {"leaf01", "leaf02", "leaf03", "leaf04"})
+    for (int k = 0; k < 2; ++k)
+      for (const char* s : {"spine01", "spine02"}) links.emplace_back(l, s);
+  links.emplace_back("spine01", "spine02");
+  links.emplace_back("leaf02", "leaf03");
+  h = 0;
+  for (const char* l : {"leaf01", "leaf02", "leaf03", "leaf04"})
+    for (int k = 0; k < (std::string(l) == "leaf03" ? 3 : 4); ++k)
+      hosts.emplace_back("node" + std::to_string(++h), l);
+  auto b = build_by_hand(switches, links, hosts);
+  ASSERT_TRUE(b) << b.error().to_string();
+  auto tb = ftree_routes(*b);
+  ASSERT_TRUE(tb) << tb.error().to_string();
+  EXPECT_EQ(fabricplace::test::digest(*tb), 0xccfe2f025a722c0au);
+}
 
 }  // namespace
