@@ -13,10 +13,36 @@
 // - Destinations are routed leaf by leaf (leaves in index-tuple order, hosts in port order),
 //   each followed by "dummy" destinations up to the fullest leaf's count, which update the
 //   load counters like real ones.
+//
+// Cost: opensm keeps a hop and a port matrix (switches x LIDs) and walks every destination
+// over every switch. Each destination only ever reads and writes its own column, so the
+// model keeps one column (a switch's hop count and port for the destination being routed)
+// and writes it to the table when the destination is done, in batches of destinations so
+// the switch-major table is written a cache line at a time. And where no switch has sibling
+// links (every fat-tree opensm's ftree routes, in practice), a down pass of
+// fabric_route_upgoing_by_going_down that can change nothing is skipped:
+// - After a pass of switch S at hop count c, every switch below S has a hop count of at most
+//   c + 1 for this destination: it had one (the switch S came up from has at most c - 1), or
+//   the pass gave it c + 1.
+// - Counts only fall while a destination is routed. (A count rises only where a switch has
+//   a count but no port: the leaf of a dummy destination, which is never reached again
+//   without sibling links, as no switch is above a leaf.)
+// - So a later pass, of S or of any switch with the same switches below it (the spines of a
+//   pod share its leaves), at c' >= c finds every one of them at most c' + 1 and skips them
+//   all: it routes nothing, changes no counter, and returns whether the switch has a CA
+//   port. The model returns that without the pass.
+// - The bubble sort such a pass would start with (when its counters changed since the last
+//   one) waits for the next pass that is made: only S's passes change the counters it
+//   compares, and only they read the order, so it then gives the order it would have given.
+// The order of everything that changes state (the bubble sorts, the counters) is opensm's.
+// tests/routes/test_table_digests.cpp holds the tables of the model before these changes.
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <deque>
+#include <map>
 #include <set>
+#include <span>
 
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/routes/table.hpp"
@@ -39,7 +65,8 @@ struct FPort {
 struct FGroup {
   bool remote_is_sw = false;
   std::uint32_t remote = 0;  // switch index, or destination index for a CA port
-  std::vector<FPort> ports;  // ascending local port number
+  std::span<FPort> ports;    // ascending local port number (in Ftree::ports_)
+  std::uint64_t key = 0;     // the remote switch's tuple_key(), once tuples are assigned
   std::uint32_t counter_up = 0, counter_down = 0;
 };
 
@@ -59,16 +86,22 @@ std::uint64_t guid_order_key(Guid g) {
   return __builtin_bswap64(g);
 }
 
+// A tuple as a number that compares as the tuple does (lexicographically, unsigned bytes).
+std::uint64_t tuple_key(const Tuple& t) {
+  std::uint64_t v;
+  std::memcpy(&v, t.data(), sizeof v);
+  return __builtin_bswap64(v);
+}
+
 class Ftree {
  public:
   explicit Ftree(const Fabric& f) : f_(f) {}
 
   Result<void> build();
-  void route();
-  /// lft entry of switch index s for destination d (kNoPort: none).
-  [[nodiscard]] std::uint16_t lft(std::uint32_t s, std::uint32_t d) const {
-    return lft_[std::size_t{s} * stride_ + d];
-  }
+  /// Routes every destination and writes each one's entries into `out` (its entries for
+  /// the end port of destination d, end_of_dest[d]; none where that is kNone).
+  void route(Table& out, const std::vector<std::uint32_t>& end_of_dest);
+  [[nodiscard]] std::uint32_t num_dests() const { return num_dests_; }
   [[nodiscard]] std::uint32_t sw_of(NodeId n) const { return sw_of_node_[idx(n)]; }
   [[nodiscard]] std::uint32_t dest_of(PortId p) const { return dest_of_port_[idx(p)]; }
 
@@ -84,16 +117,21 @@ class Ftree {
   // compare_port_groups_by_remote_switch_index: 0 unless both remotes are switches.
   [[nodiscard]] int grp_index_cmp(const FGroup& a, const FGroup& b) const {
     if (!a.remote_is_sw || !b.remote_is_sw) return 0;
-    const auto& ta = sw_[a.remote].tuple;
-    const auto& tb = sw_[b.remote].tuple;
+    const auto ta = tuple_key(sw_[a.remote].tuple);
+    const auto tb = tuple_key(sw_[b.remote].tuple);
     return ta < tb ? -1 : (tb < ta ? 1 : 0);
+  }
+  // grp_index_cmp once tuples are assigned (routing): from the groups' cached keys.
+  [[nodiscard]] static int grp_key_cmp(const FGroup& a, const FGroup& b) {
+    if (!a.remote_is_sw || !b.remote_is_sw) return 0;
+    return a.key < b.key ? -1 : (b.key < a.key ? 1 : 0);
   }
   [[nodiscard]] int cmp_load_up(std::uint32_t a, std::uint32_t b) const {
     const auto& ga = groups_[a];
     const auto& gb = groups_[b];
     if (ga.counter_up > gb.counter_up) return 1;
     if (ga.counter_up < gb.counter_up) return -1;
-    return grp_index_cmp(ga, gb);
+    return grp_key_cmp(ga, gb);
   }
   [[nodiscard]] int cmp_load_down(std::uint32_t a, std::uint32_t b) const {
     const auto& ga = groups_[a];
@@ -104,7 +142,7 @@ class Ftree {
     const auto l1 = static_cast<std::int64_t>(sw_[ga.remote].min_counter_down);
     const auto l2 = static_cast<std::int64_t>(sw_[gb.remote].min_counter_down);
     if (l1 - l2 > 0) return 1;
-    return grp_index_cmp(ga, gb);
+    return grp_key_cmp(ga, gb);
   }
   template <class Cmp>
   static void bubble(std::vector<std::uint32_t>& v, Cmp cmp) {
@@ -122,38 +160,63 @@ class Ftree {
       ++i;
     }
   }
-  FPort* min_port(FGroup& g, bool up) {
-    FPort* m = nullptr;
-    for (auto& p : g.ports) {
-      if (m == nullptr || (up ? p.counter_up < m->counter_up : p.counter_down < m->counter_down))
-        m = &p;
+  // The group's least loaded port, the first on a tie (a group has at least one port).
+  static FPort* min_port(FGroup& g, bool up) {
+    FPort* m = g.ports.data();
+    if (up) {
+      for (FPort& p : g.ports.subspan(1))
+        if (p.counter_up < m->counter_up) m = &p;
+    } else {
+      for (FPort& p : g.ports.subspan(1))
+        if (p.counter_down < m->counter_down) m = &p;
     }
     return m;
   }
-  std::uint8_t& hops(std::uint32_t s, std::uint32_t d) {
-    return hops_[std::size_t{s} * stride_ + d];
+  // prune_: whether a down pass of switch s at hop count next - 1 would change nothing
+  // (top of the file).
+  [[nodiscard]] bool passes_nothing(std::uint32_t s, std::uint8_t next) const {
+    const std::uint32_t set = below_[s];
+    return set == kNone || (covered_[set].serial == serial_ && covered_[set].hops <= next);
   }
-  std::uint16_t& lft_at(std::uint32_t s, std::uint32_t d) {
-    return lft_[std::size_t{s} * stride_ + d];
-  }
+  // opensm's hop and port matrices, the column of the destination being routed: every
+  // step reads and writes only that column.
+  std::uint8_t& hops(std::uint32_t s, std::uint32_t /*d*/) { return hops_[s]; }
+  std::uint16_t& lft_at(std::uint32_t s, std::uint32_t /*d*/) { return lft_[s]; }
+  void start_destination(std::uint16_t* lft_column);
   Tuple new_tuple(const Tuple& from, bool down) const;
   bool up_by_down(std::uint32_t s, std::uint32_t prev, std::uint32_t d, std::uint8_t cur);
+  bool down_pass(std::uint32_t s, std::uint32_t prev, std::uint32_t d, std::uint8_t cur);
+  bool down_pass_any(std::uint32_t s, std::uint32_t prev, std::uint32_t d, std::uint8_t cur);
   bool down_by_up(std::uint32_t s, std::uint32_t prev, std::uint32_t d, bool main,
                   std::uint8_t cur);
 
   const Fabric& f_;
   std::vector<FSw> sw_;
   std::vector<FGroup> groups_;
+  std::vector<FPort> ports_;  // every group's ports, group after group (compact: routing
+                              // walks them for every destination)
   std::vector<std::uint32_t> sw_of_node_;    // node -> switch index (kNone)
   std::vector<std::uint32_t> dest_of_port_;  // CA port -> destination index (kNone)
   std::vector<std::uint32_t> sw_order_;      // switch indices in GUID order
   std::vector<std::uint32_t> leaves_;        // leaf array (index-tuple order)
   std::set<Tuple> used_tuples_;
-  std::uint32_t num_dests_ = 0, stride_ = 0, dummy_ = 0;
+  std::uint32_t num_dests_ = 0, dummy_ = 0;
   std::uint32_t max_cn_per_leaf_ = 0;
   int leaf_rank_ = 0;
-  std::vector<std::uint8_t> hops_;
-  std::vector<std::uint16_t> lft_;
+  std::vector<std::uint8_t> hops_;  // per switch, this destination (kNoHops: none)
+  std::uint16_t* lft_ = nullptr;    // per switch, this destination (kNoPort: none)
+
+  // Skipping passes that change nothing (see the top of the file); only without siblings.
+  bool prune_ = false;
+  std::vector<std::uint8_t> has_ca_down_;  // per switch: a CA group among its down groups
+  std::vector<std::uint32_t> below_;       // per switch: id of its set of switches below
+                                           // (kNone: none)
+  struct Covered {
+    std::uint32_t serial = kNone;  // the destination it is of (serial_)
+    std::uint8_t hops = kNoHops;   // every switch of the set has a hop count <= this
+  };
+  std::vector<Covered> covered_;  // per set of switches below some switch
+  std::uint32_t serial_ = 0;      // destinations (and dummies) routed so far
 };
 
 Tuple Ftree::new_tuple(const Tuple& from, bool down) const {
@@ -258,10 +321,10 @@ Result<void> Ftree::build() {
   }
   if (num_dests_ == 0) return unsupported("no compute node");
   dummy_ = num_dests_;
-  stride_ = num_dests_ + 1;
 
   // Groups: per switch, ports in ascending order; one group per CA port, one per neighbour
   // switch (up to a lower rank, down to a higher one, sibling at the same).
+  std::vector<std::vector<FPort>> group_ports;
   for (std::uint32_t si : sw_order_) {
     auto& s = sw_[si];
     if (s.rank == -1) continue;
@@ -297,14 +360,23 @@ Result<void> Ftree::build() {
         grp.remote_is_sw = is_sw;
         grp.remote = remote;
         groups_.push_back(grp);
+        group_ports.emplace_back();
         list->push_back(g);
         by_remote.emplace_back(remote_key, g);
       }
-      auto& ports = groups_[g].ports;
+      auto& ports = group_ports[g];
       if (std::none_of(ports.begin(), ports.end(),
                        [&](const FPort& x) { return x.num == p.rec.number; }))
         ports.push_back({p.rec.number, rnum, 0, 0});
     }
+  }
+  std::size_t num_ports = 0;
+  for (const auto& ports : group_ports) num_ports += ports.size();
+  ports_.reserve(num_ports);
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const std::size_t begin = ports_.size();
+    ports_.insert(ports_.end(), group_ports[g].begin(), group_ports[g].end());
+    groups_[g].ports = std::span<FPort>(ports_.data() + begin, group_ports[g].size());
   }
 
   leaf_rank_ = max_rank;
@@ -426,14 +498,49 @@ Result<void> Ftree::build() {
                          " have different numbers of links to their first lower switch");
     }
   }
-  hops_.assign(sw_.size() * std::size_t{stride_}, kNoHops);
-  lft_.assign(sw_.size() * std::size_t{stride_}, kNoPort);
+  // The sets of switches below each switch, for skipping passes that change nothing.
+  prune_ = std::all_of(sw_.begin(), sw_.end(), [](const FSw& s) { return s.sib.empty(); });
+  has_ca_down_.assign(sw_.size(), 0);
+  below_.assign(sw_.size(), kNone);
+  std::map<std::vector<std::uint32_t>, std::uint32_t> set_ids;
+  std::vector<std::uint32_t> below;
+  for (std::uint32_t si = 0; si < sw_.size(); ++si) {
+    below.clear();
+    for (std::uint32_t g : sw_[si].down) {
+      if (groups_[g].remote_is_sw) {
+        below.push_back(groups_[g].remote);
+      } else {
+        has_ca_down_[si] = 1;
+      }
+    }
+    if (below.empty()) continue;
+    std::sort(below.begin(), below.end());
+    below_[si] =
+        set_ids.try_emplace(below, static_cast<std::uint32_t>(set_ids.size())).first->second;
+  }
+  covered_.assign(set_ids.size(), Covered{});
+  for (auto& g : groups_)
+    if (g.remote_is_sw) g.key = tuple_key(sw_[g.remote].tuple);
+  hops_.assign(sw_.size(), kNoHops);
   return {};
+}
+
+void Ftree::start_destination(std::uint16_t* lft_column) {
+  lft_ = lft_column;
+  std::fill(lft_, lft_ + sw_.size(), kNoPort);
+  std::fill(hops_.begin(), hops_.end(), kNoHops);
+  ++serial_;
 }
 
 // fabric_route_upgoing_by_going_down
 bool Ftree::up_by_down(std::uint32_t si, std::uint32_t prev, std::uint32_t d, std::uint8_t cur) {
   if (sw_[si].down.empty()) return false;
+  // A pass that can change nothing returns what the full pass would. Its bubble sort of the
+  // down groups waits (counter_up_changed stays set) for the next pass that does change
+  // something: only si's own passes change the counters that sort compares, and only they
+  // read that order, so the sort then gives the order it would have given now.
+  if (prune_ && passes_nothing(si, static_cast<std::uint8_t>(cur + 1)))
+    return has_ca_down_[si] != 0;
   if (sw_[si].counter_up_changed) {
     bubble(sw_[si].down, [this](std::uint32_t a, std::uint32_t b) { return cmp_load_up(a, b); });
     sw_[si].counter_up_changed = false;
@@ -441,6 +548,65 @@ bool Ftree::up_by_down(std::uint32_t si, std::uint32_t prev, std::uint32_t d, st
   if (!sw_[si].sib.empty()) {
     bubble(sw_[si].sib, [this](std::uint32_t a, std::uint32_t b) { return cmp_load_up(a, b); });
   }
+  bool created = false;
+  if (prune_) {
+    created = down_pass(si, prev, d, cur);
+  } else {
+    created = down_pass_any(si, prev, d, cur);
+  }
+  // Every switch below si now has hops <= cur + 1 for this destination (prev, skipped, has
+  // at most cur - 1: it routed si at cur).
+  if (prune_) {
+    auto& c = covered_[below_[si]];
+    if (c.serial != serial_ || cur + 1 < c.hops) c = {serial_, static_cast<std::uint8_t>(cur + 1)};
+  }
+  return created;
+}
+
+// The loop of fabric_route_upgoing_by_going_down where no switch has siblings (prune_): the
+// same steps as down_pass_any, over si's down groups only, which no step below si reorders.
+bool Ftree::down_pass(std::uint32_t si, std::uint32_t prev, std::uint32_t d, std::uint8_t cur) {
+  bool created = false;
+  const std::uint32_t* const list = sw_[si].down.data();
+  const std::size_t n = sw_[si].down.size();
+  FGroup* const groups = groups_.data();
+  std::uint8_t* const hops = hops_.data();
+  std::uint16_t* const lft = lft_;
+  const std::uint8_t* const has_ca = has_ca_down_.data();
+  const auto next = static_cast<std::uint8_t>(cur + 1);
+  bool changed = false;
+  for (std::size_t k = 0; k < n; ++k) {
+    FGroup& g = groups[list[k]];
+    if (!g.remote_is_sw) {
+      created = true;
+      continue;
+    }
+    const std::uint32_t r = g.remote;
+    if (r == prev || g.ports.empty()) continue;
+    const std::uint8_t lh = hops[r];
+    if (lh != kNoHops && cur + 1 >= lh) continue;
+    FPort* mp = min_port(g, true);
+    lft[r] = mp->rnum;
+    hops[r] = next;
+    // up_by_down(r, .., next) itself, without the call where its pass would change nothing.
+    const bool routed = passes_nothing(r, static_cast<std::uint8_t>(next + 1))
+                            ? has_ca[r] != 0
+                            : up_by_down(r, kNone, d, next);
+    if (routed) {
+      created = true;
+      ++mp->counter_up;
+      ++g.counter_up;
+      changed = true;
+    }
+  }
+  if (changed) sw_[si].counter_up_changed = true;
+  return created;
+}
+
+// The loop of fabric_route_upgoing_by_going_down, step by step: down groups, then (for a
+// real destination) sibling groups, re-read at every step (a sibling's pass may reorder
+// si's lists).
+bool Ftree::down_pass_any(std::uint32_t si, std::uint32_t prev, std::uint32_t d, std::uint8_t cur) {
   bool created = false;
   const std::size_t n = sw_[si].down.size() + (d != dummy_ ? sw_[si].sib.size() : 0);
   for (std::size_t k = 0; k < n; ++k) {
@@ -453,10 +619,10 @@ bool Ftree::up_by_down(std::uint32_t si, std::uint32_t prev, std::uint32_t d, st
     }
     if (prev != kNone && g.remote == prev) continue;
     if (g.ports.empty()) continue;
-    FPort* mp = min_port(g, true);
     const std::uint32_t r = g.remote;
     const std::uint8_t lh = hops(r, d);
     if (lh != kNoHops && cur + 1 >= lh) continue;
+    FPort* mp = min_port(g, true);
     lft_at(r, d) = mp->rnum;
     hops(r, d) = static_cast<std::uint8_t>(cur + 1);
     const bool routed = up_by_down(r, kNone, d, static_cast<std::uint8_t>(cur + 1));
@@ -524,7 +690,25 @@ bool Ftree::down_by_up(std::uint32_t si, std::uint32_t prev, std::uint32_t d, bo
   return created;
 }
 
-void Ftree::route() {
+void Ftree::route(Table& out, const std::vector<std::uint32_t>& end_of_dest) {
+  // Finished destinations' columns wait in a batch and go to the switch-major table
+  // together: each switch's entries for a batch (one leaf's hosts: neighbouring end ports)
+  // share a few cache lines.
+  constexpr std::size_t kBatch = 64;
+  const std::size_t n = sw_.size();
+  std::vector<std::uint16_t> columns(kBatch * n);
+  std::vector<std::uint32_t> ends;
+  std::vector<std::uint16_t> dummy_column(n);
+  const auto flush = [&] {
+    for (std::uint32_t s = 0; s < n; ++s) {
+      const std::span<PortNum> row = out.row(sw_[s].node);
+      for (std::size_t k = 0; k < ends.size(); ++k) {
+        const std::uint16_t p = columns[k * n + s];
+        if (p != kNoPort) row[ends[k]] = static_cast<PortNum>(p);
+      }
+    }
+    ends.clear();
+  };
   for (std::uint32_t si : leaves_) {
     std::uint32_t routed = 0;
     const std::vector<std::uint32_t> down = sw_[si].down;  // opensm walks a snapshot
@@ -532,20 +716,23 @@ void Ftree::route() {
       const FGroup& g = groups_[gid];
       if (g.remote_is_sw) continue;
       const std::uint32_t d = g.remote;
+      const std::uint32_t e = end_of_dest[d];
+      start_destination(e == kNone ? dummy_column.data() : columns.data() + ends.size() * n);
       lft_at(si, d) = g.ports[0].num;
       hops(si, d) = 1;
       down_by_up(si, kNone, d, true, 1);
       ++routed;
+      if (e == kNone) continue;
+      ends.push_back(e);
+      if (ends.size() == kBatch) flush();
     }
     for (std::uint32_t k = routed; k < max_cn_per_leaf_; ++k) {
+      start_destination(dummy_column.data());
       hops(si, dummy_) = 1;
       down_by_up(si, kNone, dummy_, true, 1);
-      for (std::uint32_t s = 0; s < sw_.size(); ++s) {
-        hops(s, dummy_) = kNoHops;
-        lft_at(s, dummy_) = kNoPort;
-      }
     }
   }
+  flush();
 }
 
 }  // namespace
@@ -560,17 +747,13 @@ Result<Table> ftree_routes(const Fabric& f) {
   if (!r) return r;
   Ftree ft(f);
   if (auto b = ft.build(); !b) return std::unexpected(b.error());
-  ft.route();
   const Ends& ends = r->ends();
-  for (NodeId s : f.switches()) {
-    const std::uint32_t si = ft.sw_of(s);
-    for (std::uint32_t e = 0; e < ends.size(); ++e) {
-      const std::uint32_t d = ft.dest_of(ends.port(e));
-      if (d == kNone) continue;
-      const std::uint16_t p = ft.lft(si, d);
-      r->set(s, e, p == kNoPort ? 0 : static_cast<PortNum>(p));
-    }
+  std::vector<std::uint32_t> end_of_dest(ft.num_dests(), kNone);
+  for (std::uint32_t e = 0; e < ends.size(); ++e) {
+    const std::uint32_t d = ft.dest_of(ends.port(e));
+    if (d != kNone) end_of_dest[d] = e;
   }
+  ft.route(*r, end_of_dest);
   return r;
 }
 

@@ -83,18 +83,47 @@ Result<Table> build_lfts(const Graph& g, const RowFn& row_of, std::string source
   row.hops.assign(g.slots.size(), kNoHops);
   row.least.assign(g.size(), kNoHops);
   std::vector<std::uint32_t> cas, cand;
+
+  // The entries of a batch of destination switches wait here (per destination switch, per
+  // switch, its CAs' ports; 0: none) and go to the switch-major table switch by switch:
+  // written destination by destination, each entry would land on another switch's row.
+  constexpr std::size_t kBatch = 32;
+  const std::size_t n = g.size();
+  std::vector<PortNum> picks;
+  std::vector<std::uint32_t> batch_ends;                   // the batch's CAs' end ports
+  std::vector<std::pair<std::size_t, std::size_t>> batch;  // per destination: first CA, CAs
+  const auto flush = [&] {
+    for (std::uint32_t s = 0; s < n; ++s) {
+      const std::span<PortNum> entries = table->row(g.node[s]);
+      for (const auto& [first, count] : batch) {
+        const PortNum* p = picks.data() + first * n + s * count;
+        for (std::size_t k = 0; k < count; ++k)
+          if (p[k] != 0 && batch_ends[first + k] != kNone) entries[batch_ends[first + k]] = p[k];
+      }
+    }
+    batch.clear();
+    batch_ends.clear();
+  };
   for (const std::uint32_t t : order) {
     if (g.end_links[t] == 0) break;  // sorted: no switch after this one has a CA
     cas.clear();
-    for (std::uint32_t q = g.begin[t]; q < g.begin[t + 1]; ++q)
-      if (g.slots[q].peer == kNone) cas.push_back(q);
+    for (std::uint32_t q = g.begin[t]; q < g.begin[t + 1]; ++q) {
+      if (g.slots[q].peer != kNone) continue;
+      cas.push_back(q);
+    }
+    const std::size_t first = batch_ends.size();
+    for (const std::uint32_t c : cas) batch_ends.push_back(ends.of_port(g.slots[c].peer_port));
+    batch.emplace_back(first, cas.size());
+    picks.resize(batch_ends.size() * n);
+    PortNum* const out = picks.data() + first * n;  // [switch][CA]
+    std::fill(out, out + cas.size() * n, PortNum{0});
     row_of(t, row);
-    for (std::uint32_t s = 0; s < g.size(); ++s) {
+    for (std::uint32_t s = 0; s < n; ++s) {
+      PortNum* const to = out + std::size_t{s} * cas.size();
       if (s == t) {  // the CA is cabled to this switch: that port, counted
-        for (const std::uint32_t c : cas) {
-          ++counter[c];
-          const std::uint32_t e = ends.of_port(g.slots[c].peer_port);
-          if (e != kNone) table->set(g.node[s], e, g.slots[c].num);
+        for (std::size_t k = 0; k < cas.size(); ++k) {
+          ++counter[cas[k]];
+          to[k] = g.slots[cas[k]].num;
         }
         continue;
       }
@@ -106,17 +135,28 @@ Result<Table> build_lfts(const Graph& g, const RowFn& row_of, std::string source
       for (std::uint32_t q = g.begin[s]; q < g.begin[s + 1]; ++q)
         if (row.hops[q] == least) cand.push_back(q);
       if (cand.empty()) continue;
-      for (const std::uint32_t c : cas) {
-        // The fewest paths so far; the first (lowest port) on a tie: the comparison is strict.
-        std::uint32_t best = cand.front();
-        for (const std::uint32_t q : cand)
-          if (counter[q] < counter[best]) best = q;
-        ++counter[best];
-        const std::uint32_t e = ends.of_port(g.slots[c].peer_port);
-        if (e != kNone) table->set(g.node[s], e, g.slots[best].num);
+      // Each CA in turn takes the candidate with the fewest paths so far, the first (lowest
+      // port) on a tie (the comparison is strict), and adds one to it. Those picks run level
+      // by level: at level L every candidate that had at most L paths has exactly L, and they
+      // are taken in port order (each then has L + 1, so none is taken twice in a level); so
+      // one scan of the candidates per level gives opensm's picks in its order, where a scan
+      // per CA did before.
+      std::uint32_t level = counter[cand.front()];
+      for (const std::uint32_t q : cand) level = std::min(level, counter[q]);
+      std::size_t k = 0;
+      while (k < cas.size()) {
+        for (const std::uint32_t q : cand) {
+          if (counter[q] != level) continue;
+          ++counter[q];
+          to[k] = g.slots[q].num;
+          if (++k == cas.size()) break;
+        }
+        ++level;
       }
     }
+    if (batch.size() == kBatch) flush();
   }
+  flush();
   return table;
 }
 

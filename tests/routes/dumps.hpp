@@ -78,4 +78,23 @@ inline Agreement compare(const fabric::Fabric& f, const routes::Table& model,
   return a;
 }
 
+/// FNV-1a (64-bit) of every entry of a table, switch by switch (f.switches() order), end
+/// port by end port, each entry as 2 bytes, low first: a table's fingerprint, to compare
+/// one built now with one recorded from an earlier implementation (test_table_digests.cpp).
+inline std::uint64_t digest(const routes::Table& t) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  const auto byte = [&](std::uint8_t b) {
+    h ^= b;
+    h *= 0x100000001b3ULL;
+  };
+  for (fabric::NodeId s : t.fabric().switches()) {
+    for (std::uint32_t e = 0; e < t.ends().size(); ++e) {
+      const routes::PortNum p = t.out_port(s, e);
+      byte(static_cast<std::uint8_t>(p & 0xFF));
+      byte(static_cast<std::uint8_t>(p >> 8));
+    }
+  }
+  return h;
+}
+
 }  // namespace fabricplace::test

@@ -100,6 +100,10 @@ class Table {
   void set(NodeId sw, std::uint32_t dst, PortNum port) {
     table_[std::size_t{sw_index_[idx(sw)]} * ends_.size() + dst] = port;
   }
+  /// Switch `sw`'s entries, one per end port (for builders: set() without the lookup).
+  [[nodiscard]] std::span<PortNum> row(NodeId sw) {
+    return {table_.data() + std::size_t{sw_index_[idx(sw)]} * ends_.size(), ends_.size()};
+  }
 
   /// Appends the directed links from end `src` to end `dst` (empty when equal); false when
   /// the tables have no route (a hole, a loop) for the pair.
