@@ -156,6 +156,14 @@ std::string llm_spec_help() {
 }
 
 Result<LlmSpec> parse_llm_spec(std::string_view spec) {
+  // The spec names the trace in the report and in an SWF header: printable text only.
+  if (const auto at = std::min(str::control_char_at(spec), str::invalid_utf8_at(spec));
+      at != std::string_view::npos) {
+    return fail(ErrorCode::kUsage,
+                "byte " + std::to_string(at + 1) +
+                    " is a control character or not UTF-8: expected printable text",
+                kWhere);
+  }
   const auto colon = spec.find(':');
   const std::string kind(spec.substr(0, colon));
   if (kind != "llm")

@@ -249,6 +249,10 @@ TEST(Synthetic, BadSpecsNameTheKeyAndWhatWasExpected) {
     return t.error().to_string();
   };
   EXPECT_EQ(e("gpt:jobs=5"), "trace spec: unknown trace generator \"gpt\", expected llm");
+  EXPECT_EQ(e("llm:hosts=800,\tjobs=5"),
+            "trace spec: byte 15 is a control character or not UTF-8: expected printable text");
+  EXPECT_EQ(e("llm:hosts=800\n"),
+            "trace spec: byte 14 is a control character or not UTF-8: expected printable text");
   EXPECT_EQ(e("llm:"),
             "trace spec: llm: hosts: expected hosts=N, the cluster size the load is "
             "for (or rate=R arrivals per hour instead of a load)");
