@@ -47,6 +47,8 @@ void add_fabric_commands(CLI::App& app, RunFn& run);
 void add_place_command(CLI::App& app, RunFn& run);
 void add_rankfile_command(CLI::App& app, RunFn& run);
 void add_simulate_command(CLI::App& app, RunFn& run);
+/// `trace generate`: a synthetic trace (sim/synthetic.hpp) written as an SWF log.
+void add_trace_commands(CLI::App& app, RunFn& run);
 /// `fabric discover` (live, through libibnetdisc); a stub that explains itself in builds
 /// without FABRICPLACE_WITH_IBNETDISC.
 void add_discover_command(CLI::App& fabric, RunFn& run);

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   fabricplace::cli::add_place_command(app, run);
   fabricplace::cli::add_rankfile_command(app, run);
   fabricplace::cli::add_simulate_command(app, run);
+  fabricplace::cli::add_trace_commands(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -339,7 +339,9 @@ void add_simulate_command(CLI::App& app, RunFn& run) {
                                  "replay job traces on a fabric and compare placement policies");
   o->in.add(cmd, "the fabric (file or spec)", "--fabric");
   cmd->add_option("--trace", o->traces,
-                  "job trace: Philly CSV, ITP CSV or SWF (.gz read as is); repeat to merge")
+                  "job trace: Philly CSV, ITP CSV or SWF (.gz read as is), or a generator "
+                  "spec (llm:jobs=2000,load=0.8,hosts=N; see trace generate --help); repeat "
+                  "to merge")
       ->required();
   cmd->add_option("--trace-format", o->trace_format, "auto | philly | itp | swf")
       ->capture_default_str();

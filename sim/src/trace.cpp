@@ -12,6 +12,7 @@
 
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/sim/synthetic.hpp"
 
 namespace fabricplace::sim {
 namespace {
@@ -227,6 +228,8 @@ std::string_view to_string(TraceFormat f) {
       return "itp";
     case TraceFormat::kSwf:
       return "swf";
+    case TraceFormat::kLlm:
+      return "llm";
   }
   return "?";
 }
@@ -297,6 +300,11 @@ Result<Trace> parse_trace(std::string_view text, const std::string& file, const 
       break;
     case TraceFormat::kAuto:
       break;
+    case TraceFormat::kLlm:
+      return fail(ErrorCode::kUsage,
+                  "llm is a generator spec (llm:key=value,...), not a file format: expected "
+                  "philly, itp or swf",
+                  file);
   }
   if (!r) return std::unexpected(r.error());
   t.jobs.reserve(rows.size());
@@ -344,9 +352,24 @@ Result<Trace> read_traces(const std::vector<std::string>& paths, const TraceOpti
   }
   Trace all;
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    auto text = read_text_file(paths[i]);
-    if (!text) return std::unexpected(text.error());
-    auto one = parse_trace(*text, paths[i], opt);
+    // A file of that name wins; otherwise "llm:..." is generated (as fabric specs are).
+    std::error_code ec;
+    const bool generated =
+        looks_like_trace_spec(paths[i]) && !std::filesystem::exists(paths[i], ec);
+    if (generated && opt.format != TraceFormat::kAuto) {
+      return fail(ErrorCode::kUsage,
+                  "--trace-format " + std::string(to_string(opt.format)) +
+                      " names a file format; a generator spec takes none (expected auto)",
+                  "trace spec");
+    }
+    Result<Trace> one;
+    if (generated) {
+      one = generate_trace(paths[i], opt);
+    } else {
+      auto text = read_text_file(paths[i]);
+      if (!text) return std::unexpected(text.error());
+      one = parse_trace(*text, paths[i], opt);
+    }
     if (!one) return std::unexpected(one.error());
     if (i > 0 && one->format != all.format) {
       return fail(ErrorCode::kUsage,
@@ -357,7 +380,10 @@ Result<Trace> read_traces(const std::vector<std::string>& paths, const TraceOpti
     }
     all.format = one->format;
     std::string prefix;
-    if (paths.size() > 1) prefix = std::filesystem::path(paths[i]).stem().string() + ":";
+    if (paths.size() > 1) {
+      prefix = generated ? std::string(to_string(one->format)) + ":"
+                         : std::filesystem::path(paths[i]).stem().string() + ":";
+    }
     for (auto& j : one->jobs) {
       j.file = static_cast<std::uint32_t>(i);
       if (!prefix.empty()) j.id = prefix + j.id;
@@ -393,6 +419,27 @@ Result<Trace> read_traces(const std::vector<std::string>& paths, const TraceOpti
     for (auto& j : all.jobs) j.submit = (j.submit - t0) * opt.arrival_scale;
   }
   return all;
+}
+
+std::string to_swf(const Trace& t, const std::vector<std::string>& header) {
+  std::string out;
+  for (const auto& h : header) out += "; " + h + "\n";
+  out.reserve(out.size() + t.jobs.size() * 64);
+  auto whole = [](double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f", std::floor(s + 0.5));
+    return std::string(buf);
+  };
+  for (std::size_t i = 0; i < t.jobs.size(); ++i) {
+    const auto& j = t.jobs[i];
+    const std::string procs = std::to_string(j.gpus);
+    // 1 job, 2 submit, 3 wait, 4 run time, 5 allocated processors, 6 CPU time, 7 memory,
+    // 8 requested processors, 9 requested time, 10 requested memory, 11 status, 12 user,
+    // 13 group, 14 executable, 15 queue, 16 partition, 17 preceding job, 18 think time.
+    out += std::to_string(i + 1) + " " + whole(j.submit) + " -1 " + whole(j.duration) + " " +
+           procs + " -1 -1 " + procs + " -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n";
+  }
+  return out;
 }
 
 }  // namespace fabricplace::sim

@@ -14,6 +14,8 @@
 //   cannot run (no GPUs, a negative or unknown run time) are skipped and counted in
 //   `notes`; a malformed row is an error naming the file, the line and what was expected.
 // - `.gz` files are read through zlib, plain files as they are.
+// - A path that names no file and reads as a spec ("llm:jobs=2000,...") is generated
+//   instead (synthetic.hpp); the options apply to it as to a file.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +27,9 @@
 
 namespace fabricplace::sim {
 
-enum class TraceFormat : std::uint8_t { kAuto, kPhilly, kItp, kSwf };
-std::string_view to_string(TraceFormat f);  ///< "auto", "philly", "itp", "swf"
+/// kLlm: generated from a spec (synthetic.hpp), not a file format.
+enum class TraceFormat : std::uint8_t { kAuto, kPhilly, kItp, kSwf, kLlm };
+std::string_view to_string(TraceFormat f);  ///< "auto", "philly", "itp", "swf", "llm"
 
 struct TraceOptions {
   TraceFormat format = TraceFormat::kAuto;
@@ -68,7 +71,8 @@ TraceFormat detect_format(std::string_view path, std::string_view first_line);
 /// Parses one trace's text (already decompressed). `file` names it in errors.
 Result<Trace> parse_trace(std::string_view text, const std::string& file, const TraceOptions& opt);
 /// Reads one or more files (several ITP clusters, say) and merges them by submit time; ids
-/// become "file-stem:id" when more than one file is given.
+/// become "file-stem:id" when more than one file is given ("llm:id" for a generated trace).
+/// A path that is no file and looks like a spec is generated (synthetic.hpp).
 Result<Trace> read_traces(const std::vector<std::string>& paths, const TraceOptions& opt);
 
 /// Nodes and TP size for a job of `gpus` GPUs (see the contract above).
@@ -77,5 +81,14 @@ struct JobShape {
   std::uint32_t tp = 0;
 };
 JobShape job_shape(std::uint32_t gpus, std::uint32_t gpus_per_node, std::uint32_t tp_cap);
+
+/// The trace as a Standard Workload Format log that parse_trace reads back as the same jobs
+/// (ids, submit times, durations, GPUs; nodes and TP follow from the GPUs as for any SWF):
+/// `header` lines first (each written as a "; " comment), then one 18-field line per job:
+/// job number (the 1-based position: a generated trace's ids are these), submit time,
+/// wait -1, run time, allocated and requested processors (= GPUs: read it back with
+/// --swf-procs-per-gpu 1), status 1, the rest -1. Times are written in whole seconds
+/// (rounded), as SWF has them.
+std::string to_swf(const Trace& t, const std::vector<std::string>& header);
 
 }  // namespace fabricplace::sim
