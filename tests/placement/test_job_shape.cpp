@@ -1,8 +1,10 @@
-// The job's shape: JobShape::make, every rule with its exact message, and what follows from
-// a shape (hosts per group, groups per host, ranks per group).
+// The job's shape: JobShape::make, every rule with its exact message, what follows from a
+// shape (hosts per group, groups per host, ranks per group), and measure_ring.
 #include <gtest/gtest.h>
 
 #include "fabricplace/placement/job_shape.hpp"
+#include "fabricplace/placement/placement.hpp"
+#include "test_support.hpp"
 
 namespace fabricplace::placement {
 namespace {
@@ -171,6 +173,42 @@ TEST(JobShape, SpecBuildsTheSameShapeAgain) {
   EXPECT_FALSE(hand.spec().ranks_per_node);
   EXPECT_EQ(hand.tp_size(), 8u);
   EXPECT_EQ(hand.ranks_per_host(), 8u);
+}
+
+// 2 pods x 2 leaves x 4 hosts: p01-leaf01 node001-004 (hosts 0-3), p01-leaf02 4-7,
+// p02-leaf01 8-11, p02-leaf02 12-15.
+TEST(MeasureRing, CountsEdgesPodsAndSplitGroups) {
+  const auto f = test::gen("fat3:pods=2,leaves=2,down=4,up=4");
+  const auto c = prepare(f);
+  auto ring = [](std::initializer_list<std::uint32_t> ids) {
+    std::vector<fabric::HostId> out;
+    for (auto i : ids) out.push_back(fabric::HostId{i});
+    return out;
+  };
+  // Leaf-contiguous over 3 leaves of 2 pods: 3 inter-leaf edges, 2 of them between pods.
+  const auto a = measure_ring(c.blocks, ring({0, 1, 4, 5, 8, 9}), 2);
+  EXPECT_EQ(a.blocks, (std::vector<std::uint32_t>{0, 1, 2}));
+  EXPECT_EQ(a.leaves, 3u);
+  EXPECT_EQ(a.pods, 2u);
+  EXPECT_EQ(a.inter_leaf, 3u);
+  EXPECT_EQ(a.inter_pod, 2u);
+  EXPECT_EQ(a.tp_groups_split, 0u);
+  EXPECT_EQ(a.uplink_penalty, 0);  // no penalties given
+  // Shifted by one host: every group of 2 straddles a boundary.
+  const auto b = measure_ring(c.blocks, ring({0, 4, 5, 8, 9, 1}), 2);
+  EXPECT_EQ(b.blocks, (std::vector<std::uint32_t>{0, 1, 2}));
+  EXPECT_EQ(b.inter_leaf, 3u);  // 0->4, 5->8, 9->1; the wrap 1->0 stays in leaf 0
+  EXPECT_EQ(b.tp_groups_split, 3u);
+  // Uplink penalties: both ends of every edge between blocks.
+  const std::vector<double> up{1, 10, 100, 1000};
+  EXPECT_EQ(measure_ring(c.blocks, ring({0, 4, 8}), 1, up).uplink_penalty,
+            (1 + 10) + (10 + 100) + (100 + 1));
+  // One host, one leaf: no edge.
+  const auto one = measure_ring(c.blocks, ring({3}), 1);
+  EXPECT_EQ(one.inter_leaf, 0u);
+  EXPECT_EQ(one.leaves, 1u);
+  // A short last group counts like any other.
+  EXPECT_EQ(measure_ring(c.blocks, ring({0, 1, 2, 4, 8}), 3).tp_groups_split, 1u);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,25 @@ struct Placement {
   Measures runner_up;
   double runner_up_score = 0;
 };
+
+/// What a ring measures on the blocks: the ring is the hosts in rank order, rank i's host to
+/// rank i + 1's, wrapping. The one count of leaves, pods, inter-leaf and inter-pod edges and
+/// split TP groups, for evaluate(), rank layouts (`rankfile`, the plugin), route-aware rings
+/// and the simulator.
+struct RingMeasures {
+  /// Blocks in order of first appearance; fabric::kNone stands for hosts in no block.
+  std::vector<std::uint32_t> blocks;
+  std::uint32_t leaves = 0;      ///< blocks used (kNone not counted)
+  std::uint32_t pods = 0;        ///< pods of the blocks used
+  std::uint32_t inter_leaf = 0;  ///< edges between two blocks (a host in no block included)
+  std::uint32_t inter_pod = 0;   ///< edges between blocks of two pods
+  /// Runs of `group_nodes` consecutive hosts (the last may be short) spanning blocks.
+  std::uint32_t tp_groups_split = 0;
+  /// With `uplink` given (per block): the sum over edges between two blocks of both ends'.
+  double uplink_penalty = 0;
+};
+RingMeasures measure_ring(const Blocks& b, std::span<const fabric::HostId> ring,
+                          std::uint32_t group_nodes, std::span<const double> uplink = {});
 
 /// Hosts a job may use: free, not excluded and (when `healthy_only`) on sound host links.
 std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
