@@ -62,7 +62,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)routes::add_ring_load(*x.routes, *ring, 1, flows);
   }
   if (job.empty()) return 0;
-  auto layout = placement::rank_layout(x.map, job, 1, 1);
+  const auto shape = placement::JobShape::make(
+      {.nodes = static_cast<std::uint32_t>(job.size()), .ranks_per_node = 1u});
+  if (!shape) {
+    fuzz::check_error(shape.error());
+    return 0;
+  }
+  auto layout = placement::rank_layout(x.map, job, *shape);
   if (!layout) {
     fuzz::check_error(layout.error());
     return 0;
