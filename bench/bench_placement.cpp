@@ -175,8 +175,10 @@ void BM_RankFile(benchmark::State& state) {
   std::shuffle(all.begin(), all.end(), rng);
   all.resize(n);
   std::size_t bytes = 0;
+  // 8 ranks per 8-GPU node, TP 16 GPUs: groups of 16 ranks on 2 hosts.
+  const auto shape = *fp::placement::JobShape::make({.nodes = n, .tp = 16u, .ranks_per_node = 8u});
   for (auto _ : state) {
-    auto l = fp::placement::rank_layout(ctx, all, 8, 16);
+    auto l = fp::placement::rank_layout(ctx, all, shape);
     const auto text =
         fp::placement::write_rank_file(ctx, *l, fp::placement::RankFormat::kOpenMpi, {});
     bytes = text.size();
@@ -195,11 +197,13 @@ void BM_HostMapLaunch(benchmark::State& state) {
   for (std::uint32_t i = 0; i < 2000; ++i)
     names.push_back(fabric(0).host(fp::fabric::HostId{i * 8}).name);
   const auto nodelist = fp::hostlist::compress(names);
+  const auto shape =
+      *fp::placement::JobShape::make({.nodes = 2000u, .tp = 16u, .ranks_per_node = 8u});
   for (auto _ : state) {
     auto m = fp::placement::parse_host_map(text, "bench.hostmap");
     if (state.range(0) == 1) {
       auto hosts = fp::placement::resolve_hosts(*m, nodelist, "SLURM_JOB_NODELIST");
-      auto l = fp::placement::rank_layout(*m, *hosts, 8, 16);
+      auto l = fp::placement::rank_layout(*m, *hosts, shape);
       benchmark::DoNotOptimize(l->hosts.data());
     }
     benchmark::DoNotOptimize(m->names.data());

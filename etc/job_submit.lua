@@ -108,11 +108,41 @@ function M.busy_hosts(jobs)
   return busy
 end
 
--- The constraint for `nodes` nodes in groups of `g` nodes, given the busy hosts and the
--- hosts the job may use (nil: all); or nil and the reason. Leaves: free = hosts not busy and
--- allowed, room = whole groups that fit.
+-- The job's shape: `nodes` nodes of `gpn` GPUs with TP groups of `tp` GPUs. Returns the hosts
+-- per TP group, or nil and why not. The rules and messages are placement::JobShape::make's
+-- (placement/src/job_shape.cpp, first_broken_rule), worded for --fabric-tp as the plugin
+-- words them: slurmctld's Lua cannot call that C++, so they are written again here, and
+-- tests/plugin/test_job_submit.lua pins the same messages as tests/placement/
+-- test_job_shape.cpp. Change both together.
+function M.shape(nodes, gpn, tp)
+  local function whole(x) return x == math.floor(x) end
+  if not whole(gpn) or gpn < 1 then return nil, "gpus_per_node must be at least 1" end
+  if not whole(tp) or tp < 1 then return nil, "--fabric-tp must be at least 1" end
+  if not whole(nodes) or nodes < 1 then return nil, "the job's node count must be at least 1" end
+  if tp > gpn and tp % gpn ~= 0 then
+    return nil, string.format("--fabric-tp %d with %d GPUs per node: a TP group larger than a "
+                              .. "node must span whole nodes (a multiple of %d)", tp, gpn, gpn)
+  end
+  if tp <= gpn and gpn % tp ~= 0 then
+    return nil, string.format("--fabric-tp %d with %d GPUs per node: a TP group smaller than a "
+                              .. "node must divide it (%d is not a multiple of %d)",
+                              tp, gpn, gpn, tp)
+  end
+  if (nodes * gpn) % tp ~= 0 then
+    return nil, string.format("--fabric-tp %d does not tile the job: %d nodes x %d GPUs per node "
+                              .. "= %d GPUs, not a multiple of %d", tp, nodes, gpn, nodes * gpn, tp)
+  end
+  if tp > gpn then return tp / gpn end
+  return 1
+end
+
+-- The constraint for `nodes` nodes in groups of `g` nodes (M.shape: nodes is a multiple of
+-- g), given the busy hosts and the hosts the job may use (nil: all); or nil and the reason.
+-- Leaves: free = hosts not busy and allowed, room = whole groups that fit.
 function M.plan(fabric, busy, nodes, g, allowed)
-  if nodes % g ~= 0 then return nil, "the node count is not a multiple of the TP group" end
+  if nodes % g ~= 0 then
+    return nil, string.format("%d nodes are not whole TP groups of %d nodes (see M.shape)", nodes, g)
+  end
   local need = nodes / g
   local room, pods = {}, {}
   for i, leaf in ipairs(fabric.leaves) do
@@ -233,7 +263,14 @@ function M.submit(job_desc, jobs, part_list)
   if fabric_table == nil then return end
   local nodes = tonumber(job_desc.min_nodes)
   if nodes == nil or (slurm and nodes == slurm.NO_VAL) then nodes = 1 end
-  local g = math.floor(tp / gpn)
+  local g, bad = M.shape(nodes, gpn, tp)
+  if g == nil then
+    log("job %s: %s; left to Slurm", tostring(job_desc.name), bad)
+    if slurm and slurm.log_user then
+      slurm.log_user("fabricplace: %s; Slurm places the job as it is", bad)
+    end
+    return
+  end
   local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g,
                                M.allowed_hosts(job_desc, part_list))
   if features then

@@ -31,7 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!m->names.empty() && m->names.size() <= 512) {
     std::vector<fabric::HostId> hosts;
     for (std::uint32_t i = 0; i < m->names.size(); ++i) hosts.push_back(fabric::HostId{i});
-    auto layout = placement::rank_layout(*m, hosts, 2, 2);
+    // 2 ranks per 8-GPU node, a TP group per node.
+    const auto shape = placement::JobShape::make(
+        {.nodes = static_cast<std::uint32_t>(hosts.size()), .ranks_per_node = 2u});
+    if (!shape) fuzz::violated("JobShape::make refused a plain shape", shape.error().to_string());
+    auto layout = placement::rank_layout(*m, hosts, *shape);
     if (!layout)
       fuzz::violated("rank_layout over every host of a host map failed",
                      layout.error().to_string());

@@ -52,7 +52,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto job = running->jobs.front().hosts;
   for (std::size_t j = 1; j < running->jobs.size(); ++j)
     (void)routes::add_ring_load(*x.routes, running->jobs[j].hosts, j, flows);
-  auto layout = placement::rank_layout(x.map, job, 1, 1);
+  const auto shape = placement::JobShape::make(
+      {.nodes = static_cast<std::uint32_t>(job.size()), .ranks_per_node = 1u});
+  if (!shape) {
+    fuzz::check_error(shape.error());
+    return 0;
+  }
+  auto layout = placement::rank_layout(x.map, job, *shape);
   if (!layout) {
     fuzz::check_error(layout.error());
     return 0;

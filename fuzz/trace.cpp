@@ -31,11 +31,17 @@ void check_jobs(const fabricplace::sim::Trace& t, std::uint32_t g, bool sorted) 
   using fabricplace::fuzz::require;
   double last = 0;
   for (const auto& j : t.jobs) {
-    require(j.nodes > 0 && j.tp > 0, "trace job without nodes or TP group", j.id);
-    require(std::uint64_t{j.nodes} * g >= j.gpus, "trace job: its nodes do not hold its GPUs",
+    const auto& s = j.shape;
+    require(s.nodes > 0 && s.tp > 0, "trace job without nodes or TP group", j.id);
+    require(s.gpus_per_node == g, "trace job: not the GPUs per node it was read with", j.id);
+    require(std::uint64_t{s.nodes} * g >= j.gpus, "trace job: its nodes do not hold its GPUs",
             j.id);
-    require(j.tp <= g ? g % j.tp == 0 : j.tp % g == 0 && j.nodes % (j.tp / g) == 0,
+    // The rule stated once more, independently of placement::first_broken_rule, and the
+    // builder's own verdict.
+    require(s.tp <= g ? g % s.tp == 0 : s.tp % g == 0 && s.nodes % (s.tp / g) == 0,
             "trace job: the TP group does not tile the job", j.id);
+    require(fabricplace::placement::JobShape::make(s.spec()).has_value(),
+            "trace job: JobShape::make refuses its shape", j.id);
     require(std::isfinite(j.submit) && std::isfinite(j.duration) && j.duration >= 0,
             "trace job: submit time or duration not a finite time", j.id);
     if (sorted) {

@@ -113,14 +113,14 @@ Result<placement::RunningJobs> read_running(const fabric::Fabric& f, const Place
 }
 
 int run_place(const PlaceOpts& o) {
-  JobRequest job;
-  job.nodes = o.nodes;
-  job.gpus_per_node = o.gpus_per_node;
-  job.tp = o.tp;
-  if (o.tp_opt->count() && o.tp == 0)
-    return report(Error{ErrorCode::kUsage, "--tp must be at least 1", {}, 0});
-  job.pp = o.pp;
-  if (auto v = placement::validate(job); !v) return report(v.error());
+  placement::ShapeSpec spec;
+  spec.nodes = o.nodes;
+  spec.gpus_per_node = o.gpus_per_node;
+  if (o.tp_opt->count()) spec.tp = o.tp;
+  spec.pp = o.pp;
+  auto shape = placement::JobShape::make(spec);
+  if (!shape) return report(shape.error());
+  JobRequest job = placement::request(*shape);
   std::optional<policies::Policy> policy = policies::parse_policy(o.policy);
   if (!policy)
     return report(Error{ErrorCode::kUsage,

@@ -35,7 +35,8 @@ struct RankfileOpts {
   InputOpts in;
   std::string hosts;
   bool from_slurm_job = false;
-  std::uint32_t tasks_per_node = 1, tp = 0, cores_per_node = 0, master_port = 29500;
+  std::uint32_t tasks_per_node = 1, gpus_per_node = 8, tp = 0, cores_per_node = 0,
+                master_port = 29500;
   CLI::Option *tasks_opt = nullptr, *tp_opt = nullptr, *cores_opt = nullptr, *hosts_opt = nullptr;
   std::string format, out = "-", hwloc_xml;
   CLI::Option* hwloc_opt = nullptr;
@@ -49,8 +50,7 @@ struct RankfileOpts {
 // the links the running jobs in --running (placement::parse_running) already load. Prints
 // what it changed on stderr.
 Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
-                         const placement::HostMap& map, placement::RankLayout& layout,
-                         std::uint32_t K, std::uint32_t tp) {
+                         const placement::HostMap& map, placement::RankLayout& layout) {
   auto specs = o.routes.specs();
   if (!specs) return std::unexpected(specs.error());
   if (specs->size() != 1) return fail(ErrorCode::kUsage, "--routes takes one model here");
@@ -80,11 +80,10 @@ Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
       ++rings;
     }
   }
-  const std::uint32_t group_nodes = tp > K ? tp / K : 1;
   auto plain = flows, better = flows;
   routes::add_ring_load(**routes, layout.hosts, 0, plain);
   layout.hosts = placement::route_aware_ring(map.blocks, **routes, std::move(layout.hosts), flows,
-                                             group_nodes, 0);
+                                             layout.shape.hosts_per_group(), 0);
   placement::measure_layout(map, layout);  // the leaves' order may have been reversed
   routes::add_ring_load(**routes, layout.hosts, 0, better);
   std::cerr << "fabricplace: route-aware ring (routes: " << (*routes)->description() << "; "
@@ -213,8 +212,6 @@ int run_rankfile(const RankfileOpts& o) {
                    "allocation's order, not the hostfile's: use --format openmpi, or --format "
                    "slurm with mpirun --map-by seq\n";
   }
-  const std::uint32_t tp = o.tp_opt->count() ? o.tp : K;
-
   auto f = o.in.load();
   if (!f) return report(f.error());
   print_warnings(*f);
@@ -223,7 +220,18 @@ int run_rankfile(const RankfileOpts& o) {
   const auto ctx = placement::prepare(*f);
   const auto map = placement::host_map(ctx);
   const auto nhosts = hosts->size();
-  auto layout = placement::rank_layout(map, std::move(*hosts), K, tp);
+  // --tp counts GPUs, as for `place`: with K tasks per node on nodes of --gpus-per-node GPUs
+  // a TP group is TP x K / GPUs-per-node ranks (JobShape::ranks_per_group).
+  placement::ShapeSpec spec;
+  spec.nodes = static_cast<std::uint32_t>(nhosts);
+  spec.gpus_per_node = o.gpus_per_node;
+  if (o.tp_opt->count()) spec.tp = o.tp;
+  spec.ranks_per_node = K;
+  placement::ShapeNames names;
+  names.nodes = "the number of hosts";
+  auto shape = placement::JobShape::make(spec, names);
+  if (!shape) return report(shape.error());
+  auto layout = placement::rank_layout(map, std::move(*hosts), *shape);
   if (!layout) return report(layout.error());
   if (o.from_slurm_job)
     if (const char* nt = env("SLURM_NTASKS"))
@@ -232,7 +240,7 @@ int run_rankfile(const RankfileOpts& o) {
                   << nhosts << " hosts x " << K << " = " << std::uint64_t{K} * nhosts << " ranks\n";
   for (const auto& w : layout->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
   if (o.route_aware) {
-    if (auto r = route_aware(o, *f, map, *layout, K, tp); !r) return report(r.error());
+    if (auto r = route_aware(o, *f, map, *layout); !r) return report(r.error());
   } else if (!o.routes.lfts.empty() || !o.running.empty() || o.routes_opt->count() > 0) {
     return report(
         Error{ErrorCode::kUsage, "--routes, --lfts and --running need --route-aware", {}, 0});
@@ -262,9 +270,12 @@ void add_rankfile_command(CLI::App& app, RunFn& run) {
                 "else 1");
   o->tasks_opt = cmd->add_option("--tasks-per-node", o->tasks_per_node,
                                  "ranks per host (default 1, or the Slurm job's)");
-  o->tp_opt = cmd->add_option("--tp", o->tp,
-                              "ranks per tensor-parallel group (default: tasks per node); must "
-                              "divide tasks per node or be a multiple of it");
+  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per host")->capture_default_str();
+  o->tp_opt = cmd->add_option(
+      "--tp", o->tp,
+      "tensor-parallel size in GPUs, as for place (default: GPUs per node); a TP group of more "
+      "GPUs than a node spans TP / GPUs-per-node hosts; with K tasks per node it is "
+      "TP x K / GPUs-per-node ranks (docs/rankfiles.md)");
   cmd->add_option("--format", o->format, placement::kRankFormats)->required();
   add_output_option(cmd, o->out, "output file ('-' = stdout), written atomically");
   o->cores_opt = cmd->add_option("--cores-per-node", o->cores_per_node,

@@ -128,7 +128,6 @@ int run_simulate(const SimulateOpts& o) {
 
   sim::TraceOptions topt = o.topt;
   topt.format = *fmt_opt;
-  topt.gpus_per_node = o.sopt.gpus_per_node;
   auto trace = sim::read_traces(o.traces, topt);
   if (!trace) return report(trace.error());
   for (const auto& n : trace->notes) notes.push_back(n);
@@ -263,7 +262,7 @@ int run_simulate(const SimulateOpts& o) {
   for (const auto& m : models) info.routes.push_back(m->description());
   info.traces = trace->files;
   info.settings = {
-      "GPUs per node " + std::to_string(o.sopt.gpus_per_node) + "; TP cap " +
+      "GPUs per node " + std::to_string(o.topt.gpus_per_node) + "; TP cap " +
           std::to_string(topt.tp_cap) + " GPUs; arrival scale " + exact(topt.arrival_scale),
       "communication fraction " + exact(o.sopt.comm_fraction) +
           "; run-time estimate = " + exact(o.sopt.estimate_factor) +
@@ -353,7 +352,7 @@ void add_simulate_command(CLI::App& app, RunFn& run) {
       ->check(non_empty("a directory", "DIR"));
   o->routes.add(cmd, true);
   cmd->add_option("--policy-config", o->policy_config, "score and uplink weights");
-  cmd->add_option("--gpus-per-node", o->sopt.gpus_per_node, "GPUs per node")
+  cmd->add_option("--gpus-per-node", o->topt.gpus_per_node, "GPUs per node")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));
   cmd->add_option("--tp-cap", o->topt.tp_cap, "largest TP group, in GPUs")

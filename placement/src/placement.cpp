@@ -302,15 +302,43 @@ std::vector<std::pair<HostId, HostId>> job_edges(std::span<const HostId> ranked,
   return out;
 }
 
-RingMeasures measure_ring(const Blocks& b, std::span<const HostId> ring) {
+RingMeasures measure_ring(const Blocks& b, std::span<const HostId> ring,
+                          std::uint32_t group_nodes) {
   RingMeasures r;
   const std::size_t n = ring.size();
+  const std::size_t g = std::max<std::uint32_t>(group_nodes, 1);
+  auto block = [&](std::size_t i) { return b.of_host[idx(ring[i])]; };
+  std::vector<char> used(b.size(), 0), pod_used;
+  bool none_seen = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto k = block(i);
+    if (k == kNone) {
+      if (!none_seen) r.blocks.push_back(kNone);
+      none_seen = true;
+      continue;
+    }
+    if (used[k]) continue;
+    used[k] = 1;
+    ++r.leaves;
+    r.blocks.push_back(k);
+    if (b.pod[k] != kNone) {
+      if (pod_used.size() <= b.pod[k]) pod_used.resize(b.pod[k] + 1, 0);
+      if (!pod_used[b.pod[k]]) ++r.pods, pod_used[b.pod[k]] = 1;
+    }
+  }
   for (std::size_t i = 0; n > 1 && i < n; ++i) {
-    const auto x = b.of_host[idx(ring[i])], y = b.of_host[idx(ring[(i + 1) % n])];
+    const auto x = block(i), y = block((i + 1) % n);
     if (x == y) continue;
     ++r.inter_leaf;
-    if (x != kNone && y != kNone && b.pod[x] != b.pod[y]) ++r.inter_pod;
+    if (x == kNone || y == kNone) continue;
+    if (b.pod[x] != b.pod[y]) ++r.inter_pod;
   }
+  for (std::size_t i = 0; i < n; i += g)
+    for (std::size_t j = i + 1; j < std::min(n, i + g); ++j)
+      if (block(j) != block(i)) {
+        ++r.tp_groups_split;
+        break;
+      }
   return r;
 }
 
@@ -326,36 +354,25 @@ Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& st
   Measures& m = p.measures;
   m.hosts = static_cast<std::uint32_t>(n);
 
-  auto block = [&](std::size_t i) { return b.of_host[idx(p.hosts[i])]; };
-  std::vector<char> used(b.size(), 0), pod_used;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto k = block(i);
-    if (k == kNone) continue;
-    if (!used[k]) {
-      used[k] = 1;
-      ++m.leaves;
-      p.leaves.push_back(b.name[k]);
-      if (b.pod[k] != kNone) {
-        if (pod_used.size() <= b.pod[k]) pod_used.resize(b.pod[k] + 1, 0);
-        if (!pod_used[b.pod[k]]) ++m.pods, pod_used[b.pod[k]] = 1;
-      }
-    }
-    if (!c.healthy[idx(p.hosts[i])]) ++m.unhealthy_hosts;
-  }
-  const auto ring = measure_ring(b, p.hosts);
+  const auto ring = measure_ring(b, p.hosts, g);
+  m.leaves = ring.leaves;
+  m.pods = ring.pods;
   m.ring_inter_leaf = ring.inter_leaf;
   m.ring_inter_pod = ring.inter_pod;
+  m.tp_groups_split = ring.tp_groups_split;
+  std::vector<char> used(b.size(), 0);
+  for (const auto k : ring.blocks)
+    if (k != kNone) {
+      used[k] = 1;
+      p.leaves.push_back(b.name[k]);
+    }
+  for (HostId h : p.hosts)
+    if (b.of_host[idx(h)] != kNone && !c.healthy[idx(h)]) ++m.unhealthy_hosts;
+  // TP groups: g consecutive hosts; a group smaller than a node is listed once per group.
+  const std::uint32_t per_host = job.groups_per_host();
   for (std::size_t i = 0; i < n; i += g) {
     std::vector<HostId> group(p.hosts.begin() + static_cast<long>(i),
-                              p.hosts.begin() + static_cast<long>(std::min(n, i + g)));
-    for (std::size_t j = 1; j < group.size(); ++j)
-      if (b.of_host[idx(group[j])] != b.of_host[idx(group[0])]) {
-        ++m.tp_groups_split;
-        break;
-      }
-    // TP smaller than a node: the node holds gpus_per_node / tp groups.
-    const std::uint32_t per_host =
-        job.tp_size() < job.gpus_per_node ? job.gpus_per_node / job.tp_size() : 1;
+                              p.hosts.begin() + static_cast<long>(std::min<std::size_t>(n, i + g)));
     for (std::uint32_t r = 1; r < per_host; ++r) p.tp_groups.push_back(group);
     p.tp_groups.push_back(std::move(group));
   }

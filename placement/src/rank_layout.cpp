@@ -197,56 +197,28 @@ std::string local_gpu_env(const RankFileOptions& o, std::uint32_t K) {
 }  // namespace
 
 void measure_layout(const HostMap& c, RankLayout& l) {
-  const auto n = static_cast<std::uint32_t>(l.hosts.size());
-  const std::uint32_t g = l.tp > l.tasks_per_node ? l.tp / l.tasks_per_node : 1;
+  const auto r = measure_ring(c.blocks, l.hosts, l.shape.hosts_per_group());
   l.leaves.clear();
-  l.inter_leaf_edges = 0;
-  l.tp_groups_split = 0;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const auto name = block_name(c, l.hosts[i]);
-    if (l.leaves.empty() || l.leaves.back() != name) l.leaves.push_back(name);
-    if (n > 1 && c.blocks.of_host[idx(l.hosts[i])] != c.blocks.of_host[idx(l.hosts[(i + 1) % n])])
-      ++l.inter_leaf_edges;
-  }
-  // TP groups of g hosts (one host when a group fits in a node).
-  for (std::uint32_t i = 0; i + g <= n; i += g)
-    for (std::uint32_t j = 1; j < g; ++j)
-      if (c.blocks.of_host[idx(l.hosts[i + j])] != c.blocks.of_host[idx(l.hosts[i])]) {
-        ++l.tp_groups_split;
-        break;
-      }
+  for (const auto k : r.blocks) l.leaves.push_back(k == kNone ? "(no leaf)" : c.blocks.name[k]);
+  l.inter_leaf_edges = r.inter_leaf;
+  l.tp_groups_split = r.tp_groups_split;
 }
 
-Result<RankLayout> rank_layout(const HostMap& c, std::vector<HostId> hosts,
-                               std::uint32_t tasks_per_node, std::uint32_t tp) {
+Result<RankLayout> rank_layout(const HostMap& c, std::vector<HostId> hosts, const JobShape& shape) {
   if (hosts.empty()) return fail(ErrorCode::kUsage, "no hosts to lay ranks on");
-  if (tasks_per_node == 0) return fail(ErrorCode::kUsage, "--tasks-per-node must be at least 1");
-  if (tasks_per_node > kMaxTasksPerNode)
-    return fail(ErrorCode::kUsage, "--tasks-per-node " + std::to_string(tasks_per_node) +
-                                       ": at most " + std::to_string(kMaxTasksPerNode));
-  if (tp == 0) return fail(ErrorCode::kUsage, "--tp must be at least 1");
+  auto resolved = JobShape::make(shape.spec());  // a shape filled in by hand: the same rules
+  if (!resolved) return std::unexpected(resolved.error());
+  if (shape.nodes != hosts.size())
+    return fail(ErrorCode::kUsage, "a job shape of " + std::to_string(shape.nodes) + " nodes for " +
+                                       std::to_string(hosts.size()) + " hosts");
   std::set<std::uint32_t> seen;
   for (HostId h : hosts)
     if (!seen.insert(idx(h)).second)
       return fail(ErrorCode::kUsage, "host " + c.names[idx(h)] + " is listed twice");
-  const std::uint32_t K = tasks_per_node, n = static_cast<std::uint32_t>(hosts.size());
-  const std::string tps = "--tp " + std::to_string(tp);
-  if (tp <= K && K % tp != 0)
-    return fail(ErrorCode::kUsage, tps + " with " + std::to_string(K) +
-                                       " tasks per node: a TP group smaller than a node must "
-                                       "divide it");
-  if (tp > K && tp % K != 0)
-    return fail(ErrorCode::kUsage, tps + " with " + std::to_string(K) +
-                                       " tasks per node: a TP group larger than a node must "
-                                       "span whole nodes");
-  if ((std::uint64_t{n} * K) % tp != 0)
-    return fail(ErrorCode::kUsage, tps + " does not tile " + std::to_string(n) + " hosts x " +
-                                       std::to_string(K) + " tasks");
 
   RankLayout l;
-  l.tasks_per_node = K;
-  l.tp = tp;
-  const std::uint32_t g = tp > K ? tp / K : 1;  // hosts per TP group
+  l.shape = *resolved;
+  const std::uint32_t g = l.shape.hosts_per_group();
   bool exhaustive = true;
   l.hosts = tp_ring_order(c.blocks, std::move(hosts), g, exhaustive);
   measure_layout(c, l);
@@ -292,7 +264,7 @@ std::optional<RankFormat> parse_rank_format(std::string_view name) {
 
 std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fmt,
                             const RankFileOptions& o) {
-  const std::uint32_t K = l.tasks_per_node;
+  const std::uint32_t K = l.tasks_per_node();
   std::string s;
   switch (fmt) {
     case RankFormat::kOpenMpi:
@@ -353,7 +325,9 @@ std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fm
       j["hosts"] = names;
       j["hostlist"] = hostlist::compress(names);
       j["tasks_per_node"] = K;
-      j["tp"] = l.tp;
+      j["gpus_per_node"] = l.shape.gpus_per_node;
+      j["tp"] = l.shape.tp_size();  // GPUs, as --tp
+      j["tp_ranks"] = l.tp_ranks();
       j["leaves"] = l.leaves;
       j["inter_leaf_edges"] = l.inter_leaf_edges;
       j["tp_groups_split"] = l.tp_groups_split;
@@ -364,7 +338,7 @@ std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fm
         x["host"] = names[r / K];
         x["local_rank"] = r % K;
         x["node_rank"] = r / K;  // the host's position in the inter-node ring
-        x["tp_group"] = r / l.tp;
+        x["tp_group"] = r / l.tp_ranks();
         x["leaf"] = block_name(c, l.hosts[r / K]);
         if (o.local.size() == K) {
           const auto& b = o.local[r % K];

@@ -193,11 +193,10 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
   const std::string unit = c.tree.virtual_leaves ? "rail-group" : "leaf";
   s += "ring edges: " + std::to_string(m.ring_inter_leaf) + " inter-" + unit + ", " +
        std::to_string(m.ring_inter_pod) + " inter-pod\n";
-  const auto g = job.group_nodes();
   const auto T = job.tp_size(), G = job.gpus_per_node;
   s += "TP groups: " + std::to_string(p.tp_groups.size()) +
-       (T > G   ? " x " + std::to_string(g) + " hosts"
-        : T < G ? ", " + std::to_string(G / T) + " per host"
+       (T > G   ? " x " + std::to_string(job.hosts_per_group()) + " hosts"
+        : T < G ? ", " + std::to_string(job.groups_per_host()) + " per host"
                 : ", one per host") +
        " (TP " + std::to_string(T) + ", " + std::to_string(G) + " GPUs per node)";
   if (m.tp_groups_split)

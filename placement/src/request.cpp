@@ -14,34 +14,7 @@
 namespace fabricplace::placement {
 
 Result<void> validate(const JobRequest& job) {
-  const auto G = job.gpus_per_node, T = job.tp_size();
-  if (job.nodes == 0) return fail(ErrorCode::kUsage, "--nodes must be at least 1");
-  if (G == 0) return fail(ErrorCode::kUsage, "--gpus-per-node must be at least 1");
-  if (job.pp == 0) return fail(ErrorCode::kUsage, "--pp must be at least 1");
-  const std::string tp = "--tp " + std::to_string(T), gpn = std::to_string(G) + " GPUs per node";
-  if (T > G && T % G != 0)
-    return fail(ErrorCode::kUsage, tp + " with " + gpn + ": a TP group larger than a node must " +
-                                       "span whole nodes (a multiple of " + std::to_string(G) +
-                                       ")");
-  if (T <= G && G % T != 0)
-    return fail(ErrorCode::kUsage, tp + " with " + gpn + ": a TP group smaller than a node " +
-                                       "must divide it (" + std::to_string(G) +
-                                       " is not a multiple of " + std::to_string(T) + ")");
-  const std::uint64_t gpus = std::uint64_t{job.nodes} * G;
-  if (gpus % T != 0)
-    return fail(ErrorCode::kUsage, tp + " does not tile the job: " + std::to_string(job.nodes) +
-                                       " nodes x " + gpn + " = " + std::to_string(gpus) +
-                                       " GPUs, not a multiple of " + std::to_string(T));
-  if (gpus % (std::uint64_t{T} * job.pp) != 0)
-    return fail(ErrorCode::kUsage, "--pp " + std::to_string(job.pp) + " with " + tp +
-                                       " does not tile the job: " + std::to_string(gpus) +
-                                       " GPUs are not a multiple of TP x PP = " +
-                                       std::to_string(std::uint64_t{T} * job.pp));
-  if (job.pp > 1 && job.nodes % job.pp != 0)
-    return fail(ErrorCode::kUsage, "--pp " + std::to_string(job.pp) + ": " +
-                                       std::to_string(job.nodes) +
-                                       " nodes do not split into equal pipeline stages");
-  // (Whole TP groups per stage follow: N x G is a multiple of T x PP.)
+  if (auto s = JobShape::make(job.spec()); !s) return std::unexpected(s.error());
   return {};
 }
 

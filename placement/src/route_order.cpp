@@ -175,16 +175,7 @@ std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
 
 /// TP groups (consecutive `gn` hosts) whose hosts span blocks.
 std::uint32_t splits(const Blocks& b, const std::vector<HostId>& ring, std::uint32_t gn) {
-  std::uint32_t n = 0;
-  for (std::size_t g = 0; g + gn <= ring.size(); g += gn) {
-    for (std::size_t i = g + 1; i < g + gn; ++i) {
-      if (b.of_host[fabric::idx(ring[i])] != b.of_host[fabric::idx(ring[g])]) {
-        ++n;
-        break;
-      }
-    }
-  }
-  return n;
+  return measure_ring(b, ring, gn).tp_groups_split;
 }
 
 constexpr std::size_t kOpeningCandidates = 32;

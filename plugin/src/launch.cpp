@@ -81,48 +81,42 @@ std::string default_host_map_path(const std::string& fabric_path) {
 
 Result<std::uint32_t> tp_in_ranks(std::uint32_t tp_gpus, std::uint32_t gpus_per_node,
                                   std::uint32_t tasks_per_node) {
-  const std::uint64_t scaled = std::uint64_t{tp_gpus} * tasks_per_node;
-  // A group inside a node and ranks driving several GPUs each (torchrun-style one rank per
-  // node, TP 4 on 8 GPUs): each rank holds whole groups, so one rank per group in the ring.
-  if (gpus_per_node > 0 && tp_gpus <= gpus_per_node && scaled <= gpus_per_node &&
-      gpus_per_node % scaled == 0)
-    return 1u;
-  if (gpus_per_node == 0 || scaled % gpus_per_node != 0 || scaled / gpus_per_node == 0)
-    return fail(ErrorCode::kUsage, "--fabric-tp " + std::to_string(tp_gpus) + " with " +
-                                       std::to_string(tasks_per_node) + " task(s) per node on " +
-                                       std::to_string(gpus_per_node) +
-                                       "-GPU nodes is not a whole number of tasks per TP group");
-  return static_cast<std::uint32_t>(scaled / gpus_per_node);
+  placement::ShapeSpec spec;
+  spec.gpus_per_node = gpus_per_node;
+  spec.tp = tp_gpus;
+  spec.ranks_per_node = tasks_per_node;
+  auto shape = placement::JobShape::make(spec, kShapeNames);
+  if (!shape) return std::unexpected(shape.error());
+  return shape->ranks_per_group();
 }
 
-Result<RankLayout> plan_launch(const HostMap& m, std::string_view nodelist,
-                               std::uint32_t tasks_per_node, std::uint32_t tp_ranks) {
+Result<RankLayout> plan_launch(const HostMap& m, std::string_view nodelist, std::uint32_t tp_gpus,
+                               std::uint32_t gpus_per_node, std::uint32_t tasks_per_node) {
   auto hosts = placement::resolve_hosts(m, nodelist, "the job's nodes");
   if (!hosts) {  // the host map and the cluster disagree: a configuration fault
     Error e = hosts.error();
     e.code = ErrorCode::kReference;
     return std::unexpected(e);
   }
-  auto l = placement::rank_layout(m, std::move(*hosts), tasks_per_node, tp_ranks);
-  if (!l && l.error().message.rfind("--tp ", 0) == 0) {
-    // The CLI's wording ("--tp 4 ..."); here the user typed --fabric-tp, in GPUs.
-    Error e = l.error();
-    const auto sp = e.message.find(' ', 5);
-    e.message = "a TP group of " + e.message.substr(5, sp - 5) + " ranks" + e.message.substr(sp);
-    return std::unexpected(e);
-  }
-  return l;
+  placement::ShapeSpec spec;
+  spec.nodes = static_cast<std::uint32_t>(hosts->size());
+  spec.gpus_per_node = gpus_per_node;
+  spec.tp = tp_gpus;
+  spec.ranks_per_node = tasks_per_node;
+  auto shape = placement::JobShape::make(spec, kShapeNames);
+  if (!shape) return std::unexpected(shape.error());
+  return placement::rank_layout(m, std::move(*hosts), *shape);
 }
 
 std::optional<TaskPlace> task_place(const HostMap& m, const RankLayout& l, std::string_view host,
                                     std::uint32_t local_id) {
-  if (local_id >= l.tasks_per_node) return std::nullopt;
+  if (local_id >= l.tasks_per_node()) return std::nullopt;
   for (std::size_t i = 0; i < l.hosts.size(); ++i)
     if (m.names[fabric::idx(l.hosts[i])] == host) {
       TaskPlace p;
-      p.ring_rank = static_cast<std::uint32_t>(i) * l.tasks_per_node + local_id;
-      p.tp_group = p.ring_rank / l.tp;
-      p.tp_rank = p.ring_rank % l.tp;
+      p.ring_rank = static_cast<std::uint32_t>(i) * l.tasks_per_node() + local_id;
+      p.tp_group = p.ring_rank / l.tp_ranks();
+      p.tp_rank = p.ring_rank % l.tp_ranks();
       return p;
     }
   return std::nullopt;

@@ -29,16 +29,29 @@ std::string loaded_host_map_id(const std::string& path);
 /// The host map next to a fabric JSON: "/etc/slurm/fabric.json" -> "/etc/slurm/fabric.hostmap".
 std::string default_host_map_path(const std::string& fabric_path);
 
-/// A TP group of `tp_gpus` GPUs in ranks, with K ranks per node on nodes of G GPUs: tp x K / G,
-/// or 1 when each rank holds whole groups (TP 4 with 1 rank per 8-GPU node). An error when
-/// neither is whole (TP 4 with 3 ranks per 8-GPU node).
+/// How the plugin's shape messages name their inputs (JobShape::make): "--fabric-tp 3 with 8
+/// GPUs per node: ...".
+inline constexpr placement::ShapeNames kShapeNames{.nodes = "the job's node count",
+                                                   .gpus_per_node = "gpus_per_node",
+                                                   .tp = "--fabric-tp",
+                                                   .pp = "the pipeline stages",
+                                                   .ranks_per_node = "tasks per node",
+                                                   .ranks = "tasks"};
+
+/// A TP group of `tp_gpus` GPUs in ranks, with K ranks per node on nodes of G GPUs:
+/// JobShape::ranks_per_group() of the shape JobShape::make() builds without a node count
+/// (tp x K / G, or 1 when each rank holds whole groups: TP 4 with 1 rank per 8-GPU node).
+/// Its error when neither is whole (TP 4 with 3 ranks per 8-GPU node), or the TP size does
+/// not fit the node.
 Result<std::uint32_t> tp_in_ranks(std::uint32_t tp_gpus, std::uint32_t gpus_per_node,
                                   std::uint32_t tasks_per_node);
 
 /// The ring over `nodelist` (a Slurm hostlist) with K ranks per host and TP groups of
-/// `tp_ranks` ranks.
+/// `tp_gpus` GPUs on nodes of `gpus_per_node`: the shape JobShape::make() builds for the
+/// hosts, laid out by placement::rank_layout.
 Result<placement::RankLayout> plan_launch(const placement::HostMap& m, std::string_view nodelist,
-                                          std::uint32_t tasks_per_node, std::uint32_t tp_ranks);
+                                          std::uint32_t tp_gpus, std::uint32_t gpus_per_node,
+                                          std::uint32_t tasks_per_node);
 
 /// A task's place in the ring: rank = ring position of its host x K + its local id.
 struct TaskPlace {

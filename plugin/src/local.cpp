@@ -119,12 +119,12 @@ void local_steer_srun() {
     note_once(map.error().to_string() + "; srun keeps Slurm's order", true);
     return;
   }
-  auto tp = tp_in_ranks(*st.options.tp, static_cast<std::uint32_t>(st.config.gpus_per_node), K);
-  if (!tp) {
+  const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
+  if (auto tp = tp_in_ranks(*st.options.tp, G, K); !tp) {
     note_once(tp.error().message + "; srun keeps Slurm's order", true);
     return;
   }
-  auto ring = plan_launch(**map, nodes->second, K, *tp);
+  auto ring = plan_launch(**map, nodes->second, *st.options.tp, G, K);
   if (!ring) {
     note_once(ring.error().message + "; srun keeps Slurm's order",
               ring.error().code != fp::ErrorCode::kUsage);

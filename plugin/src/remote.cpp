@@ -110,7 +110,8 @@ int remote_user_init(spank_t sp) {
       note_once(host_map_path() +
                 ": replaced during this launch (srun read another version than this node); no "
                 "FABRICPLACE_* task variables");
-    } else if (auto ring = plan_launch(**map, *step_nodes, local_tasks, *tp); !ring) {
+    } else if (auto ring = plan_launch(**map, *step_nodes, *st.options.tp, gpus, local_tasks);
+               !ring) {
       note(ring.error().code != fp::ErrorCode::kUsage,
            ring.error().message + "; no FABRICPLACE_* task variables");
     } else {
@@ -161,12 +162,11 @@ int remote_user_init(spank_t sp) {
     note(false, k.error().message + "; no rank files written");
     return 0;
   }
-  auto tp = tp_in_ranks(*st.options.tp, gpus, k->first);
-  if (!tp) {
+  if (auto tp = tp_in_ranks(*st.options.tp, gpus, k->first); !tp) {
     note(true, tp.error().message + "; no rank files written");
     return 0;
   }
-  auto ring = plan_launch(**map, *job_nodes, k->first, *tp);
+  auto ring = plan_launch(**map, *job_nodes, *st.options.tp, gpus, k->first);
   if (!ring) {
     note(ring.error().code != fp::ErrorCode::kUsage,
          ring.error().message + "; no rank files written");

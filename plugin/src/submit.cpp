@@ -82,25 +82,18 @@ std::optional<std::uint32_t> SubmitShape::node_count() const {
 Result<void> validate_submission(const placement::HostMap& m,
                                  std::optional<std::uint32_t> node_count,
                                  std::uint32_t gpus_per_node, std::uint32_t tp) {
-  const std::string opt = "--fabric-tp " + std::to_string(tp);
-  const auto G = gpus_per_node;
   const std::uint32_t nodes = node_count.value_or(0);
   if (node_count && nodes > m.names.size())
     return fail(ErrorCode::kUsage, "the job asks for " + std::to_string(nodes) +
                                        " nodes; the fabric has " + std::to_string(m.names.size()) +
                                        " hosts");
-  if (tp <= G && G % tp != 0)
-    return fail(ErrorCode::kUsage,
-                opt + ": a TP group inside a node must divide its " + std::to_string(G) + " GPUs");
-  if (tp > G && tp % G != 0)
-    return fail(ErrorCode::kUsage, opt + ": a TP group larger than a node must span whole " +
-                                       std::to_string(G) + "-GPU nodes");
-  if (node_count && (std::uint64_t{nodes} * G) % tp != 0)
-    return fail(ErrorCode::kUsage, opt + " does not tile the job: " + std::to_string(nodes) +
-                                       " nodes x " + std::to_string(G) +
-                                       " GPUs = " + std::to_string(std::uint64_t{nodes} * G) +
-                                       " GPUs, not a multiple of " + std::to_string(tp));
-  if (tp > G) {
+  placement::ShapeSpec spec;
+  spec.nodes = node_count;  // unknown: the rules that need it wait for Slurm's count
+  spec.gpus_per_node = gpus_per_node;
+  spec.tp = tp;
+  auto shape = placement::JobShape::make(spec, kShapeNames);
+  if (!shape) return std::unexpected(shape.error());
+  if (const auto g = shape->hosts_per_group(); g > 1) {
     std::size_t largest = 0;
     std::string where;
     for (std::size_t k = 0; k < m.blocks.size(); ++k)
@@ -108,8 +101,9 @@ Result<void> validate_submission(const placement::HostMap& m,
         largest = m.blocks.hosts[k].size();
         where = m.blocks.name[k];
       }
-    if (tp / G > largest)
-      return fail(ErrorCode::kUsage, opt + ": a TP group needs " + std::to_string(tp / G) +
+    if (g > largest)
+      return fail(ErrorCode::kUsage, std::string(kShapeNames.tp) + " " + std::to_string(tp) +
+                                         ": a TP group needs " + std::to_string(g) +
                                          " nodes under one leaf; the largest leaf (" + where +
                                          ") has " + std::to_string(largest) + " hosts");
   }
@@ -153,11 +147,13 @@ Result<ExactPlacement> exact_hostfile(const ExactRequest& r) {
     out.notes.push_back(running.error().to_string() + "; placing without the running jobs");
     running = placement::RunningJobs{};
   }
-  placement::JobRequest job;
-  job.nodes = r.nodes;
-  job.gpus_per_node = r.gpus_per_node;
-  job.tp = r.tp;
-  if (auto v = placement::validate(job); !v) return std::unexpected(v.error());
+  placement::ShapeSpec spec;
+  spec.nodes = r.nodes;
+  spec.gpus_per_node = r.gpus_per_node;
+  spec.tp = r.tp;
+  auto shape = placement::JobShape::make(spec, kShapeNames);
+  if (!shape) return std::unexpected(shape.error());
+  const auto job = placement::request(*shape);
   // The running jobs' rings load the fabric on the planner's route model; the objective
   // weighs them (a ring without a route is left out, said once).
   const auto& planner = *entry.second;

@@ -105,7 +105,7 @@ Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOpti
     bsld += std::max(1.0, (wait + runtime) / std::max(runtime, opt.bounded_slowdown_tau));
     s.gpu_hours += runtime * j.gpus / 3600.0;
     s.gpu_hours_lost += std::max(0.0, runtime - j.duration) * j.gpus / 3600.0;
-    if (j.tp > opt.gpus_per_node) {
+    if (j.shape.hosts_per_group() > 1) {
       ++s.jobs_tp_multi;
       if (o.tp_groups_split == 0) ++tp_ok;
     }
@@ -221,11 +221,11 @@ std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric:
       out += policy + "," + csv_field(j.id) + "," + num(j.submit, 1) + "," + num(o.start, 1) + "," +
              num(o.end, 1) + "," + num(o.start - j.submit, 1) + "," + num(j.duration, 1) + "," +
              num(o.end - o.start, 1) + "," + std::to_string(j.gpus) + "," +
-             std::to_string(j.nodes) + "," + std::to_string(j.tp) + "," + std::to_string(o.leaves) +
-             "," + std::to_string(o.min_leaves) + "," + std::to_string(o.tp_groups_split) + "," +
-             std::to_string(o.ring_inter_leaf) + "," + routes::load_str(o.max_link_load) + "," +
-             num(o.comm_slowdown, 4) + "," + num(o.worst_comm_slowdown, 4) + "," +
-             csv_field(hosts) + "\n";
+             std::to_string(j.shape.nodes) + "," + std::to_string(j.shape.tp) + "," +
+             std::to_string(o.leaves) + "," + std::to_string(o.min_leaves) + "," +
+             std::to_string(o.tp_groups_split) + "," + std::to_string(o.ring_inter_leaf) + "," +
+             routes::load_str(o.max_link_load) + "," + num(o.comm_slowdown, 4) + "," +
+             num(o.worst_comm_slowdown, 4) + "," + csv_field(hosts) + "\n";
     }
   }
   return out;

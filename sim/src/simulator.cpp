@@ -61,19 +61,16 @@ Simulator::Simulator(const policies::Planner& planner, SimOptions opt)
 std::vector<std::uint8_t> Simulator::unplaceable(const Trace& t, const SimPolicy& p) const {
   const auto empty = placement::all_free(f_);
   std::vector<std::uint8_t> out(t.jobs.size(), 0);
-  // Shapes repeat: decide each (nodes, tp) once.
-  std::map<std::pair<std::uint32_t, std::uint32_t>, bool> seen;
+  // Shapes repeat: decide each (nodes, GPUs per node, tp) once.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, bool> seen;
   for (std::size_t i = 0; i < t.jobs.size(); ++i) {
-    const auto& j = t.jobs[i];
-    auto key = std::make_pair(j.nodes, j.tp);
+    const auto& s = t.jobs[i].shape;
+    auto key = std::make_tuple(s.nodes, s.gpus_per_node, s.tp);
     auto it = seen.find(key);
     if (it == seen.end()) {
-      placement::JobRequest req;
-      req.nodes = j.nodes;
-      req.gpus_per_node = opt_.gpus_per_node;
-      req.tp = j.tp;
-      bool ok = j.nodes <= f_.num_hosts() && placement::validate(req).has_value() &&
-                planner_.place(req, empty, p.placement).feasible;
+      // The trace readers built the shape (JobShape::make): it is valid as it stands.
+      bool ok = s.nodes <= f_.num_hosts() &&
+                planner_.place(placement::request(s), empty, p.placement).feasible;
       it = seen.emplace(key, ok).first;
     }
     out[i] = it->second ? 0 : 1;
@@ -173,10 +170,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   placement::NodeStates masked;
   bool masking = false;
   auto request = [&](std::uint32_t j) {
-    placement::JobRequest req;
-    req.nodes = t.jobs[j].nodes;
-    req.gpus_per_node = opt_.gpus_per_node;
-    req.tp = t.jobs[j].tp;
+    auto req = placement::request(t.jobs[j].shape);
     req.salt = j + 1;  // tells its flows apart (ecmp)
     return req;
   };
@@ -189,6 +183,9 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     auto pl = planner_.place(req, view, p.placement, &traffic);
     if (!pl.feasible) return false;
     std::vector<HostId> ring = std::move(pl.hosts);
+    // The ring that runs, measured as evaluate() measures a placement.
+    const auto measured =
+        placement::measure_ring(planner_.context().blocks, ring, req.group_nodes());
     for (HostId h : ring) {
       states.state[idx(h)] = placement::HostState::kBusy;
       if (masking) masked.state[idx(h)] = placement::HostState::kBusy;
@@ -230,9 +227,9 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     auto& out = run.jobs[j];
     out.ran = true;
     out.start = now;
-    out.leaves = pl.measures.leaves;
-    out.tp_groups_split = pl.measures.tp_groups_split;
-    out.ring_inter_leaf = pl.measures.ring_inter_leaf;
+    out.leaves = measured.leaves;
+    out.tp_groups_split = measured.tp_groups_split;
+    out.ring_inter_leaf = measured.inter_leaf;
     const std::uint32_t gn = req.group_nodes();
     const std::uint32_t per_block = max_block_ / gn;  // whole groups a leaf holds
     out.min_leaves = per_block ? (req.groups() + per_block - 1) / per_block : 0;
@@ -276,8 +273,8 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
         ++qhead;
         continue;
       }
-      if (t.jobs[j].nodes > free_count || !try_start(j, now, states)) break;
-      multi_started |= t.jobs[j].nodes > 1;
+      if (t.jobs[j].shape.nodes > free_count || !try_start(j, now, states)) break;
+      multi_started |= t.jobs[j].shape.nodes > 1;
       ++qhead;
     }
     if (qhead >= queue.size()) {
@@ -326,16 +323,16 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
       if (started[j]) continue;
       ++tested;
       const auto& tj = t.jobs[j];
-      if (tj.nodes > free_count) continue;
+      if (tj.shape.nodes > free_count) continue;
       const bool ends_in_time = now + tj.duration * opt_.estimate_factor <= shadow;
-      const auto shape = std::make_tuple(tj.nodes, tj.tp, ends_in_time);
+      const auto shape = std::make_tuple(tj.shape.nodes, tj.shape.tp, ends_in_time);
       if (failed.contains(shape)) continue;
       if (!try_start(j, now, ends_in_time ? states : masked)) {
         failed.insert(shape);
         continue;
       }
       removed = true;
-      multi_started |= tj.nodes > 1;
+      multi_started |= tj.shape.nodes > 1;
     }
     masking = false;
     if (removed || qhead > 4096) {

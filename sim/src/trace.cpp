@@ -245,23 +245,25 @@ TraceFormat detect_format(std::string_view path, std::string_view line) {
   return TraceFormat::kAuto;
 }
 
-JobShape job_shape(std::uint32_t gpus, std::uint32_t g, std::uint32_t cap) {
-  JobShape s;
-  s.nodes = (gpus + g - 1) / g;
+Result<placement::JobShape> job_shape(std::uint32_t gpus, std::uint32_t g, std::uint32_t cap) {
+  if (gpus == 0) return fail(ErrorCode::kUsage, "a job of no GPUs has no shape");
+  if (g == 0) return fail(ErrorCode::kUsage, "GPUs per node must be at least 1");
+  if (cap == 0) return fail(ErrorCode::kUsage, "the TP cap must be at least 1 GPU");
+  placement::ShapeSpec spec;
+  spec.nodes = static_cast<std::uint32_t>((std::uint64_t{gpus} + g - 1) / g);
+  spec.gpus_per_node = g;
   const auto want =
-      static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{s.nodes} * g, cap));
-  if (want <= g) {
-    // The largest divisor of g not above want: groups never straddle a node.
-    std::uint32_t t = std::max<std::uint32_t>(want, 1);
-    while (g % t != 0) --t;
-    s.tp = t;
-  } else {
-    // g times the largest divisor of the node count not above want / g.
-    std::uint32_t k = want / g;
-    while (s.nodes % k != 0) --k;
-    s.tp = k * g;
-  }
-  return s;
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{*spec.nodes} * g, cap));
+  // Candidates from the largest down, each judged by the shape's own rules: sizes up to a
+  // node, then multiples of a node (no other size can tile). 1 GPU always does.
+  auto tiles = [&](std::uint32_t t) {
+    spec.tp = t;
+    return placement::first_broken_rule(spec) == placement::ShapeRule::kOk;
+  };
+  bool found = false;
+  for (std::uint32_t k = want / g; k >= 2 && !found; --k) found = tiles(k * g);
+  for (std::uint32_t t = std::min(want, g); t >= 1 && !found; --t) found = tiles(t);
+  return placement::JobShape::make(spec);
 }
 
 Result<Trace> parse_trace(std::string_view text, const std::string& file, const TraceOptions& opt) {
@@ -323,13 +325,14 @@ Result<Trace> parse_trace(std::string_view text, const std::string& file, const 
                   static_cast<int>(row.line));
     }
     auto shape = job_shape(static_cast<std::uint32_t>(row.gpus), opt.gpus_per_node, opt.tp_cap);
+    if (!shape)
+      return fail(ErrorCode::kUsage, shape.error().message, file, static_cast<int>(row.line));
     TraceJob j;
     j.id = std::move(row.id);
     j.submit = row.submit;
     j.duration = row.duration;
     j.gpus = static_cast<std::uint32_t>(row.gpus);
-    j.nodes = shape.nodes;
-    j.tp = shape.tp;
+    j.shape = *shape;
     j.line = row.line;
     j.file = 0;
     t.jobs.push_back(std::move(j));

@@ -26,6 +26,19 @@ std::vector<fabric::HostId> hosts(const fabric::Fabric& f, const char* list) {
   return h ? *h : std::vector<fabric::HostId>{};
 }
 
+// A shape of `hosts` nodes with K ranks per node and one GPU per rank (G = K), so that a TP
+// size in GPUs is the same number of ranks.
+JobShape per_rank(std::size_t hosts, std::uint32_t k, std::uint32_t tp) {
+  ShapeSpec s;
+  s.nodes = static_cast<std::uint32_t>(hosts);
+  s.gpus_per_node = k;
+  s.tp = tp;
+  s.ranks_per_node = k;
+  auto r = JobShape::make(s);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  return r ? *r : JobShape{};
+}
+
 std::vector<std::string> names(const fabric::Fabric& f, const RankLayout& l) {
   std::vector<std::string> out;
   for (auto h : l.hosts) out.push_back(f.host(h).name);
@@ -36,7 +49,8 @@ struct Small : ::testing::Test {
   fabric::Fabric f = gen(kSpec);
   Context c = prepare(f);
   RankLayout layout(const char* list, std::uint32_t k, std::uint32_t tp) {
-    auto l = rank_layout(c, hosts(f, list), k, tp);
+    const auto h = hosts(f, list);
+    auto l = rank_layout(c, h, per_rank(h.size(), k, tp));
     EXPECT_TRUE(l) << (l ? "" : l.error().to_string());
     return l ? *l : RankLayout{};
   }
@@ -99,7 +113,7 @@ TEST_F(Small, RandomAllocationsKeepTheRingInvariants) {
     if (pick.size() < 2) continue;
     std::shuffle(pick.begin(), pick.end(), rng);
     const std::uint32_t g = pick.size() % 2 == 0 ? 2 : 1;
-    auto l = rank_layout(c, pick, 2, 2 * g);
+    auto l = rank_layout(c, pick, per_rank(pick.size(), 2, 2 * g));
     ASSERT_TRUE(l);
     // Same hosts, each leaf one contiguous run, each pod one contiguous run.
     auto sorted = l->hosts;
@@ -165,7 +179,7 @@ TEST(RankLayoutOrder, FewestSplitsEqualsBruteForce) {
         pick.insert(pick.end(), per_leaf[k].begin(), per_leaf[k].end());
         leaves.push_back(k);
       }
-    auto l = rank_layout(c, pick, 1, g);
+    auto l = rank_layout(c, pick, per_rank(pick.size(), 1, g));
     ASSERT_TRUE(l);
     std::uint32_t best = ~0u;
     std::sort(leaves.begin(), leaves.end());
@@ -192,9 +206,9 @@ TEST(RankLayoutOrder, FewestSplitsEqualsBruteForce) {
 TEST(RankLayoutOrder, OddLeavesMeetAcrossPods) {
   const auto f = gen("fat3:pods=2,leaves=4,down=4,up=4");
   const auto c = prepare(f);
-  auto l = rank_layout(
-      c, *resolve_hosts(f, "node[001,005-006,009-010,013-014,017,021-022,025-026,029-030]", "h"), 1,
-      2);
+  const auto pick =
+      *resolve_hosts(f, "node[001,005-006,009-010,013-014,017,021-022,025-026,029-030]", "h");
+  auto l = rank_layout(c, pick, per_rank(pick.size(), 1, 2));
   ASSERT_TRUE(l);
   EXPECT_EQ(l->tp_groups_split, 1u);
   EXPECT_EQ(l->inter_leaf_edges, 8u);
@@ -224,7 +238,7 @@ TEST(RankLayoutOrder, GreedyPairsOddLeavesOnLargeAllocations) {
     if (pick.empty()) continue;
     std::shuffle(pick.begin(), pick.end(), rng);
     forced += odd_leaves > 0;
-    auto l = rank_layout(c, pick, 1, 2);
+    auto l = rank_layout(c, pick, per_rank(pick.size(), 1, 2));
     ASSERT_TRUE(l);
     EXPECT_EQ(l->tp_groups_split, odd_leaves / 2) << "trial " << trial;
     EXPECT_EQ(count_split(c, l->hosts, 2), l->tp_groups_split);
@@ -233,24 +247,73 @@ TEST(RankLayoutOrder, GreedyPairsOddLeavesOnLargeAllocations) {
   EXPECT_GE(forced, 80);
 }
 
+// The tiling rules are JobShape::make's (test_job_shape.cpp); a layout refuses what is left.
 TEST_F(Small, BadRequestsAreUsageErrors) {
-  auto err = [&](const char* list, std::uint32_t k, std::uint32_t tp) {
-    auto l = rank_layout(c, hosts(f, list), k, tp);
-    EXPECT_FALSE(l);
-    return l ? std::string() : l.error().message;
-  };
-  EXPECT_EQ(err("node001", 0, 1), "--tasks-per-node must be at least 1");
-  EXPECT_EQ(err("node001", 1, 0), "--tp must be at least 1");
-  EXPECT_EQ(err("node001", 4097, 1), "--tasks-per-node 4097: at most 4096");
-  EXPECT_EQ(err("node[001-002]", 4, 3),
-            "--tp 3 with 4 tasks per node: a TP group smaller than a node must divide it");
-  EXPECT_EQ(err("node[001-002]", 4, 6),
-            "--tp 6 with 4 tasks per node: a TP group larger than a node must span whole nodes");
-  EXPECT_EQ(err("node[001-003]", 4, 8), "--tp 8 does not tile 3 hosts x 4 tasks");
-  auto twice = rank_layout(c, {fabric::HostId{0}, fabric::HostId{0}}, 1, 1);
+  const auto two = per_rank(2, 4, 8);
+  auto twice = rank_layout(c, {fabric::HostId{0}, fabric::HostId{0}}, two);
   ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().code, ErrorCode::kUsage);
   EXPECT_EQ(twice.error().message, "host node001 is listed twice");
-  EXPECT_FALSE(rank_layout(c, {}, 1, 1));
+  auto none = rank_layout(c, {}, two);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().message, "no hosts to lay ranks on");
+  auto other = rank_layout(c, hosts(f, "node[001-004]"), two);
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().message, "a job shape of 2 nodes for 4 hosts");
+  // A shape filled in by hand is held to the same rules.
+  JobShape odd;
+  odd.nodes = 3;
+  odd.tp = 16;
+  auto untiled = rank_layout(c, hosts(f, "node[001-003]"), odd);
+  ASSERT_FALSE(untiled);
+  EXPECT_EQ(untiled.error().message,
+            "--tp 16 does not tile the job: 3 nodes x 8 GPUs per node = 24 GPUs, not a multiple "
+            "of 16");
+}
+
+// --tp counts GPUs: with K ranks per host of G GPUs a TP group is T x K / G ranks, and its
+// hosts are T / G. Pinned on the same 6 hosts as TpGroupsOfTwoHostsPairTheOddLeaves.
+TEST_F(Small, TpInGpusMapsToRanks) {
+  const auto pick = hosts(f, "node[001-002,005,009-010,013]");
+  auto shape = [&](std::uint32_t tp, std::uint32_t k) {
+    ShapeSpec s;
+    s.nodes = 6;
+    s.tp = tp;
+    s.ranks_per_node = k;
+    return *JobShape::make(s);
+  };
+  // TP 16 on 8-GPU hosts, 4 ranks each: 2 hosts and 8 ranks per group; the odd leaves meet.
+  auto pairs = rank_layout(c, pick, shape(16, 4));
+  ASSERT_TRUE(pairs);
+  EXPECT_EQ(pairs->tp_ranks(), 8u);
+  EXPECT_EQ(names(f, *pairs), (std::vector<std::string>{"node001", "node002", "node005", "node013",
+                                                        "node009", "node010"}));
+  EXPECT_EQ(pairs->tp_groups_split, 1u);
+  // TP 8 (what `rankfile --tp 8` meant in ranks before): one host per group, 4 ranks; the
+  // plain ring order, nothing split.
+  auto hosts_each = rank_layout(c, pick, shape(8, 4));
+  ASSERT_TRUE(hosts_each);
+  EXPECT_EQ(hosts_each->tp_ranks(), 4u);
+  EXPECT_EQ(names(f, *hosts_each), (std::vector<std::string>{"node001", "node002", "node005",
+                                                             "node009", "node010", "node013"}));
+  EXPECT_EQ(hosts_each->tp_groups_split, 0u);
+  EXPECT_TRUE(hosts_each->warnings.empty());
+  EXPECT_EQ(file(*hosts_each, RankFormat::kSlurm, 4).size(), 6u * 4 * 8);
+  // One rank per 8-GPU host (torchrun style), TP 16: groups of 2 ranks on 2 hosts.
+  auto one_rank = rank_layout(c, pick, shape(16, 1));
+  ASSERT_TRUE(one_rank);
+  EXPECT_EQ(one_rank->tp_ranks(), 2u);
+  EXPECT_EQ(one_rank->hosts, pairs->hosts);
+  const auto json = nlohmann::json::parse(file(*one_rank, RankFormat::kJson));
+  EXPECT_EQ(json["gpus_per_node"], 8);
+  EXPECT_EQ(json["tp"], 16);
+  EXPECT_EQ(json["tp_ranks"], 2);
+  EXPECT_EQ(json["ranks"][3]["tp_group"], 1);
+  EXPECT_EQ(json["ranks"][4]["tp_group"], 2);
+  // One rank per host, TP 4: each rank holds 2 whole groups, so a group is one rank.
+  auto whole = rank_layout(c, pick, shape(4, 1));
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->tp_ranks(), 1u);
 }
 
 // The host map carries everything a layout needs: from its text, every allocation gets the
@@ -276,8 +339,8 @@ TEST(HostMap, RoundTripGivesIdenticalRankFiles) {
       if (pick.size() < 2) continue;
       pick.resize(pick.size() / 2 * 2);
       const auto list = hostlist::compress(pick);
-      auto a = rank_layout(direct, *resolve_hosts(direct, list, "h"), 2, 4);
-      auto b = rank_layout(*back, *resolve_hosts(*back, list, "h"), 2, 4);
+      auto a = rank_layout(direct, *resolve_hosts(direct, list, "h"), per_rank(pick.size(), 2, 4));
+      auto b = rank_layout(*back, *resolve_hosts(*back, list, "h"), per_rank(pick.size(), 2, 4));
       ASSERT_TRUE(a && b);
       for (auto fmt : {RankFormat::kOpenMpi, RankFormat::kSlurm, RankFormat::kJson})
         EXPECT_EQ(write_rank_file(direct, *a, fmt, {}), write_rank_file(*back, *b, fmt, {}))
@@ -423,7 +486,9 @@ TEST_F(Formats, Json) {
   ],
   "hostlist": "node[001,009]",
   "tasks_per_node": 1,
+  "gpus_per_node": 1,
   "tp": 1,
+  "tp_ranks": 1,
   "leaves": [
     "p01-leaf01",
     "p02-leaf01"

@@ -134,17 +134,28 @@ TEST_F(Fabric8, SubmissionChecks) {
             "--fabric-tp 24: a TP group needs 3 nodes under one leaf; the largest leaf "
             "(p01-leaf01) has 2 hosts");
   EXPECT_EQ(error_of(validate_submission(m, 3, 8, 16)),
-            "--fabric-tp 16 does not tile the job: 3 nodes x 8 GPUs = 24 GPUs, not a multiple "
-            "of 16");
+            "--fabric-tp 16 does not tile the job: 3 nodes x 8 GPUs per node = 24 GPUs, not a "
+            "multiple of 16");
   EXPECT_EQ(error_of(validate_submission(m, 2, 8, 3)),
-            "--fabric-tp 3: a TP group inside a node must divide its 8 GPUs");
+            "--fabric-tp 3 with 8 GPUs per node: a TP group smaller than a node must divide it "
+            "(8 is not a multiple of 3)");
   EXPECT_EQ(error_of(validate_submission(m, 2, 8, 12)),
-            "--fabric-tp 12: a TP group larger than a node must span whole 8-GPU nodes");
+            "--fabric-tp 12 with 8 GPUs per node: a TP group larger than a node must span whole "
+            "nodes (a multiple of 8)");
+  // The node count unknown (a script on stdin): the checks that do not need it still run.
+  EXPECT_EQ(error_of(validate_submission(m, std::nullopt, 8, 16)), "");
+  EXPECT_EQ(error_of(validate_submission(m, std::nullopt, 8, 24)),
+            "--fabric-tp 24: a TP group needs 3 nodes under one leaf; the largest leaf "
+            "(p01-leaf01) has 2 hosts");
+  EXPECT_EQ(error_of(validate_submission(m, std::nullopt, 8, 12)),
+            "--fabric-tp 12 with 8 GPUs per node: a TP group larger than a node must span whole "
+            "nodes (a multiple of 8)");
 }
 
 TEST_F(Fabric8, TaskPlaces) {
-  // Hosts per leaf 2, 1 | 1 (0): groups of 2 hosts; the two 1-host leaves share a group.
-  auto l = plan_launch(m, "node[001-003,005]", 2, 4);
+  // Hosts per leaf 2, 1 | 1 (0): --fabric-tp 16 on 8-GPU nodes is a group of 2 hosts (4
+  // ranks at 2 per node); the two 1-host leaves share a group.
+  auto l = plan_launch(m, "node[001-003,005]", 16, 8, 2);
   ASSERT_TRUE(l) << l.error().message;
   const auto place = task_place(m, *l, "node005", 1);
   ASSERT_TRUE(place);
@@ -154,10 +165,13 @@ TEST_F(Fabric8, TaskPlaces) {
   EXPECT_EQ(l->tp_groups_split, 1u);
   EXPECT_FALSE(task_place(m, *l, "node004", 0));  // not in the step
   EXPECT_FALSE(task_place(m, *l, "node001", 2));  // local id beyond K
-  auto odd = plan_launch(m, "node[001-003]", 2, 4);
+  auto odd = plan_launch(m, "node[001-003]", 16, 8, 2);
   ASSERT_FALSE(odd);
-  EXPECT_EQ(odd.error().message, "a TP group of 4 ranks does not tile 3 hosts x 2 tasks");
-  auto bad = plan_launch(m, "node[001,042]", 1, 1);
+  EXPECT_EQ(odd.error().code, ErrorCode::kUsage);
+  EXPECT_EQ(odd.error().message,
+            "--fabric-tp 16 does not tile the job: 3 nodes x 8 GPUs per node = 24 GPUs, not a "
+            "multiple of 16");
+  auto bad = plan_launch(m, "node[001,042]", 8, 8, 1);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "the job's nodes: 1 host(s) not in the fabric: node042");
 }
@@ -303,7 +317,7 @@ struct LaunchFiles : Fabric8 {
   std::string prefix;
   void SetUp() override {
     ASSERT_FALSE(dir.path.empty());
-    auto l = plan_launch(m, "node[001-003,005]", 2, 4);
+    auto l = plan_launch(m, "node[001-003,005]", 16, 8, 2);
     ASSERT_TRUE(l) << l.error().message;
     layout = *l;
     opts.cores.cores = 4;
@@ -514,9 +528,14 @@ TEST(PluginLaunch, TpInRanksAndPaths) {
   EXPECT_EQ(*tp_in_ranks(16, 8, 1), 2u);  // one rank per node driving 8 GPUs
   EXPECT_EQ(*tp_in_ranks(4, 8, 1), 1u);   // one rank drives two whole TP groups
   EXPECT_EQ(*tp_in_ranks(4, 8, 2), 1u);
+  EXPECT_EQ(*tp_in_ranks(8, 8, 3), 3u);  // a node's 3 ranks form its group
   EXPECT_EQ(tp_in_ranks(4, 8, 3).error().message,
-            "--fabric-tp 4 with 3 task(s) per node on 8-GPU nodes is not a whole number of "
-            "tasks per TP group");
+            "--fabric-tp 4 with 8 GPUs per node and 3 tasks per node: a TP group would be 4 x 3 "
+            "/ 8 tasks, not a whole number, and 3 tasks do not split a node into whole TP "
+            "groups");
+  EXPECT_EQ(tp_in_ranks(3, 8, 1).error().message,
+            "--fabric-tp 3 with 8 GPUs per node: a TP group smaller than a node must divide it "
+            "(8 is not a multiple of 3)");
   EXPECT_EQ(default_host_map_path("/etc/slurm/fabric.json"), "/etc/slurm/fabric.hostmap");
   EXPECT_EQ(default_host_map_path("/etc/slurm.d/fabric"), "/etc/slurm.d/fabric.hostmap");
 }

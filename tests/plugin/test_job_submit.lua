@@ -58,6 +58,26 @@ eq("busy running", b["node001"], true)
 eq("busy completing", b["node003"], true)
 eq("not busy complete", b["node004"], nil)
 
+-- shape(): JobShape::make's rules and messages (tests/placement/test_job_shape.cpp), for
+-- --fabric-tp.
+local function shape(nodes, gpn, tp)
+  local g, why = M.shape(nodes, gpn, tp)
+  return g or why
+end
+eq("shape: 2 hosts", shape(4, 8, 16), 2)
+eq("shape: inside a node", shape(3, 8, 4), 1)
+eq("shape: partial nodes", shape(4, 8, 12),
+   "--fabric-tp 12 with 8 GPUs per node: a TP group larger than a node must span whole nodes "
+   .. "(a multiple of 8)")
+eq("shape: splits a node", shape(4, 8, 3),
+   "--fabric-tp 3 with 8 GPUs per node: a TP group smaller than a node must divide it (8 is not "
+   .. "a multiple of 3)")
+eq("shape: does not tile", shape(3, 2, 4),
+   "--fabric-tp 4 does not tile the job: 3 nodes x 2 GPUs per node = 6 GPUs, not a multiple of 4")
+eq("shape: no TP", shape(3, 2, 0), "--fabric-tp must be at least 1")
+eq("plan: not whole groups", select(2, M.plan(f, busy(""), 3, 2)),
+   "3 nodes are not whole TP groups of 2 nodes (see M.shape)")
+
 -- submit(): features set from the SPANK environment (indexed from 0), own -C respected.
 M.FABRIC_TABLE = fabric_path
 local job = { name = "t", min_nodes = 4,
@@ -76,6 +96,19 @@ local named = { name = "named", min_nodes = 2, req_nodes = "node[009-010]",
                 spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
 M.submit(named, {})
 eq("-w: left alone", named.features, nil)
+local odd = { name = "odd", min_nodes = 3,
+              spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
+M.LOG = os.tmpname()
+M.submit(odd, {})
+M.LOG, odd.log = nil, M.LOG
+local lf = io.open(odd.log)
+local line = lf and lf:read("*l") or ""
+if lf then lf:close() end
+os.remove(odd.log)
+eq("TP that does not tile: left alone", odd.features, nil)
+eq("TP that does not tile: the shape's message", line:gsub("^%S+ ", ""),
+   "job odd: --fabric-tp 4 does not tile the job: 3 nodes x 2 GPUs per node = 6 GPUs, not a "
+   .. "multiple of 4; left to Slurm")
 
 if failures > 0 then os.exit(1) end
 print("ok")

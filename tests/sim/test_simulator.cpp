@@ -241,7 +241,7 @@ TEST(Simulator, SameInputsSameOutputs) {
   for (const auto& r : a) {
     for (std::size_t i = 0; i < t.jobs.size(); ++i) {
       const auto& o = r.jobs[i];
-      ASSERT_EQ(o.hosts.size(), t.jobs[i].nodes) << r.policy.name() << " " << t.jobs[i].id;
+      ASSERT_EQ(o.hosts.size(), t.jobs[i].shape.nodes) << r.policy.name() << " " << t.jobs[i].id;
       EXPECT_GE(o.start, t.jobs[i].submit);
       EXPECT_GE(o.end - o.start, t.jobs[i].duration - 1e-9);
     }

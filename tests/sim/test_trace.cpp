@@ -14,7 +14,7 @@ namespace {
 
 const std::string kDir = std::string(FABRICPLACE_TEST_DATA) + "/traces/";
 
-TEST(JobShape, NodesAndTpTileTheJob) {
+TEST(TraceJobShape, NodesAndTpTileTheJob) {
   // nodes = ceil(gpus / 8); tp = min(nodes x 8, cap), lowered until it tiles.
   struct Case {
     std::uint32_t gpus, cap, nodes, tp;
@@ -27,9 +27,24 @@ TEST(JobShape, NodesAndTpTileTheJob) {
   };
   for (const auto& c : cases) {
     auto s = job_shape(c.gpus, 8, c.cap);
-    EXPECT_EQ(s.nodes, c.nodes) << c.gpus << " cap " << c.cap;
-    EXPECT_EQ(s.tp, c.tp) << c.gpus << " cap " << c.cap;
+    ASSERT_TRUE(s) << s.error().message;
+    EXPECT_EQ(s->nodes, c.nodes) << c.gpus << " cap " << c.cap;
+    EXPECT_EQ(s->tp, c.tp) << c.gpus << " cap " << c.cap;
+    EXPECT_EQ(s->gpus_per_node, 8u);
+    EXPECT_EQ(s->pp, 1u);
   }
+  // Caps beyond a node on other node sizes: the largest multiple of a node that tiles.
+  auto four = job_shape(40, 4, 32);  // 10 nodes of 4: 32 GPUs = 8 nodes does not tile 10
+  ASSERT_TRUE(four);
+  EXPECT_EQ(four->nodes, 10u);
+  EXPECT_EQ(four->tp, 20u);  // 5 nodes
+  EXPECT_EQ(four->hosts_per_group(), 5u);
+  auto one = job_shape(7, 1, 16);  // 1-GPU nodes: 7 nodes, 7 GPUs per group
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->tp, 7u);
+  EXPECT_EQ(job_shape(0, 8, 16).error().message, "a job of no GPUs has no shape");
+  EXPECT_EQ(job_shape(8, 0, 16).error().message, "GPUs per node must be at least 1");
+  EXPECT_EQ(job_shape(8, 8, 0).error().message, "the TP cap must be at least 1 GPU");
 }
 
 TEST(Trace, PhillyHead) {
@@ -42,13 +57,13 @@ TEST(Trace, PhillyHead) {
   EXPECT_EQ(t->jobs[0].submit, 0);
   EXPECT_EQ(t->jobs[0].duration, 3613033.0);
   EXPECT_EQ(t->jobs[0].gpus, 1u);
-  EXPECT_EQ(t->jobs[0].nodes, 1u);
+  EXPECT_EQ(t->jobs[0].shape.nodes, 1u);
   EXPECT_EQ(t->jobs[0].line, 2u);
   EXPECT_EQ(t->jobs[112].id, "112");
   EXPECT_EQ(t->jobs[112].submit, 2601211.0);
   EXPECT_EQ(t->jobs[112].gpus, 16u);
-  EXPECT_EQ(t->jobs[112].nodes, 2u);
-  EXPECT_EQ(t->jobs[112].tp, 16u);
+  EXPECT_EQ(t->jobs[112].shape.nodes, 2u);
+  EXPECT_EQ(t->jobs[112].shape.tp, 16u);
 }
 
 TEST(Trace, ItpHeadRebasedOnFirstSubmission) {
@@ -61,7 +76,7 @@ TEST(Trace, ItpHeadRebasedOnFirstSubmission) {
   EXPECT_EQ(t->jobs[0].submit, 0);
   EXPECT_EQ(t->jobs[1].submit, 3);
   EXPECT_EQ(t->jobs[0].duration, 288476);
-  EXPECT_EQ(t->jobs[0].nodes, 2u);
+  EXPECT_EQ(t->jobs[0].shape.nodes, 2u);
 }
 
 TEST(Trace, SwfGzipHead) {
@@ -73,9 +88,9 @@ TEST(Trace, SwfGzipHead) {
   EXPECT_EQ(t->jobs[0].id, "1");
   EXPECT_EQ(t->jobs[0].duration, 222);
   EXPECT_EQ(t->jobs[0].gpus, 80u);
-  EXPECT_EQ(t->jobs[0].nodes, 10u);
+  EXPECT_EQ(t->jobs[0].shape.nodes, 10u);
   EXPECT_EQ(t->jobs[1].submit, 1136);
-  EXPECT_EQ(t->jobs[1].nodes, 16u);
+  EXPECT_EQ(t->jobs[1].shape.nodes, 16u);
 }
 
 TEST(Trace, MergedFilesInSubmitOrderWithPrefixedIds) {

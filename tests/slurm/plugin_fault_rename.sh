@@ -39,9 +39,10 @@ done
 sed -e "$expr" -e 's/"@/"/' "$V/A.json" >"$V/B.json"
 "$FABRICPLACE" fabric export "$V/B.json" --format hostmap -o "$V/B.hostmap" ||
   { echo "FAIL: version B of the fabric does not load"; exit 1; }
-ring() {  # ring VERSION HOSTLIST K TP_RANKS: the version's ring order of those hosts
-  "$FABRICPLACE" rankfile --fabric "$V/$1.json" --hosts "$2" --tasks-per-node "$3" --tp "$4" \
-    --format slurm 2>/dev/null | uniq | paste -sd' '
+ring() {  # ring VERSION HOSTLIST K TP: the version's ring order of those hosts (TP in GPUs,
+          # on the lab's 2-GPU nodes, as --fabric-tp)
+  "$FABRICPLACE" rankfile --fabric "$V/$1.json" --hosts "$2" --tasks-per-node "$3" \
+    --gpus-per-node 2 --tp "$4" --format slurm 2>/dev/null | uniq | paste -sd' '
 }
 check "versions A and B order hosts differently (A: $(ring A 'node[001-002]' 1 1); B: $(ring B 'node[001-002]' 1 1))" \
   test "$(ring A 'node[001-002]' 1 1)" != "$(ring B 'node[001-002]' 1 1)"
@@ -79,9 +80,8 @@ for i in $(seq 1 50); do
   n=$(( (i % 4) + 1 ))
   k=$(( i % 3 == 0 ? 2 : 1 ))
   tp=$(( n % 2 == 0 && i % 4 != 2 ? 4 : 2 ))   # TP 4: groups of 2 nodes (2-GPU nodes)
-  tpr=$(( tp * k / 2 )); ((tpr < 1)) && tpr=1   # the TP group in ranks
   mode=constrain; ((i % 5 == 0)) && mode=exact
-  shape[$i]="$n $k $tp $tpr $mode"
+  shape[$i]="$n $k $tp $mode"
   sbatch --parsable -J "r$i" -N "$n" --ntasks-per-node="$k" --fabric-tp="$tp" --fabric-mode="$mode" \
     -o "out.$i" -e "err.$i" ./job.sh "$tp" >"id.$i" 2>"sub.$i" &
   pids+=($!)
@@ -102,11 +102,11 @@ seen_a=0 seen_b=0 both=0 bad_state="" bad_set="" bad_step="" bad_rank="" bad_job
 for i in $(seq 1 50); do
   j=${id[$i]:-}
   [[ -n $j ]] || continue
-  read -r n k tp tpr mode <<<"${shape[$i]}"
+  read -r n k tp mode <<<"${shape[$i]}"
   st="$(job_field "$j" JobState) $(job_field "$j" ExitCode)"
   [[ $st == "COMPLETED 0:0" ]] || bad_state+=" r$i($st)"
   nodes=$(job_field "$j" NodeList)
-  a=$(ring A "$nodes" "$k" "$tpr") b=$(ring B "$nodes" "$k" "$tpr")
+  a=$(ring A "$nodes" "$k" "$tp") b=$(ring B "$nodes" "$k" "$tp")
   set_now=$(rank_set "fabricplace.$j")
   r=${set_now#complete }
   if [[ $set_now != complete* ]] || ! same_hosts "$r" "$nodes" || [[ $r != "$a" && $r != "$b" ]] ||

@@ -42,9 +42,10 @@ grep -qF "hwloc_xml=$XML" "$LAB_DIR/etc/plugstack.conf" ||
 core="$XML: hwloc crashed reading it (signal 11, SIGSEGV); the file is malformed; no GPU/HCA pairing"
 msg="fabricplace: $core"
 
-ring() {  # ring HOSTLIST: the fabric's ring of those hosts (K 2, TP 4), as without hwloc_xml
+ring() {  # ring HOSTLIST: the fabric's ring of those hosts (K 2, TP 4 GPUs of 2-GPU nodes: 4
+          # ranks), as without hwloc_xml
   "$FABRICPLACE" rankfile --fabric "$LAB_DIR/etc/fabric.json" --hosts "$1" --tasks-per-node 2 \
-    --tp 4 --format slurm 2>/dev/null | uniq | paste -sd' '
+    --gpus-per-node 2 --tp 4 --format slurm 2>/dev/null | uniq | paste -sd' '
 }
 # want HOSTS...: "TASK HOST RING_RANK TP_GROUP TP_RANK none none" per task, K = 2, TP = 4
 want() {

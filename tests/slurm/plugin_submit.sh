@@ -36,7 +36,7 @@ check "TP group larger than any leaf is rejected (rc $rc)" bash -c "[[ $rc != 0 
   'fabricplace: --fabric-tp 16: a TP group needs 8 nodes under one leaf; the largest leaf (p01-leaf01) has 4 hosts' <<<'$out'"
 out=$(sbatch --fabric-tp=4 -N 3 --wrap true 2>&1); rc=$?
 check "TP not tiling the job is rejected (rc $rc)" bash -c "[[ $rc != 0 ]] && grep -qF \
-  'fabricplace: --fabric-tp 4 does not tile the job: 3 nodes x 2 GPUs = 6 GPUs, not a multiple of 4' <<<'$out'"
+  'fabricplace: --fabric-tp 4 does not tile the job: 3 nodes x 2 GPUs per node = 6 GPUs, not a multiple of 4' <<<'$out'"
 printf '#!/bin/bash\n#SBATCH -N 20\ntrue\n' >big.sh
 out=$(sbatch --fabric-tp=2 big.sh 2>&1); rc=$?
 check "more nodes than the fabric (from #SBATCH -N) is rejected (rc $rc)" bash -c "[[ $rc != 0 ]] && grep -qF \

@@ -52,7 +52,7 @@ cat >job.sh <<EOF
 # Runs in the allocation's shell (salloc); every step below is a real launch.
 set -u
 fp=$FABRICPLACE
-rf() { "\$fp" rankfile --fabric $fabric --from-slurm-job --tasks-per-node $K --tp $((2 * K)) "\$@"; }
+rf() { "\$fp" rankfile --fabric $fabric --from-slurm-job --tasks-per-node $K --gpus-per-node 2 --tp 4 "\$@"; }
 rf --format openmpi -o rankfile.txt || exit 1
 rf --format slurm -o hostfile.txt || exit 1
 rf --format torchrun -o torchrun.env || exit 1

@@ -134,6 +134,23 @@ struct Placement {
   double runner_up_score = 0;
 };
 
+/// What a ring measures on the blocks: the ring is the hosts in rank order, rank i's host to
+/// rank i + 1's, wrapping. The one count of leaves, pods, inter-leaf and inter-pod edges and
+/// split TP groups, for evaluate(), rank layouts (`rankfile`, the plugin), route-aware rings
+/// and the simulator.
+struct RingMeasures {
+  /// Blocks in order of first appearance; fabric::kNone stands for hosts in no block.
+  std::vector<std::uint32_t> blocks;
+  std::uint32_t leaves = 0;      ///< blocks used (kNone not counted)
+  std::uint32_t pods = 0;        ///< pods of the blocks used
+  std::uint32_t inter_leaf = 0;  ///< edges between two blocks (a host in no block included)
+  std::uint32_t inter_pod = 0;   ///< edges between blocks of two pods
+  /// Runs of `group_nodes` consecutive hosts (the last may be short) spanning blocks.
+  std::uint32_t tp_groups_split = 0;
+};
+RingMeasures measure_ring(const Blocks& b, std::span<const fabric::HostId> ring,
+                          std::uint32_t group_nodes = 1);
+
 /// Hosts a job may use: free, not excluded and (when `healthy_only`) on sound host links.
 std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
                                        const NodeStates& states, bool healthy_only);
@@ -154,11 +171,6 @@ double score_of(const Weights& w, const Measures& m);
 std::vector<std::pair<fabric::HostId, fabric::HostId>> job_edges(
     std::span<const fabric::HostId> ranked, std::uint32_t pp);
 
-/// The ring's edges (rank i -> i + 1, wrapping) between blocks and between pods.
-struct RingMeasures {
-  std::uint32_t inter_leaf = 0, inter_pod = 0;
-};
-RingMeasures measure_ring(const Blocks& b, std::span<const fabric::HostId> ring);
 
 /// The fabric-aware ring order: blocks contiguous, ordered by pod then block index; hosts in
 /// index order inside a block. A ring over L > 1 blocks then has exactly L inter-block edges

@@ -19,15 +19,18 @@ namespace fabricplace::placement {
 
 struct RankLayout {
   std::vector<fabric::HostId> hosts;  ///< ring order; host i runs ranks [i K, (i + 1) K)
-  std::uint32_t tasks_per_node = 1;   ///< K
-  std::uint32_t tp = 1;               ///< ranks per TP group
+  JobShape shape;                     ///< the job's (nodes = hosts, K = shape.ranks_per_node)
   std::vector<std::string> leaves;    ///< blocks in ring order
   std::uint32_t inter_leaf_edges = 0;
   std::uint32_t tp_groups_split = 0;  ///< TP groups whose hosts span leaves
   std::vector<std::string> warnings;
 
+  /// K: ranks per host.
+  [[nodiscard]] std::uint32_t tasks_per_node() const { return shape.ranks_per_host(); }
+  /// Ranks per TP group (consecutive ranks): JobShape::ranks_per_group().
+  [[nodiscard]] std::uint32_t tp_ranks() const { return shape.ranks_per_group(); }
   [[nodiscard]] std::uint32_t ranks() const {
-    return static_cast<std::uint32_t>(hosts.size()) * tasks_per_node;
+    return static_cast<std::uint32_t>(hosts.size()) * tasks_per_node();
   }
 };
 
@@ -58,20 +61,20 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file);
 Result<std::vector<fabric::HostId>> resolve_hosts(const HostMap& m, std::string_view expr,
                                                   std::string_view what);
 
-inline constexpr std::uint32_t kMaxTasksPerNode = 4096;
-
 /// Recomputes a layout's leaves (in ring order), inter-leaf edges and split TP groups from its
-/// hosts, tasks per node and TP size (after its hosts were re-ordered, e.g. route-aware).
+/// hosts and shape (after its hosts were re-ordered, e.g. route-aware): measure_ring().
 void measure_layout(const HostMap& m, RankLayout& l);
 
-/// Orders `hosts` (an allocation) for ranks: the ring order, TP groups of `tp` ranks. kUsage
-/// errors: no hosts, a host twice, tasks_per_node 0 or above kMaxTasksPerNode, tp 0, or a tp that
-/// does not tile the ranks (tp must divide K or be a multiple of it, and divide hosts x K).
+/// Orders `hosts` (an allocation) for ranks: the ring order, with TP groups of the shape's
+/// hosts_per_group() hosts kept inside leaves where the allocation allows. The shape comes
+/// from JobShape::make() with the host count for nodes (its rules, worded for the caller's
+/// options, are the only tiling checks). kUsage errors: no hosts, a host twice, a shape for
+/// another number of nodes.
 Result<RankLayout> rank_layout(const HostMap& m, std::vector<fabric::HostId> hosts,
-                               std::uint32_t tasks_per_node, std::uint32_t tp);
+                               const JobShape& shape);
 inline Result<RankLayout> rank_layout(const Context& c, std::vector<fabric::HostId> hosts,
-                                      std::uint32_t tasks_per_node, std::uint32_t tp) {
-  return rank_layout(host_map(c), std::move(hosts), tasks_per_node, tp);
+                                      const JobShape& shape) {
+  return rank_layout(host_map(c), std::move(hosts), shape);
 }
 
 /// Cores of one node, for Open MPI `slot=`: rank with local rank k of K gets cores

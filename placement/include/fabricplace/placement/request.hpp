@@ -10,34 +10,29 @@
 
 #include "fabricplace/common/error.hpp"
 #include "fabricplace/fabric/fabric.hpp"
+#include "fabricplace/placement/job_shape.hpp"
 
 namespace fabricplace::placement {
 
-/// A job: N nodes of G GPUs, tensor-parallel groups of T GPUs (optionally PP stages).
-///
-/// A TP group spans T/G nodes when T > G (T must then be a multiple of G) and sits inside
-/// one node when T <= G (G must then be a multiple of T, so groups do not straddle nodes).
-/// T must tile the job: the node count must be a multiple of the nodes per group. Without
-/// --tp, T = G: every node is its own group.
-struct JobRequest {
-  std::uint32_t nodes = 0;
-  std::uint32_t gpus_per_node = 8;
-  std::uint32_t tp = 0;  ///< 0 = gpus_per_node
-  std::uint32_t pp = 1;  ///< pipeline stages (informational: stages follow rank order)
+/// A job: its shape (job_shape.hpp: N nodes of G GPUs, TP groups of T GPUs, PP stages) and
+/// the hosts it must not be placed on. Build the shape with JobShape::make(); a request
+/// filled in member by member is checked with validate(), which applies the same rules.
+struct JobRequest : JobShape {
   std::vector<fabric::HostId> exclude;  ///< never placed on (resolve_hosts)
   /// Tells this job's flows apart from other jobs' between the same hosts (ecmp hashes it;
   /// the simulator numbers its jobs).
   std::uint64_t salt = 0;
-
-  [[nodiscard]] std::uint32_t tp_size() const { return tp ? tp : gpus_per_node; }
-  /// Nodes per TP group (1 when the group fits in a node).
-  [[nodiscard]] std::uint32_t group_nodes() const {
-    return tp_size() > gpus_per_node ? tp_size() / gpus_per_node : 1;
-  }
-  [[nodiscard]] std::uint32_t groups() const { return nodes / group_nodes(); }
 };
 
-/// kUsage errors for requests that cannot tile ("--tp 12 with 8 GPUs per node: ...").
+/// A request of this shape, excluding no host.
+inline JobRequest request(const JobShape& shape) {
+  JobRequest r;
+  static_cast<JobShape&>(r) = shape;
+  return r;
+}
+
+/// JobShape::make()'s rules on a request filled in by hand (tp 0: gpus_per_node), worded for
+/// `place`'s options ("--tp 12 with 8 GPUs per node: ...").
 Result<void> validate(const JobRequest& job);
 
 /// The state of one host as the scheduler sees it.

@@ -43,8 +43,8 @@ struct SimPolicy {
 /// "fabric,slurm-tree,first-fit" (kUsage for unknown or repeated names).
 Result<std::vector<SimPolicy>> parse_sim_policies(std::string_view list);
 
+/// (GPUs per node are the trace's: each job's shape, TraceOptions::gpus_per_node.)
 struct SimOptions {
-  std::uint32_t gpus_per_node = 8;
   double comm_fraction = 0.3;    ///< share of a job's uncontended run time spent in AllReduce
   double estimate_factor = 1.0;  ///< run-time estimate = duration x this (EASY reservations)
   std::uint32_t bf_max_job_test = 500;  ///< Slurm's bf_max_job_test default

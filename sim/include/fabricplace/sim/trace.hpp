@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "fabricplace/common/error.hpp"
+#include "fabricplace/placement/job_shape.hpp"
 
 namespace fabricplace::sim {
 
@@ -44,14 +45,15 @@ struct TraceOptions {
 };
 
 struct TraceJob {
-  std::string id;           ///< as the trace names it (prefixed "file:" when merged)
-  double submit = 0;        ///< seconds since the first job's submission
-  double duration = 0;      ///< run time on an uncontended fabric, seconds
-  std::uint32_t gpus = 0;   ///< as the trace gives them
-  std::uint32_t nodes = 0;  ///< whole nodes asked for
-  std::uint32_t tp = 0;     ///< GPUs per TP group
-  std::uint32_t line = 0;   ///< 1-based line in its file
-  std::uint32_t file = 0;   ///< index into Trace::files
+  std::string id;          ///< as the trace names it (prefixed "file:" when merged)
+  double submit = 0;       ///< seconds since the first job's submission
+  double duration = 0;     ///< run time on an uncontended fabric, seconds
+  std::uint32_t gpus = 0;  ///< as the trace gives them
+  /// Whole nodes asked for and GPUs per TP group (job_shape below): the request the
+  /// simulator places.
+  placement::JobShape shape;
+  std::uint32_t line = 0;  ///< 1-based line in its file
+  std::uint32_t file = 0;  ///< index into Trace::files
 };
 
 struct Trace {
@@ -75,12 +77,11 @@ Result<Trace> parse_trace(std::string_view text, const std::string& file, const 
 /// A path that is no file and looks like a spec is generated (synthetic.hpp).
 Result<Trace> read_traces(const std::vector<std::string>& paths, const TraceOptions& opt);
 
-/// Nodes and TP size for a job of `gpus` GPUs (see the contract above).
-struct JobShape {
-  std::uint32_t nodes = 0;
-  std::uint32_t tp = 0;
-};
-JobShape job_shape(std::uint32_t gpus, std::uint32_t gpus_per_node, std::uint32_t tp_cap);
+/// The shape of a job of `gpus` GPUs (see the contract above): placement::JobShape::make()
+/// with the largest TP size not above min(nodes x gpus_per_node, tp_cap) that its rules
+/// accept. Errors: no GPUs, no GPUs per node, a TP cap of 0.
+Result<placement::JobShape> job_shape(std::uint32_t gpus, std::uint32_t gpus_per_node,
+                                      std::uint32_t tp_cap);
 
 /// The trace as a Standard Workload Format log that parse_trace reads back as the same jobs
 /// (ids, submit times, durations, GPUs; nodes and TP follow from the GPUs as for any SWF):

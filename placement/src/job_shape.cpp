@@ -1,0 +1,110 @@
+#include "fabricplace/placement/job_shape.hpp"
+
+#include <string>
+
+namespace fabricplace::placement {
+
+ShapeRule first_broken_rule(const ShapeSpec& s) {
+  const std::uint32_t G = s.gpus_per_node;
+  if (s.nodes && *s.nodes == 0) return ShapeRule::kNoNodes;
+  if (G == 0) return ShapeRule::kNoGpus;
+  if (s.tp && *s.tp == 0) return ShapeRule::kNoTp;
+  if (s.pp == 0) return ShapeRule::kNoPp;
+  if (s.ranks_per_node && *s.ranks_per_node == 0) return ShapeRule::kNoRanks;
+  if (s.ranks_per_node && *s.ranks_per_node > kMaxRanksPerNode) return ShapeRule::kTooManyRanks;
+  const std::uint32_t T = s.tp.value_or(G);
+  if (T > G && T % G != 0) return ShapeRule::kTpPartialNodes;
+  if (T <= G && G % T != 0) return ShapeRule::kTpSplitsNode;
+  if (s.nodes) {
+    const std::uint64_t gpus = std::uint64_t{*s.nodes} * G;
+    if (gpus % T != 0) return ShapeRule::kTpDoesNotTile;
+    if (gpus % (std::uint64_t{T} * s.pp) != 0) return ShapeRule::kPpDoesNotTile;
+    if (*s.nodes % s.pp != 0) return ShapeRule::kPpSplitsNodes;
+  }
+  // A TP group of T x K / G ranks, or ranks that each hold whole groups.
+  const std::uint64_t tk = std::uint64_t{T} * s.ranks_per_node.value_or(G);
+  if (tk % G != 0 && (tk > G || G % tk != 0)) return ShapeRule::kTpNotWholeRanks;
+  return ShapeRule::kOk;
+}
+
+Result<JobShape> JobShape::make(const ShapeSpec& s, const ShapeNames& n) {
+  const auto rule = first_broken_rule(s);
+  if (rule == ShapeRule::kOk) {
+    JobShape out;
+    out.nodes = s.nodes.value_or(0);
+    out.gpus_per_node = s.gpus_per_node;
+    out.tp = s.tp.value_or(s.gpus_per_node);
+    out.pp = s.pp;
+    out.ranks_per_node = s.ranks_per_node.value_or(s.gpus_per_node);
+    return out;
+  }
+  using std::to_string;
+  const std::uint32_t G = s.gpus_per_node, T = s.tp.value_or(G), N = s.nodes.value_or(0);
+  const std::uint32_t K = s.ranks_per_node.value_or(G);
+  const std::string tp = std::string(n.tp) + " " + to_string(T),
+                    gpn = to_string(G) + " GPUs per node";
+  const std::uint64_t gpus = std::uint64_t{N} * G;
+  auto at_least_one = [](std::string_view what) {
+    return fail(ErrorCode::kUsage, std::string(what) + " must be at least 1");
+  };
+  switch (rule) {
+    case ShapeRule::kOk:
+      break;
+    case ShapeRule::kNoNodes:
+      return at_least_one(n.nodes);
+    case ShapeRule::kNoGpus:
+      return at_least_one(n.gpus_per_node);
+    case ShapeRule::kNoTp:
+      return at_least_one(n.tp);
+    case ShapeRule::kNoPp:
+      return at_least_one(n.pp);
+    case ShapeRule::kNoRanks:
+      return at_least_one(n.ranks_per_node);
+    case ShapeRule::kTooManyRanks:
+      return fail(ErrorCode::kUsage, std::string(n.ranks_per_node) + " " + to_string(K) +
+                                         ": at most " + to_string(kMaxRanksPerNode));
+    case ShapeRule::kTpPartialNodes:
+      return fail(ErrorCode::kUsage, tp + " with " + gpn +
+                                         ": a TP group larger than a node must span whole nodes "
+                                         "(a multiple of " +
+                                         to_string(G) + ")");
+    case ShapeRule::kTpSplitsNode:
+      return fail(ErrorCode::kUsage,
+                  tp + " with " + gpn + ": a TP group smaller than a node must divide it (" +
+                      to_string(G) + " is not a multiple of " + to_string(T) + ")");
+    case ShapeRule::kTpDoesNotTile:
+      return fail(ErrorCode::kUsage, tp + " does not tile the job: " + to_string(N) + " nodes x " +
+                                         gpn + " = " + to_string(gpus) +
+                                         " GPUs, not a multiple of " + to_string(T));
+    case ShapeRule::kPpDoesNotTile:
+      return fail(ErrorCode::kUsage, std::string(n.pp) + " " + to_string(s.pp) + " with " + tp +
+                                         " does not tile the job: " + to_string(gpus) +
+                                         " GPUs are not a multiple of TP x PP = " +
+                                         to_string(std::uint64_t{T} * s.pp));
+    case ShapeRule::kPpSplitsNodes:
+      return fail(ErrorCode::kUsage, std::string(n.pp) + " " + to_string(s.pp) + ": " +
+                                         to_string(N) +
+                                         " nodes do not split into equal pipeline stages");
+    case ShapeRule::kTpNotWholeRanks: {
+      const std::string ranks(n.ranks), k = to_string(K);
+      return fail(ErrorCode::kUsage, tp + " with " + gpn + " and " + k + " " + ranks +
+                                         " per node: a TP group would be " + to_string(T) + " x " +
+                                         k + " / " + to_string(G) + " " + ranks +
+                                         ", not a whole number, and " + k + " " + ranks +
+                                         " do not split a node into whole TP groups");
+    }
+  }
+  return fail(ErrorCode::kUsage, "invalid job shape");
+}
+
+ShapeSpec JobShape::spec() const {
+  ShapeSpec s;
+  s.nodes = nodes;
+  s.gpus_per_node = gpus_per_node;
+  if (tp) s.tp = tp;
+  s.pp = pp;
+  if (ranks_per_node) s.ranks_per_node = ranks_per_node;
+  return s;
+}
+
+}  // namespace fabricplace::placement
