@@ -161,6 +161,13 @@ std::optional<std::uint32_t> Traffic::add(std::span<const HostId> ring, std::uin
   return h;
 }
 
+std::vector<std::string> Traffic::add(std::span<const RunningJob> jobs) {
+  std::vector<std::string> unrouted;
+  for (const auto& j : jobs)
+    if (!add(j.hosts, running_salt(j), j.id)) unrouted.push_back(j.id);
+  return unrouted;
+}
+
 void Traffic::remove(std::uint32_t h) {
   Job& j = jobs_[h];
   if (!j.live) return;

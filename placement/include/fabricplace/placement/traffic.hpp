@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "fabricplace/fabric/fabric.hpp"
+#include "fabricplace/placement/running.hpp"
 #include "fabricplace/routes/model.hpp"
 
 namespace fabricplace::placement {
@@ -58,6 +59,10 @@ class Traffic {
   /// or nothing (and adds nothing) when some edge has no route.
   std::optional<std::uint32_t> add(std::span<const fabric::HostId> ring, std::uint64_t salt,
                                    std::string id = {});
+  /// Adds every running job read from a source (placement/running.hpp), each salted with
+  /// running_salt(); returns the ids of those left out because some edge of their ring has
+  /// no route.
+  std::vector<std::string> add(std::span<const RunningJob> jobs);
   /// Removes a job added before (its handle may be reused).
   void remove(std::uint32_t job);
 
