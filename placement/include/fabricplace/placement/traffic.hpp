@@ -28,6 +28,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fabricplace/fabric/fabric.hpp"
@@ -135,9 +136,17 @@ Forecast forecast_ring(const routes::Model& m, const Capacity& c, const Traffic*
 /// The same for some of a ring's edges only (src, dst): the fabric policy scores candidate
 /// sets on their inter-block edges, as an edge inside a block loads only its two hosts'
 /// own links (node-exclusive jobs, healthy hosts: never a bottleneck beyond s = 1).
+///
+/// `cache` (optional): the edges one search has routed already, with the same model, salt
+/// and traffic (candidate sets share most of their edges). Not used for adaptive routing,
+/// whose paths depend on the load.
+struct EdgeCache {
+  std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> at;  // -> loads
+  std::vector<routes::LinkLoad> loads;
+};
 Forecast forecast_edges(const routes::Model& m, const Capacity& c, const Traffic* traffic,
                         std::span<const std::pair<fabric::HostId, fabric::HostId>> edges,
-                        std::uint64_t salt);
+                        std::uint64_t salt, EdgeCache* cache = nullptr);
 
 /// Readable form of a forecast's bottleneck: "leaf01[33] -> spine02[1]".
 std::string bottleneck_name(const fabric::Fabric& f, const Forecast& fc);
