@@ -685,17 +685,24 @@ class Search {
     const std::size_t budget =
         std::min<std::size_t>(kImproveSets, kImproveHosts / std::max<std::uint32_t>(in_.N, 1));
     std::size_t spent = 0;
+    std::map<std::uint32_t, std::vector<std::uint32_t>> cheapest;  // part -> its blocks
     for (bool better = true; better && spent < budget;) {
       better = false;
       const Set best = cands_[0].blocks;
       const double best_score = cands_[0].score;
       std::uint64_t total = 0;
       for (auto k : best) total += in_.cap[k];
-      const auto& ks = parts_[b_.component[best[0]]];
+      const auto comp = b_.component[best[0]];
       auto out = best;
       std::stable_sort(out.begin(), out.end(), [&](auto x, auto y) { return full_[x] > full_[y]; });
-      auto in = ks;
-      std::stable_sort(in.begin(), in.end(), [&](auto x, auto y) { return full_[x] < full_[y]; });
+      // The part's blocks by estimate, cheapest first (ties: capacity order, as parts_).
+      auto& in = cheapest[comp];
+      if (in.empty()) {
+        std::vector<char> member(b_.size(), 0);
+        for (auto k : parts_[comp]) member[k] = 1;
+        for (auto k : rank_full_)
+          if (member[k]) in.push_back(k);
+      }
       // Moves: drop one block and take one other (or none); then drop two and take one
       // (one block fewer). The first that lowers the score is kept.
       auto try_set = [&](const std::vector<std::uint32_t>& drop, std::uint32_t add) {
