@@ -211,7 +211,6 @@ Forecast forecast_edges(const routes::Model& m, const Capacity& c, const Traffic
   auto& s = scratch;
   s.loads.clear();
   const std::span<const Load> bg = traffic ? traffic->load() : std::span<const Load>{};
-  if (cache && m.kind() == routes::Kind::kAdaptive) cache = nullptr;
   constexpr std::uint32_t kUnrouted = std::numeric_limits<std::uint32_t>::max();
   for (const auto& [a, b] : edges) {
     if (a == b) continue;

@@ -747,7 +747,7 @@ class Search {
       // ring, each measured whole; the lowest score wins (the first on ties).
       std::vector<std::vector<HostId>> rings;
       for (const auto& order : stage_orders(cands_[0].blocks)) rings.push_back(lay_out(order));
-      if (c_.routes)
+      if (c_.routes && c_.routes->kind() != routes::Kind::kAdaptive)
         rings.push_back(placement::route_aware_ring(b_, *c_.routes, ring, bg, in_.g, job_.salt));
       bool first = true;
       for (auto& r : rings) {
@@ -759,11 +759,20 @@ class Search {
       // Route-aware boundaries where the measured ring is slowed or slows others (on a ring
       // that already runs at full speed and slows no one they cannot lower the objective),
       // for rings over at most kRouteAwareBlocks blocks (the search is quadratic in them).
+      // It is kept only where it scores better. Not under adaptive routing: there the switches
+      // steer each flow around the load, so which hosts face each other does not pick links.
       const auto& fc = cands_[0].m.bandwidth;
-      if (c_.routes && cands_[0].blocks.size() > 1 &&
-          cands_[0].blocks.size() <= kRouteAwareBlocks && (fc.slowdown > 1 || fc.slowed > 0))
-        ring = placement::route_aware_ring(b_, *c_.routes, std::move(ring), bg, in_.g, job_.salt);
+      const bool aware = c_.routes && c_.routes->kind() != routes::Kind::kAdaptive &&
+                         cands_[0].blocks.size() > 1 &&
+                         cands_[0].blocks.size() <= kRouteAwareBlocks &&
+                         (fc.slowdown > 1 || fc.slowed > 0);
+      std::vector<HostId> other;
+      if (aware) other = placement::route_aware_ring(b_, *c_.routes, ring, bg, in_.g, job_.salt);
       p = placement::evaluate(c_, job_, states_, std::move(ring), "fabric", traffic_);
+      if (aware && other != p.hosts) {
+        auto q = placement::evaluate(c_, job_, states_, std::move(other), "fabric", traffic_);
+        if (q.score < p.score - 1e-9 * std::max(1.0, std::abs(p.score))) p = std::move(q);
+      }
     }
     if (cands_.size() > 1) {
       const auto r =

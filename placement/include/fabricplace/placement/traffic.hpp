@@ -137,9 +137,12 @@ Forecast forecast_ring(const routes::Model& m, const Capacity& c, const Traffic*
 /// sets on their inter-block edges, as an edge inside a block loads only its two hosts'
 /// own links (node-exclusive jobs, healthy hosts: never a bottleneck beyond s = 1).
 ///
+/// Each edge is routed over `traffic`'s load alone (adaptive steers every edge around the
+/// running jobs, not around the other edges of the same call: a candidate's score; the
+/// chosen ring is then evaluated whole, with forecast_ring).
+///
 /// `cache` (optional): the edges one search has routed already, with the same model, salt
-/// and traffic (candidate sets share most of their edges). Not used for adaptive routing,
-/// whose paths depend on the load.
+/// and traffic (candidate sets share most of their edges).
 struct EdgeCache {
   std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> at;  // -> loads
   std::vector<routes::LinkLoad> loads;
