@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the bundled example fabric: install, build, then import a real
 # ibnetdiscover dump, show its classification, export Slurm topology.conf and DOT, and place
-# a TP-16 job on it with every policy side by side; rank files for Slurm's choice; a short
-# trace replayed on it under every policy.
+# a TP-16 job on it with every policy side by side; rank files for Slurm's choice; an
+# LLM-heavy trace replayed on it under every policy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -32,15 +32,17 @@ run head -3 $out/rankfile.txt
 run $fp rankfile --fabric $out/fabric.json --hosts "$slurm_hosts" --tasks-per-node 8 --tp 16 \
   --format torchrun -o $out/torchrun.env
 run sed -n '6,13p' $out/torchrun.env
-# Replay the first 300 jobs of Microsoft's ITP trace (cluster04, arrivals 20x denser) on this
-# fabric under each policy; full traces: scripts/simulate-traces.sh and docs/simulator.md.
-run $fp simulate -q --fabric $out/fabric.json --trace tests/data/traces/itp-cluster04-head300.csv \
-  --arrival-scale 0.05 --out $out/sim
+# Replay 1,500 jobs of the seeded LLM-heavy trace (most GPU-time in 16-128-node jobs; offered
+# at 80 % of this fabric's 320 hosts; docs/simulator.md) under each policy: at that load the
+# policies differ (TP groups split, communication slowdown, wait). Real traces (Philly, ITP):
+# scripts/simulate-traces.sh and docs/simulator.md.
+run $fp simulate -q --fabric $out/fabric.json --trace 'llm:jobs=1500,seed=1,load=0.8,hosts=320' \
+  --out $out/sim
 # A RoCE Clos given as a tiers CSV with its links stated (aggregation groups of different
 # sizes, one thin core tier): per-flow ECMP hashing against adaptive routing, per policy.
 run $fp fabric show tests/data/clos-roce.csv
-run $fp simulate -q --fabric tests/data/clos-roce.csv --trace tests/data/traces/itp-cluster04-head300.csv \
-  --tp-cap 16 --arrival-scale 0.05 --routes ecmp,adaptive --out $out/sim-roce
+run $fp simulate -q --fabric tests/data/clos-roce.csv --trace 'llm:jobs=800,seed=1,load=0.8,hosts=154' \
+  --routes ecmp,adaptive --out $out/sim-roce
 echo
 echo "Wrote $out/fabric.json (canonical JSON), $out/topology.conf (Slurm topology/tree), $out/fabric.dot (Graphviz),"
 echo "$out/rankfile.txt (Open MPI rankfile), $out/torchrun.env (torchrun static rendezvous) and"

@@ -3,7 +3,10 @@
 # writes one report per scenario. Not part of the test suite (minutes, and the traces live
 # outside the repository).
 #
-#   scripts/simulate-traces.sh [TRACES_DIR] [OUT_DIR]
+#   scripts/simulate-traces.sh [TRACES_DIR] [OUT_DIR] [SET]
+#
+# SET: `all` (default), or `bandwidth`: only the runs of docs/simulator.md "Placement by
+# bandwidth" (issue #14: 70-90 % load, every route model, the LLM-heavy trace).
 #
 # TRACES_DIR holds philly-rfold/philly_trace.csv and msft-itp-elasticflow/raw-traces.tar.gz
 # (default ../shared/data/traces; docs/simulator.md says where to download them).
@@ -21,10 +24,18 @@ itp_tar=$traces/msft-itp-elasticflow/raw-traces.tar.gz
 for f in "$philly" "$itp_tar"; do
   [[ -r $f ]] || { echo "simulate-traces: $f not found (see docs/simulator.md)" >&2; exit 1; }
 done
+set_=${3:-all}
 mkdir -p "$out"
 itp=$(mktemp -d)
 trap 'rm -rf "$itp"' EXIT
 tar xzf "$itp_tar" -C "$itp"
+
+run() {
+  local name=$1; shift
+  echo "== $name: fabricplace simulate $*"
+  "$fp" simulate -q "$@" --out "$out/$name"
+}
+
 
 # 40-port HDR switches (20 down, 20 up): 4 pods x 10 leaves x 20 hosts = 800 hosts.
 fat3_800='fat3:pods=4,leaves=10,down=20,up=20'
@@ -33,11 +44,26 @@ fat3_800_2to1='fat3:pods=4,leaves=10,down=20,up=10'
 fat3_128='fat3:pods=2,leaves=4,down=16,up=16'
 fat3_128_2to1='fat3:pods=2,leaves=4,down=16,up=8'
 
-run() {
-  local name=$1; shift
-  echo "== $name: fabricplace simulate $*"
-  "$fp" simulate -q "$@" --out "$out/$name"
-}
+# Issue #14: the bandwidth objective against the baselines, at 70-90 % offered load, under
+# every route model a fat-tree has, on fabrics with one thin tier.
+every_model=ftree,minhop,updn,ecmp,adaptive
+# 800 hosts whose core is 2.5:1 (each pod spine: 10 leaf ports, 4 core uplinks)...
+fat3_800_core='fat3:pods=4,leaves=10,down=20,up=20,spine_up=4'
+# ... and 128 hosts whose core is 2:1 (ITP cluster04's scale).
+fat3_128_core='fat3:pods=2,leaves=4,down=16,up=16,spine_up=2'
+# The LLM-heavy trace (docs/simulator.md): 10,000 jobs offered at 80 % of 800 hosts.
+llm='llm:jobs=10000,seed=1,load=0.8,hosts=800'
+run bw-llm-800-core --fabric "$fat3_800_core" --trace "$llm" --routes "$every_model"
+run bw-llm-800-2to1 --fabric "$fat3_800_2to1" --trace "$llm" --routes "$every_model"
+# Philly's 46 % and ITP cluster04's 64 % mean load, arrivals compressed to ~80 %.
+run bw-philly-800-core --fabric "$fat3_800_core" --trace "$philly" --arrival-scale 0.57 \
+  --routes "$every_model"
+run bw-itp04-128-core --fabric "$fat3_128_core" --trace "$itp/cluster04.csv" --arrival-scale 0.8 \
+  --routes "$every_model"
+if [[ $set_ == bandwidth ]]; then
+  echo "reports: $out/bw-*/report.html"
+  exit 0
+fi
 run philly-800 --fabric "$fat3_800" --trace "$philly"
 run philly-800-2to1 --fabric "$fat3_800_2to1" --trace "$philly"
 run philly-800-degraded --fabric "$fat3_800" --trace "$philly" --degrade-links 16 --seed 1

@@ -165,10 +165,9 @@ int run_place(const PlaceOpts& o) {
   for (const auto& w : ctx.tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
   // The running jobs' rings load the fabric; the objective weighs them.
   placement::Traffic load(planner.routes(), ctx.capacity);
-  for (const auto& j : running->jobs)
-    if (!load.add(j.hosts, placement::running_salt(j), j.id))
-      std::cerr << "fabricplace: warning: running job " << j.id
-                << ": some edge of its ring has no route; its load is left out\n";
+  for (const auto& id : load.add(running->jobs))
+    std::cerr << "fabricplace: warning: running job " << id
+              << ": some edge of its ring has no route; its load is left out\n";
   const placement::Traffic* traffic = &load;
   auto p = planner.place(job, *states, *policy, traffic);
   const std::string route_text = "routes: " + (*model)->description() + "\n";

@@ -10,6 +10,7 @@
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/json_io.hpp"
+#include "json_events.hpp"
 
 namespace fabricplace::placement {
 
@@ -284,15 +285,7 @@ Result<NodeStates> states_from_json(const fabric::Fabric& f, std::string_view te
                                     const std::string& file) {
   StateCollector states(f, file);
   StatesReader reader(text, file, states);
-  reader.furthest = text.data();
-  const str::TrackingIterator first{text.data(), &reader.furthest},
-      last{text.data() + text.size(), &reader.furthest};
-  if (!nlohmann::json::sax_parse(first, last, &reader, nlohmann::json::input_format_t::json,
-                                 true)) {
-    if (reader.error) return std::unexpected(*reader.error);
-    return std::unexpected(
-        fabric::json_syntax_error(reader.parse_error_what, reader.line_now(), file));
-  }
+  if (auto r = read_json_events(text, file, reader); !r) return std::unexpected(r.error());
   return std::move(states).finish();
 }
 

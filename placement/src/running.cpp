@@ -10,6 +10,7 @@
 #include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/json_io.hpp"
+#include "json_events.hpp"
 
 namespace fabricplace::placement {
 namespace {
@@ -286,15 +287,7 @@ Result<RunningJobs> running_from_json(const fabric::Fabric& f, std::string_view 
                                       const std::string& file) {
   Collector jobs(f, file);
   RunningReader reader(text, file, jobs);
-  reader.furthest = text.data();
-  const str::TrackingIterator first{text.data(), &reader.furthest},
-      last{text.data() + text.size(), &reader.furthest};
-  if (!nlohmann::json::sax_parse(first, last, &reader, nlohmann::json::input_format_t::json,
-                                 true)) {
-    if (reader.error) return std::unexpected(*reader.error);
-    return std::unexpected(
-        fabric::json_syntax_error(reader.parse_error_what, reader.line_now(), file));
-  }
+  if (auto r = read_json_events(text, file, reader); !r) return std::unexpected(r.error());
   return std::move(jobs).finish();
 }
 

@@ -1,6 +1,7 @@
 #include "fabricplace/placement/traffic.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace fabricplace::placement {
 namespace {
@@ -161,6 +162,13 @@ std::optional<std::uint32_t> Traffic::add(std::span<const HostId> ring, std::uin
   return h;
 }
 
+std::vector<std::string> Traffic::add(std::span<const RunningJob> jobs) {
+  std::vector<std::string> unrouted;
+  for (const auto& j : jobs)
+    if (!add(j.hosts, running_salt(j), j.id)) unrouted.push_back(j.id);
+  return unrouted;
+}
+
 void Traffic::remove(std::uint32_t h) {
   Job& j = jobs_[h];
   if (!j.live) return;
@@ -198,12 +206,34 @@ Forecast forecast_ring(const routes::Model& m, const Capacity& c, const Traffic*
 }
 
 Forecast forecast_edges(const routes::Model& m, const Capacity& c, const Traffic* traffic,
-                        std::span<const std::pair<HostId, HostId>> edges, std::uint64_t salt) {
+                        std::span<const std::pair<HostId, HostId>> edges, std::uint64_t salt,
+                        EdgeCache* cache) {
   auto& s = scratch;
   s.loads.clear();
   const std::span<const Load> bg = traffic ? traffic->load() : std::span<const Load>{};
+  constexpr std::uint32_t kUnrouted = std::numeric_limits<std::uint32_t>::max();
   for (const auto& [a, b] : edges) {
     if (a == b) continue;
+    if (cache) {
+      const std::uint64_t key = (std::uint64_t{idx(a)} << 32) | idx(b);
+      auto [it, fresh] = cache->at.try_emplace(key, kUnrouted, kUnrouted);
+      if (fresh) {
+        const auto begin = cache->loads.size();
+        if (m.edge_load(a, b, salt, cache->loads, bg))
+          it->second = {static_cast<std::uint32_t>(begin),
+                        static_cast<std::uint32_t>(cache->loads.size())};
+        else
+          cache->loads.resize(begin);
+      }
+      if (it->second.first == kUnrouted) {
+        Forecast fc;
+        fc.routed = false;
+        return fc;
+      }
+      s.loads.insert(s.loads.end(), cache->loads.begin() + it->second.first,
+                     cache->loads.begin() + it->second.second);
+      continue;
+    }
     if (!m.edge_load(a, b, salt, s.loads, bg)) {
       Forecast fc;
       fc.routed = false;

@@ -158,10 +158,7 @@ Result<ExactPlacement> exact_hostfile(const ExactRequest& r) {
   // weighs them (a ring without a route is left out, said once).
   const auto& planner = *entry.second;
   placement::Traffic traffic(planner.routes(), planner.context().capacity);
-  std::size_t unrouted = 0;
-  for (const auto& j : running->jobs)
-    if (!traffic.add(j.hosts, placement::running_salt(j), j.id)) ++unrouted;
-  if (unrouted)
+  if (const auto unrouted = traffic.add(running->jobs).size())
     out.notes.push_back(std::to_string(unrouted) +
                         " running job(s) left out: some edge of their ring has no route");
   const auto p = planner.place(job, *states, *policy, &traffic);

@@ -36,6 +36,7 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <unordered_set>
 
 #include "fabricplace/placement/route_order.hpp"
 #include "fabricplace/policies/policies.hpp"
@@ -57,13 +58,31 @@ struct Input {
 };
 
 using Set = std::vector<std::uint32_t>;  // block indices, ascending
+struct SetHash {
+  std::size_t operator()(const Set& s) const noexcept {
+    std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the indices
+    for (auto k : s) h = (h ^ k) * 0x100000001b3ull;
+    return static_cast<std::size_t>(h);
+  }
+};
 
 // Greedy fill of exactly L blocks from `order` (eligible blocks sorted by capacity
 // descending, then index) covering G groups; empty when impossible. A block of a pod not
-// yet used costs that pod's `pod_cost` more.
+// yet used costs that pod's `pod_cost` more. `ranked`: every block by cost ascending, then
+// capacity descending, then index (Search::rank), so that its blocks of `order` come by
+// cost and, on equal cost, in `order`'s own order.
 Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& cap,
-         const std::vector<double>& cost, const std::vector<std::uint32_t>& pod,
-         const std::vector<double>& pod_cost, std::uint32_t L, std::uint32_t G) {
+         const std::vector<double>& cost, const std::vector<std::uint32_t>& ranked,
+         const std::vector<std::uint32_t>& pod, const std::vector<double>& pod_cost,
+         std::uint32_t L, std::uint32_t G) {
+  thread_local std::vector<std::int64_t> at;  // block -> its position in `order`, or -1
+  at.assign(cap.size(), -1);
+  for (std::size_t j = 0; j < order.size(); ++j) at[order[j]] = static_cast<std::int64_t>(j);
+  // Positions in `order`, cheapest first (ties: the earlier position).
+  std::vector<std::size_t> cheap;
+  cheap.reserve(order.size());
+  for (auto k : ranked)
+    if (at[k] >= 0) cheap.push_back(static_cast<std::size_t>(at[k]));
   std::vector<char> taken(order.size(), 0);
   std::uint32_t pods = 0;
   for (auto k : order) pods = std::max(pods, pod[k] + 1);
@@ -71,6 +90,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
   auto price = [&](std::uint32_t k) { return cost[k] + (in_pod[pod[k]] ? 0.0 : pod_cost[pod[k]]); };
   std::uint32_t need = G;
   Set out;
+  std::vector<std::size_t> pos;  // positions in `order` of the chosen blocks
   for (std::uint32_t step = 0; step < L; ++step) {
     const std::uint32_t r = L - step;  // blocks still to choose, this one included
     // Sum of the r - 1 largest untaken capacities, and the r-th.
@@ -99,23 +119,14 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
     }
     const auto j = static_cast<std::size_t>(best);
     taken[j] = 1;
-    out.push_back(order[j]);
+    pos.push_back(j);
     ++in_pod[pod[order[j]]];
     need -= std::min(need, cap[order[j]]);
   }
   // Swaps: each chosen block, costliest first, for the unchosen one that lowers the set's
   // cost most (pods included) while the set still covers the job; a few passes.
-  std::vector<std::size_t> pos(out.size());  // positions in `order` of the chosen blocks
-  for (std::size_t i = 0; i < out.size(); ++i)
-    pos[i] =
-        static_cast<std::size_t>(std::find(order.begin(), order.end(), out[i]) - order.begin());
-  std::vector<std::size_t> cheap(order.size());
-  std::iota(cheap.begin(), cheap.end(), std::size_t{0});
-  std::sort(cheap.begin(), cheap.end(), [&](auto x, auto y) {
-    return cost[order[x]] < cost[order[y]] || (cost[order[x]] == cost[order[y]] && x < y);
-  });
   std::uint64_t total = 0;
-  for (auto k : out) total += cap[k];
+  for (auto j : pos) total += cap[order[j]];
   for (int pass = 0; pass < 4; ++pass) {
     bool improved = false;
     std::stable_sort(pos.begin(), pos.end(),
@@ -148,7 +159,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
     }
     if (!improved) break;
   }
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = order[pos[i]];
+  for (auto j : pos) out.push_back(order[j]);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -401,16 +412,21 @@ class Search {
     const auto& hpg = cap.host_per_gbps;
     auto slowdown = [&](const std::vector<routes::DirLink>& links) {
       if (links.empty()) return 1.0;
-      double load = 0, gbps = 0, mean = 0;
-      for (auto d : links) {
-        const double l = bg.empty() ? 0.0 : static_cast<double>(bg[d]) * per_edge;
-        load += l;
-        gbps += cap.gbps[d];
-        const double v = hpg[d] * (l + 1);
-        mean += v > 1 ? v : 1;
+      if (fluid) {
+        double load = 0, gbps = 0;
+        for (auto d : links) {
+          load += bg.empty() ? 0.0 : static_cast<double>(bg[d]) * per_edge;
+          gbps += cap.gbps[d];
+        }
+        return std::max(1.0, cap.host_gbps * (load + 1) / gbps);
       }
-      return fluid ? std::max(1.0, cap.host_gbps * (load + 1) / gbps)
-                   : mean / static_cast<double>(links.size());
+      double mean = 0;
+      if (bg.empty()) {
+        for (auto d : links) mean += std::max(1.0, hpg[d]);
+      } else {
+        for (auto d : links) mean += std::max(1.0, hpg[d] * (static_cast<double>(bg[d]) * per_edge + 1));
+      }
+      return mean / static_cast<double>(links.size());
     };
     const double n = in_.N;
     bw_.assign(b_.size(), 0);
@@ -448,6 +464,19 @@ class Search {
       bw_[k] += per_block;
       fit_[k] += per_block;
     }
+    if (spans) rank_full_ = rank(full_);  // fill() runs only for sets of several blocks
+  }
+
+  // Every block by `cost` ascending, then capacity descending, then index: the order fill()
+  // takes a scope's blocks in by cost.
+  std::vector<std::uint32_t> rank(const std::vector<double>& cost) const {
+    std::vector<std::uint32_t> r(b_.size());
+    std::iota(r.begin(), r.end(), 0u);
+    std::sort(r.begin(), r.end(), [&](auto x, auto y) {
+      if (cost[x] != cost[y]) return cost[x] < cost[y];
+      return in_.cap[x] > in_.cap[y] || (in_.cap[x] == in_.cap[y] && x < y);
+    });
+    return r;
   }
 
   // 3. Candidate sets.
@@ -518,7 +547,7 @@ class Search {
           if (k != best[i]) order.push_back(k);
         // As many blocks as it takes without that one.
         if (const auto l = fewest(order); l > 0)
-          consider(fill(order, in_.cap, full_, b_.pod, pod_cost_, std::max(l, L), in_.G));
+          consider(fill(order, in_.cap, full_, rank_full_, b_.pod, pod_cost_, std::max(l, L), in_.G));
       }
     }
   }
@@ -614,7 +643,8 @@ class Search {
     }
     if (c_.routes)
       m.bandwidth =
-          placement::forecast_edges(*c_.routes, c_.capacity, traffic_, edges_, job_.salt);
+          placement::forecast_edges(*c_.routes, c_.capacity, traffic_, edges_, job_.salt,
+                                    &edge_cache_);
     cand.score = placement::score_of(w_, m);
   }
 
@@ -640,7 +670,7 @@ class Search {
             order.push_back(k);
         if (const auto L = fewest(order); L > 0)
           for (std::uint32_t l = L; l <= L + 1 && l <= order.size(); ++l)
-            consider(fill(order, in_.cap, full_, b_.pod, pod_cost_, l, in_.G));
+            consider(fill(order, in_.cap, full_, rank_full_, b_.pod, pod_cost_, l, in_.G));
       }
       if (cands_.size() == before) return;
       score();
@@ -655,17 +685,24 @@ class Search {
     const std::size_t budget =
         std::min<std::size_t>(kImproveSets, kImproveHosts / std::max<std::uint32_t>(in_.N, 1));
     std::size_t spent = 0;
+    std::map<std::uint32_t, std::vector<std::uint32_t>> cheapest;  // part -> its blocks
     for (bool better = true; better && spent < budget;) {
       better = false;
       const Set best = cands_[0].blocks;
       const double best_score = cands_[0].score;
       std::uint64_t total = 0;
       for (auto k : best) total += in_.cap[k];
-      const auto& ks = parts_[b_.component[best[0]]];
+      const auto comp = b_.component[best[0]];
       auto out = best;
       std::stable_sort(out.begin(), out.end(), [&](auto x, auto y) { return full_[x] > full_[y]; });
-      auto in = ks;
-      std::stable_sort(in.begin(), in.end(), [&](auto x, auto y) { return full_[x] < full_[y]; });
+      // The part's blocks by estimate, cheapest first (ties: capacity order, as parts_).
+      auto& in = cheapest[comp];
+      if (in.empty()) {
+        std::vector<char> member(b_.size(), 0);
+        for (auto k : parts_[comp]) member[k] = 1;
+        for (auto k : rank_full_)
+          if (member[k]) in.push_back(k);
+      }
       // Moves: drop one block and take one other (or none); then drop two and take one
       // (one block fewer). The first that lowers the score is kept.
       auto try_set = [&](const std::vector<std::uint32_t>& drop, std::uint32_t add) {
@@ -710,7 +747,7 @@ class Search {
       // ring, each measured whole; the lowest score wins (the first on ties).
       std::vector<std::vector<HostId>> rings;
       for (const auto& order : stage_orders(cands_[0].blocks)) rings.push_back(lay_out(order));
-      if (c_.routes)
+      if (c_.routes && c_.routes->kind() != routes::Kind::kAdaptive)
         rings.push_back(placement::route_aware_ring(b_, *c_.routes, ring, bg, in_.g, job_.salt));
       bool first = true;
       for (auto& r : rings) {
@@ -722,11 +759,20 @@ class Search {
       // Route-aware boundaries where the measured ring is slowed or slows others (on a ring
       // that already runs at full speed and slows no one they cannot lower the objective),
       // for rings over at most kRouteAwareBlocks blocks (the search is quadratic in them).
+      // It is kept only where it scores better. Not under adaptive routing: there the switches
+      // steer each flow around the load, so which hosts face each other does not pick links.
       const auto& fc = cands_[0].m.bandwidth;
-      if (c_.routes && cands_[0].blocks.size() > 1 &&
-          cands_[0].blocks.size() <= kRouteAwareBlocks && (fc.slowdown > 1 || fc.slowed > 0))
-        ring = placement::route_aware_ring(b_, *c_.routes, std::move(ring), bg, in_.g, job_.salt);
+      const bool aware = c_.routes && c_.routes->kind() != routes::Kind::kAdaptive &&
+                         cands_[0].blocks.size() > 1 &&
+                         cands_[0].blocks.size() <= kRouteAwareBlocks &&
+                         (fc.slowdown > 1 || fc.slowed > 0);
+      std::vector<HostId> other;
+      if (aware) other = placement::route_aware_ring(b_, *c_.routes, ring, bg, in_.g, job_.salt);
       p = placement::evaluate(c_, job_, states_, std::move(ring), "fabric", traffic_);
+      if (aware && other != p.hosts) {
+        auto q = placement::evaluate(c_, job_, states_, std::move(other), "fabric", traffic_);
+        if (q.score < p.score - 1e-9 * std::max(1.0, std::abs(p.score))) p = std::move(q);
+      }
     }
     if (cands_.size() > 1) {
       const auto r =
@@ -775,12 +821,13 @@ class Search {
         exact_whole_ = exact_whole_ || whole;
         consider(exact(order, in_.cap, full_, b_.pod, pod_cost_, l, in_.G));
       }
-      consider(fill(order, in_.cap, full_, b_.pod, pod_cost_, l, in_.G));
+      consider(fill(order, in_.cap, full_, rank_full_, b_.pod, pod_cost_, l, in_.G));
       // Each term alone (the whole part, small searches only, and only where the terms
       // differ): what a bandwidth-blind and a fit-blind choice would take.
       if (whole && loaded_ && order.size() * l <= kVariantBudget) {
-        consider(fill(order, in_.cap, fit_, b_.pod, pod_flat_, l, in_.G));
-        consider(fill(order, in_.cap, bw_, b_.pod, pod_cost_, l, in_.G));
+        if (rank_fit_.empty()) rank_fit_ = rank(fit_), rank_bw_ = rank(bw_);
+        consider(fill(order, in_.cap, fit_, rank_fit_, b_.pod, pod_flat_, l, in_.G));
+        consider(fill(order, in_.cap, bw_, rank_bw_, b_.pod, pod_cost_, l, in_.G));
       }
     }
   }
@@ -885,14 +932,16 @@ class Search {
   std::vector<std::uint32_t> one_;
   std::map<std::uint32_t, std::vector<std::uint32_t>> parts_;  // component -> eligible blocks
   std::vector<double> full_, bw_, fit_, pod_cost_, pod_flat_;
+  std::vector<std::uint32_t> rank_full_, rank_fit_, rank_bw_;  // rank(full_) ...
   bool loaded_ = false;       // some uplink is loaded or slower than a host link
   bool pods_loaded_ = false;  // some pod's links to the core are
   std::vector<Candidate> cands_;
-  std::set<Set> seen_;
+  std::unordered_set<Set, SetHash> seen_;
   std::size_t exact_budget_ = kExactBudget;
   bool exact_whole_ = false;
   std::vector<std::uint32_t> take_;  // per block: groups taken (hosts_of)
   std::vector<std::pair<HostId, HostId>> edges_;
+  placement::EdgeCache edge_cache_;  // the inter-block edges routed so far
   std::size_t scored_ = 0;  // candidates scored so far (bound or measured)
   std::vector<std::uint32_t> pods_;
 };

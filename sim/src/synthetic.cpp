@@ -328,9 +328,9 @@ Result<Trace> generate_llm_trace(const LlmSpec& spec, std::uint32_t g, std::uint
     j.id = std::to_string(i + 1);
     j.duration = dur;
     j.gpus = nodes * g;
-    const auto shape = job_shape(j.gpus, g, tp_cap);
-    j.nodes = shape.nodes;
-    j.tp = shape.tp;
+    auto shape = job_shape(j.gpus, g, tp_cap);  // g, tp_cap and gpus checked above: never fails
+    if (!shape) return std::unexpected(shape.error());
+    j.shape = *shape;
     j.line = i + 1;
     j.file = 0;
     work += std::uint64_t{nodes} * static_cast<std::uint64_t>(dur);
@@ -384,7 +384,7 @@ double offered_load(const Trace& t, std::uint32_t hosts) {
   for (const auto& j : t.jobs) {
     first = std::min(first, j.submit);
     last = std::max(last, j.submit);
-    work += static_cast<double>(j.nodes) * j.duration;
+    work += static_cast<double>(j.shape.nodes) * j.duration;
   }
   return last > first ? work / (static_cast<double>(hosts) * (last - first)) : 0;
 }
@@ -392,9 +392,9 @@ double offered_load(const Trace& t, std::uint32_t hosts) {
 double node_time_share(const Trace& t, std::uint32_t lo, std::uint32_t hi) {
   double in = 0, all = 0;
   for (const auto& j : t.jobs) {
-    const double w = static_cast<double>(j.nodes) * j.duration;
+    const double w = static_cast<double>(j.shape.nodes) * j.duration;
     all += w;
-    if (j.nodes >= lo && j.nodes <= hi) in += w;
+    if (j.shape.nodes >= lo && j.shape.nodes <= hi) in += w;
   }
   return all > 0 ? in / all : 0;
 }

@@ -66,8 +66,8 @@ TEST(Synthetic, FirstJobsOfSeedOneAreFixed) {
     EXPECT_EQ(j.submit, want[i].submit) << i;
     EXPECT_EQ(j.duration, want[i].duration) << i;
     EXPECT_EQ(j.gpus, want[i].gpus) << i;
-    EXPECT_EQ(j.nodes, want[i].nodes) << i;
-    EXPECT_EQ(j.tp, want[i].tp) << i;
+    EXPECT_EQ(j.shape.nodes, want[i].nodes) << i;
+    EXPECT_EQ(j.shape.tp, want[i].tp) << i;
     EXPECT_EQ(j.line, i + 1) << i;
   }
   EXPECT_EQ(t.jobs.back().submit, 730085);
@@ -98,12 +98,12 @@ TEST(Synthetic, FewerJobsArePrefixesOfMore) {
   for (std::size_t i = 0; i < 100; ++i) {
     EXPECT_EQ(small.jobs[i].submit, big.jobs[i].submit) << i;
     EXPECT_EQ(small.jobs[i].duration, big.jobs[i].duration) << i;
-    EXPECT_EQ(small.jobs[i].nodes, big.jobs[i].nodes) << i;
+    EXPECT_EQ(small.jobs[i].shape.nodes, big.jobs[i].shape.nodes) << i;
   }
   const auto loaded = gen("llm:jobs=2000,load=0.8,hosts=800,seed=3");
   for (std::size_t i = 0; i < 2000; ++i) {
     EXPECT_EQ(loaded.jobs[i].duration, big.jobs[i].duration) << i;
-    EXPECT_EQ(loaded.jobs[i].nodes, big.jobs[i].nodes) << i;
+    EXPECT_EQ(loaded.jobs[i].shape.nodes, big.jobs[i].shape.nodes) << i;
   }
 }
 
@@ -115,7 +115,7 @@ TEST(Synthetic, MostGpuTimeInJobsOf16To128Nodes) {
     EXPECT_GE(node_time_share(t, 16, 128), 0.80) << seed;
     EXPECT_LT(node_time_share(t, 1, 1), 0.03) << seed;
     std::size_t one = 0;
-    for (const auto& j : t.jobs) one += j.nodes == 1;
+    for (const auto& j : t.jobs) one += j.shape.nodes == 1;
     EXPECT_NEAR(static_cast<double>(one) / 2000, 0.5, 0.04) << seed;
   }
   const auto t = gen("llm:hosts=800,seed=1");
@@ -147,11 +147,13 @@ TEST(Synthetic, SizesTpAndDurationsFollowTheSpec) {
   const auto t = gen("llm:jobs=3000,hosts=64,w128=0,w64=0,w3=10,min=100,max=50000,sigma=2", o);
   std::map<std::uint32_t, std::size_t> sizes;
   for (const auto& j : t.jobs) {
-    ++sizes[j.nodes];
-    EXPECT_EQ(j.gpus, j.nodes * 4);
+    ++sizes[j.shape.nodes];
+    EXPECT_EQ(j.gpus, j.shape.nodes * 4);
     const auto shape = job_shape(j.gpus, 4, 16);  // the readers' rule
-    EXPECT_EQ(j.tp, shape.tp);
-    EXPECT_EQ(j.gpus % j.tp, 0u);
+    ASSERT_TRUE(shape) << shape.error().message;
+    EXPECT_EQ(j.shape.tp, shape->tp);
+    EXPECT_EQ(j.shape.gpus_per_node, 4u);
+    EXPECT_EQ(j.gpus % j.shape.tp, 0u);
     EXPECT_GE(j.duration, 100);
     EXPECT_LE(j.duration, 50000);
     EXPECT_EQ(j.duration, std::floor(j.duration));
@@ -162,22 +164,22 @@ TEST(Synthetic, SizesTpAndDurationsFollowTheSpec) {
   // TP 16 GPUs = 4 nodes of 4: a 3-node job (12 GPUs) is one group, as is a 2-node one; a
   // 16-node job has groups of 4 nodes.
   for (const auto& j : t.jobs) {
-    if (j.nodes == 3) {
-      EXPECT_EQ(j.tp, 12u);
-    } else if (j.nodes == 2) {
-      EXPECT_EQ(j.tp, 8u);
-    } else if (j.nodes == 16) {
-      EXPECT_EQ(j.tp, 16u);
+    if (j.shape.nodes == 3) {
+      EXPECT_EQ(j.shape.tp, 12u);
+    } else if (j.shape.nodes == 2) {
+      EXPECT_EQ(j.shape.tp, 8u);
+    } else if (j.shape.nodes == 16) {
+      EXPECT_EQ(j.shape.tp, 16u);
     }
   }
   // The TP cap bounds it as for a file: --tp-cap 8 keeps every group in a node.
   o = {};
   o.tp_cap = 8;
-  for (const auto& j : gen("llm:jobs=200,hosts=800", o).jobs) EXPECT_EQ(j.tp, 8u);
+  for (const auto& j : gen("llm:jobs=200,hosts=800", o).jobs) EXPECT_EQ(j.shape.tp, 8u);
   // Larger jobs run longer: the median grows as nodes^0.5.
   const auto big = gen("llm:jobs=20000,rate=100,sigma=0.5");
   std::map<std::uint32_t, std::vector<double>> by;
-  for (const auto& j : big.jobs) by[j.nodes].push_back(j.duration);
+  for (const auto& j : big.jobs) by[j.shape.nodes].push_back(j.duration);
   for (auto& [n, v] : by) {
     std::sort(v.begin(), v.end());
     EXPECT_NEAR(v[v.size() / 2] / (3600 * std::sqrt(n)), 1, n >= 64 ? 0.25 : 0.1) << n;
@@ -198,8 +200,8 @@ TEST(Synthetic, SwfRoundTripGivesTheSameJobs) {
     EXPECT_EQ(a.submit, b.submit);
     EXPECT_EQ(a.duration, b.duration);
     EXPECT_EQ(a.gpus, b.gpus);
-    EXPECT_EQ(a.nodes, b.nodes);
-    EXPECT_EQ(a.tp, b.tp);
+    EXPECT_EQ(a.shape.nodes, b.shape.nodes);
+    EXPECT_EQ(a.shape.tp, b.shape.tp);
     EXPECT_EQ(b.line, i + 3);
   }
   EXPECT_TRUE(back->notes.empty());

@@ -28,9 +28,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fabricplace/fabric/fabric.hpp"
+#include "fabricplace/placement/running.hpp"
 #include "fabricplace/routes/model.hpp"
 
 namespace fabricplace::placement {
@@ -58,6 +60,10 @@ class Traffic {
   /// or nothing (and adds nothing) when some edge has no route.
   std::optional<std::uint32_t> add(std::span<const fabric::HostId> ring, std::uint64_t salt,
                                    std::string id = {});
+  /// Adds every running job read from a source (placement/running.hpp), each salted with
+  /// running_salt(); returns the ids of those left out because some edge of their ring has
+  /// no route.
+  std::vector<std::string> add(std::span<const RunningJob> jobs);
   /// Removes a job added before (its handle may be reused).
   void remove(std::uint32_t job);
 
@@ -130,9 +136,20 @@ Forecast forecast_ring(const routes::Model& m, const Capacity& c, const Traffic*
 /// The same for some of a ring's edges only (src, dst): the fabric policy scores candidate
 /// sets on their inter-block edges, as an edge inside a block loads only its two hosts'
 /// own links (node-exclusive jobs, healthy hosts: never a bottleneck beyond s = 1).
+///
+/// Each edge is routed over `traffic`'s load alone (adaptive steers every edge around the
+/// running jobs, not around the other edges of the same call: a candidate's score; the
+/// chosen ring is then evaluated whole, with forecast_ring).
+///
+/// `cache` (optional): the edges one search has routed already, with the same model, salt
+/// and traffic (candidate sets share most of their edges).
+struct EdgeCache {
+  std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> at;  // -> loads
+  std::vector<routes::LinkLoad> loads;
+};
 Forecast forecast_edges(const routes::Model& m, const Capacity& c, const Traffic* traffic,
                         std::span<const std::pair<fabric::HostId, fabric::HostId>> edges,
-                        std::uint64_t salt);
+                        std::uint64_t salt, EdgeCache* cache = nullptr);
 
 /// Readable form of a forecast's bottleneck: "leaf01[33] -> spine02[1]".
 std::string bottleneck_name(const fabric::Fabric& f, const Forecast& fc);
