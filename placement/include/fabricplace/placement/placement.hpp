@@ -171,7 +171,6 @@ double score_of(const Weights& w, const Measures& m);
 std::vector<std::pair<fabric::HostId, fabric::HostId>> job_edges(
     std::span<const fabric::HostId> ranked, std::uint32_t pp);
 
-
 /// The fabric-aware ring order: blocks contiguous, ordered by pod then block index; hosts in
 /// index order inside a block. A ring over L > 1 blocks then has exactly L inter-block edges
 /// and TP groups (consecutive group_nodes() hosts) never leave a block that holds whole
