@@ -203,6 +203,21 @@ TEST(BandwidthObjective, PipelineStagesAlignedToBlocks) {
                                            "node003>node004", "node004>node003"}));
 }
 
+// A pipeline's host fans out (its stage ring's edge and the sends to the next stage and
+// back) over its own NIC whatever the placement: on an idle non-blocking fabric the forecast
+// is full speed (it was 3.00 when each flow counted as a ring edge on the host link).
+TEST(BandwidthObjective, PipelineFanOutOnTheHostLinkIsNotContention) {
+  const auto f = test::gen("fat2:leaves=4,down=4,up=4");
+  const Planner planner(f);
+  auto j = job(8);
+  j.pp = 4;
+  const auto p = planner.place(j, placement::all_free(f), Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p.hosts), "node[001-008]");
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  EXPECT_TRUE(p.measures.bandwidth.bottleneck != fabric::kNone);
+}
+
 // The thinnest tier (the simulator's thin_tier_crossings): the leaves' uplinks on a 2:1
 // two-level fat-tree; the pods' core links when the pod spines have fewer core uplinks than
 // leaf ports (the core's share compounds the leaves'); the leaves when both are equally thin.
