@@ -417,4 +417,31 @@ std::vector<HostId> ring_order(const Blocks& b, std::vector<HostId> hosts) {
   return hosts;
 }
 
+ThinTier thinnest_tier(const Context& c) {
+  const auto& b = c.blocks;
+  double hosts = 0, leaf_up = 0;
+  std::vector<double> pod_hosts(c.tier2_up.size(), 0);
+  for (std::size_t k = 0; k < b.size(); ++k) {
+    if (!c.uplinked(k)) continue;
+    const double n = static_cast<double>(b.hosts[k].size());
+    hosts += n;
+    for (auto d : c.block_up[k]) leaf_up += c.capacity.gbps[d];
+    if (c.block_tier2[k] != fabric::kNone) pod_hosts[c.block_tier2[k]] += n;
+  }
+  ThinTier t;
+  if (hosts == 0) return t;
+  t.ratio = leaf_up / (hosts * c.capacity.host_gbps);
+  double pod_up = 0, beneath = 0;
+  for (std::size_t g = 0; g < c.tier2_up.size(); ++g) {
+    if (pod_hosts[g] == 0) continue;
+    beneath += pod_hosts[g];
+    for (auto d : c.tier2_up[g]) pod_up += c.capacity.gbps[d];
+  }
+  if (beneath > 0) {
+    const double r = pod_up / (beneath * c.capacity.host_gbps);
+    if (r < t.ratio) t = {2, r};
+  }
+  return t;
+}
+
 }  // namespace fabricplace::placement

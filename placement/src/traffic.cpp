@@ -31,6 +31,12 @@ Forecast measure_loads(const Capacity& c, const Traffic* t) {
     if (s.own[d] == 0) s.touched.push_back(d);
     s.own[d] += l;
   }
+  // A host link carries its own host's traffic only (nodes are exclusive): the fan-out of
+  // one host's flows (a pipeline stage's ring edge and its stage-to-stage sends) shares its
+  // NIC whatever the placement, and NCCL runs them in turn, not at once. It counts as one
+  // ring edge at most, so that only a slower host link (degraded) slows the job there.
+  for (DirLink d : s.touched)
+    if (!c.interswitch[d]) s.own[d] = std::min<Load>(s.own[d], routes::kEdge);
   const std::span<const Load> bg = t ? t->load() : std::span<const Load>{};
   Forecast fc;
   double worst = -1;  // load per Gb/s, in ring edges

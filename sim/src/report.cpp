@@ -116,6 +116,7 @@ Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOpti
       comm.push_back(o.comm_slowdown);
       leaves += o.leaves;
       excess += static_cast<double>(o.leaves) - static_cast<double>(o.min_leaves);
+      s.thin_tier_crossings += o.thin_tier_crossings;
     }
   }
   std::sort(waits.begin(), waits.end());
@@ -134,7 +135,10 @@ Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOpti
   if (s.jobs_multi_node) {
     s.mean_leaves = leaves / static_cast<double>(s.jobs_multi_node);
     s.mean_excess_leaves = excess / static_cast<double>(s.jobs_multi_node);
+    s.mean_thin_tier_crossings =
+        static_cast<double>(s.thin_tier_crossings) / static_cast<double>(s.jobs_multi_node);
   }
+  s.thin_tier = r.thin_tier.tier;
   s.mean_comm_slowdown = mean(comm, 1);
   s.p95_comm_slowdown = comm.empty() ? 1 : percentile(comm, 95);
   s.max_link_load = r.max_link_load;
@@ -167,6 +171,9 @@ std::string summary_csv(const std::vector<Summary>& all) {
       {"utilization", [](S s) { return num(s.utilization, 4); }},
       {"mean_leaves", [](S s) { return num(s.mean_leaves, 4); }},
       {"mean_excess_leaves", [](S s) { return num(s.mean_excess_leaves, 4); }},
+      {"thin_tier", [](S s) { return std::to_string(s.thin_tier); }},
+      {"thin_tier_crossings", [&](S s) { return u(s.thin_tier_crossings); }},
+      {"mean_thin_tier_crossings", [](S s) { return num(s.mean_thin_tier_crossings, 4); }},
       {"mean_comm_slowdown", [](S s) { return num(s.mean_comm_slowdown, 4); }},
       {"p95_comm_slowdown", [](S s) { return num(s.p95_comm_slowdown, 4); }},
       {"max_link_load", [](S s) { return routes::load_str(s.max_link_load); }},
@@ -191,8 +198,8 @@ std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric:
                      bool with_routes) {
   std::string out =
       "policy,routes,job,submit_s,start_s,end_s,wait_s,duration_s,runtime_s,gpus,nodes,tp,"
-      "leaves,min_leaves,tp_groups_split,ring_inter_leaf,max_link_load,comm_slowdown,"
-      "worst_comm_slowdown,hosts\n";
+      "leaves,min_leaves,tp_groups_split,ring_inter_leaf,ring_inter_pod,max_link_load,"
+      "comm_slowdown,worst_comm_slowdown,hosts\n";
   std::vector<std::string> names;
   for (const auto& r : runs) {
     const std::string policy = run_label(r, with_routes) + "," + r.routes;
@@ -224,8 +231,9 @@ std::string jobs_csv(const Trace& t, const std::vector<Run>& runs, const fabric:
              std::to_string(j.shape.nodes) + "," + std::to_string(j.shape.tp) + "," +
              std::to_string(o.leaves) + "," + std::to_string(o.min_leaves) + "," +
              std::to_string(o.tp_groups_split) + "," + std::to_string(o.ring_inter_leaf) + "," +
-             routes::load_str(o.max_link_load) + "," + num(o.comm_slowdown, 4) + "," +
-             num(o.worst_comm_slowdown, 4) + "," + csv_field(hosts) + "\n";
+             std::to_string(o.ring_inter_pod) + "," + routes::load_str(o.max_link_load) + "," +
+             num(o.comm_slowdown, 4) + "," + num(o.worst_comm_slowdown, 4) + "," +
+             csv_field(hosts) + "\n";
     }
   }
   return out;

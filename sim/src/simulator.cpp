@@ -109,6 +109,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   Run run;
   run.policy = p;
   run.routes = routes_.label();
+  run.thin_tier = placement::thinnest_tier(planner_.context());
   run.jobs.resize(t.jobs.size());
   const std::size_t n_jobs = t.jobs.size();
   const double f = opt_.comm_fraction;
@@ -230,6 +231,8 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     out.leaves = measured.leaves;
     out.tp_groups_split = measured.tp_groups_split;
     out.ring_inter_leaf = measured.inter_leaf;
+    out.ring_inter_pod = measured.inter_pod;
+    out.thin_tier_crossings = run.thin_tier.tier == 2 ? out.ring_inter_pod : out.ring_inter_leaf;
     const std::uint32_t gn = req.group_nodes();
     const std::uint32_t per_block = max_block_ / gn;  // whole groups a leaf holds
     out.min_leaves = per_block ? (req.groups() + per_block - 1) / per_block : 0;

@@ -203,6 +203,49 @@ TEST(BandwidthObjective, PipelineStagesAlignedToBlocks) {
                                            "node003>node004", "node004>node003"}));
 }
 
+// A pipeline's host fans out (its stage ring's edge and the sends to the next stage and
+// back) over its own NIC whatever the placement: on an idle non-blocking fabric the forecast
+// is full speed (it was 3.00 when each flow counted as a ring edge on the host link).
+TEST(BandwidthObjective, PipelineFanOutOnTheHostLinkIsNotContention) {
+  const auto f = test::gen("fat2:leaves=4,down=4,up=4");
+  const Planner planner(f);
+  auto j = job(8);
+  j.pp = 4;
+  const auto p = planner.place(j, placement::all_free(f), Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p.hosts), "node[001-008]");
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  EXPECT_TRUE(p.measures.bandwidth.bottleneck != fabric::kNone);
+}
+
+// The thinnest tier (the simulator's thin_tier_crossings): the leaves' uplinks on a 2:1
+// two-level fat-tree; the pods' core links when the pod spines have fewer core uplinks than
+// leaf ports (the core's share compounds the leaves'); the leaves when both are equally thin.
+TEST(ThinnestTier, IsTheTierWithTheLeastCapacityPerHost) {
+  auto tier = [](const std::string& spec) {
+    const auto f = test::gen(spec);
+    const Planner planner(f);
+    return placement::thinnest_tier(planner.context());
+  };
+  const auto leaf = tier("fat2:leaves=4,down=4,up=2");
+  EXPECT_EQ(leaf.tier, 1);
+  EXPECT_DOUBLE_EQ(leaf.ratio, 0.5);
+  const auto core = tier("fat3:pods=2,leaves=4,down=16,up=16,spine_up=2");
+  EXPECT_EQ(core.tier, 2);
+  EXPECT_DOUBLE_EQ(core.ratio, 0.5);
+  const auto flat = tier("fat3:pods=2,leaves=4,down=4,up=4");
+  EXPECT_EQ(flat.tier, 1);
+  EXPECT_DOUBLE_EQ(flat.ratio, 1.0);
+  // Leaves 4:1 and a non-blocking core above them: both tiers carry a quarter of the hosts'
+  // rate, the lower one counts. With one core uplink per pod spine the core carries 1/16.
+  const auto tie = tier("fat3:pods=2,leaves=4,down=16,up=4,spine_up=4");
+  EXPECT_EQ(tie.tier, 1);
+  EXPECT_DOUBLE_EQ(tie.ratio, 0.25);
+  const auto both = tier("fat3:pods=2,leaves=4,down=16,up=4,spine_up=1");
+  EXPECT_EQ(both.tier, 2);
+  EXPECT_DOUBLE_EQ(both.ratio, 0.0625);
+}
+
 TEST(Traffic, LoadsAndSlowdownsAreExact) {
   const auto f = test::gen("fat2:leaves=4,down=4,up=1");
   const Planner planner(f);

@@ -95,6 +95,16 @@ struct Context {
 Context prepare(const fabric::Fabric& f, const Weights& w = {},
                 const routes::Model* routes = nullptr);
 
+/// The fabric's thinnest switch tier: the leaves' uplinks (1) or the pods' links to the tier
+/// above them (2, 3-level fabrics), whichever carries the least of what the hosts beneath
+/// can send (its up links' capacity over the hosts' line rate, summed over the tier; the
+/// lower tier on a tie). A ring edge between blocks crosses tier 1, between pods tier 2.
+struct ThinTier {
+  int tier = 1;
+  double ratio = 0;  ///< capacity / host line rate beneath (1 = non-blocking); 0: no uplinks
+};
+ThinTier thinnest_tier(const Context& c);
+
 /// The measures of a placement, for every policy alike (docs/placement.md).
 struct Measures {
   std::uint32_t hosts = 0;            ///< hosts placed

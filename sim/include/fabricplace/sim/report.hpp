@@ -25,6 +25,12 @@ struct Summary {
   double utilization = 0;         ///< busy node-seconds / (hosts x makespan)
   double mean_leaves = 0;         ///< over multi-node jobs
   double mean_excess_leaves = 0;  ///< leaves used minus the fewest possible, multi-node jobs
+  /// The fabric's thinnest tier (1: the leaves' uplinks, 2: the pods' links to the core;
+  /// placement::thinnest_tier) and the ring edges of multi-node jobs across it: in all, and
+  /// per job.
+  int thin_tier = 1;
+  std::size_t thin_tier_crossings = 0;
+  double mean_thin_tier_crossings = 0;
   double mean_comm_slowdown = 1;  ///< over multi-node jobs (time-averaged per job)
   double p95_comm_slowdown = 1;
   double max_link_load = 0;   ///< ring edges on the most loaded switch-to-switch link

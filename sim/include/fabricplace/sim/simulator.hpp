@@ -60,6 +60,10 @@ struct JobOutcome {
   std::uint32_t min_leaves = 0;       ///< fewest blocks the job could use on an empty fabric
   std::uint32_t tp_groups_split = 0;
   std::uint32_t ring_inter_leaf = 0;
+  std::uint32_t ring_inter_pod = 0;
+  /// Ring edges across the fabric's thinnest tier (placement::thinnest_tier): ring_inter_pod
+  /// when that is the pods' links to the core, else ring_inter_leaf.
+  std::uint32_t thin_tier_crossings = 0;
   double max_link_load = 0;  ///< most load (ring edges) on any switch-to-switch link it used
   double comm_slowdown = 1;  ///< time-averaged s over its run
   double worst_comm_slowdown = 1;
@@ -70,6 +74,7 @@ struct Run {
   std::vector<JobOutcome> jobs;  ///< parallel to Trace::jobs
   std::size_t dropped = 0;       ///< jobs no policy run could ever place (too large)
   std::string routes;            ///< the route model's kind ("ftree", "ecmp", ...)
+  placement::ThinTier thin_tier;  ///< the fabric's thinnest tier (JobOutcome::thin_tier_crossings)
   double max_link_load = 0;      ///< most load (ring edges) on any switch-to-switch link, any time
   /// The most load on any switch-to-switch link, as it changed: (time, ring edges) steps.
   std::vector<std::pair<double, double>> max_load_over_time;
