@@ -76,6 +76,13 @@ Forecast measure_loads(const Capacity& c, const Traffic* t) {
   return fc;
 }
 
+// The forecast of a ring or edges with no route.
+Forecast unrouted() {
+  Forecast fc;
+  fc.routed = false;
+  return fc;
+}
+
 }  // namespace
 
 Capacity link_capacity(const fabric::Fabric& f, double unhealthy_capacity) {
@@ -203,11 +210,7 @@ Forecast forecast_ring(const routes::Model& m, const Capacity& c, const Traffic*
   s.loads.clear();
   if (ring.size() < 2) return {};
   const std::span<const Load> bg = traffic ? traffic->load() : std::span<const Load>{};
-  if (!m.ring_load(ring, salt, bg, s.loads)) {
-    Forecast fc;
-    fc.routed = false;
-    return fc;
-  }
+  if (!m.ring_load(ring, salt, bg, s.loads)) return unrouted();
   return measure_loads(c, traffic);
 }
 
@@ -218,34 +221,23 @@ Forecast forecast_edges(const routes::Model& m, const Capacity& c, const Traffic
   s.loads.clear();
   const std::span<const Load> bg = traffic ? traffic->load() : std::span<const Load>{};
   constexpr std::uint32_t kUnrouted = std::numeric_limits<std::uint32_t>::max();
-  for (const auto& [a, b] : edges) {
-    if (a == b) continue;
-    if (cache) {
-      const std::uint64_t key = (std::uint64_t{idx(a)} << 32) | idx(b);
-      auto [it, fresh] = cache->at.try_emplace(key, kUnrouted, kUnrouted);
-      if (fresh) {
-        const auto begin = cache->loads.size();
-        if (m.edge_load(a, b, salt, cache->loads, bg))
-          it->second = {static_cast<std::uint32_t>(begin),
-                        static_cast<std::uint32_t>(cache->loads.size())};
-        else
-          cache->loads.resize(begin);
-      }
-      if (it->second.first == kUnrouted) {
-        Forecast fc;
-        fc.routed = false;
-        return fc;
-      }
-      s.loads.insert(s.loads.end(), cache->loads.begin() + it->second.first,
-                     cache->loads.begin() + it->second.second);
-      continue;
+  // Appends the edge's loads to s.loads, from the cache where it has them; false: no route.
+  auto route = [&](HostId a, HostId b) {
+    if (!cache) return m.edge_load(a, b, salt, s.loads, bg);
+    const std::uint64_t key = (std::uint64_t{idx(a)} << 32) | idx(b);
+    auto [it, fresh] = cache->at.try_emplace(key, kUnrouted, kUnrouted);
+    if (fresh) {
+      const auto begin = static_cast<std::uint32_t>(cache->loads.size());
+      if (m.edge_load(a, b, salt, cache->loads, bg))  // nothing appended when false
+        it->second = {begin, static_cast<std::uint32_t>(cache->loads.size())};
     }
-    if (!m.edge_load(a, b, salt, s.loads, bg)) {
-      Forecast fc;
-      fc.routed = false;
-      return fc;
-    }
-  }
+    const auto [first, last] = it->second;
+    if (first == kUnrouted) return false;
+    s.loads.insert(s.loads.end(), cache->loads.begin() + first, cache->loads.begin() + last);
+    return true;
+  };
+  for (const auto& [a, b] : edges)
+    if (a != b && !route(a, b)) return unrouted();
   return measure_loads(c, traffic);
 }
 

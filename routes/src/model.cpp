@@ -98,31 +98,16 @@ void Model::rail_pairs(HostId src, HostId dst,
 }
 
 bool Model::load_ring(std::span<const HostId> ring, std::uint64_t salt,
-                      std::span<const Load> background, std::vector<LinkLoad>& out) const {
-  if (ring.size() < 2) return true;
+                      std::span<const Load> /*background*/, std::vector<LinkLoad>& out) const {
+  // Edge by edge. The models whose paths depend on the load (adaptive) override this; the
+  // others never read it.
   const std::size_t start = out.size();
-  if (kind() != Kind::kAdaptive) {
-    // The load the links carry: only adaptive looks at it.
-    for (std::size_t i = 0; i < ring.size(); ++i)
-      if (!edge_load(ring[i], ring[(i + 1) % ring.size()], salt, out)) {
-        out.resize(start);
-        return false;
-      }
-    return true;
-  }
-  // What the links carry so far: the background and this ring's edges, for load-aware
-  // models (adaptive; its own load_ring() re-balances them after).
-  thread_local std::vector<Load> seen;
-  seen.assign(background.begin(), background.end());
-  seen.resize(2 * fabric().num_links(), 0);
-  for (std::size_t i = 0; i < ring.size(); ++i) {
-    const std::size_t before = out.size();
-    if (!edge_load(ring[i], ring[(i + 1) % ring.size()], salt, out, seen)) {
+  if (ring.size() < 2) return true;
+  for (std::size_t i = 0; i < ring.size(); ++i)
+    if (!edge_load(ring[i], ring[(i + 1) % ring.size()], salt, out)) {
       out.resize(start);
       return false;
     }
-    for (std::size_t k = before; k < out.size(); ++k) seen[out[k].link] += out[k].load;
-  }
   return true;
 }
 

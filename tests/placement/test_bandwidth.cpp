@@ -222,28 +222,27 @@ TEST(BandwidthObjective, PipelineFanOutOnTheHostLinkIsNotContention) {
 // two-level fat-tree; the pods' core links when the pod spines have fewer core uplinks than
 // leaf ports (the core's share compounds the leaves'); the leaves when both are equally thin.
 TEST(ThinnestTier, IsTheTierWithTheLeastCapacityPerHost) {
-  auto tier = [](const std::string& spec) {
-    const auto f = test::gen(spec);
-    const Planner planner(f);
-    return placement::thinnest_tier(planner.context());
+  struct Case {
+    const char* spec;
+    int tier;
+    double ratio;
   };
-  const auto leaf = tier("fat2:leaves=4,down=4,up=2");
-  EXPECT_EQ(leaf.tier, 1);
-  EXPECT_DOUBLE_EQ(leaf.ratio, 0.5);
-  const auto core = tier("fat3:pods=2,leaves=4,down=16,up=16,spine_up=2");
-  EXPECT_EQ(core.tier, 2);
-  EXPECT_DOUBLE_EQ(core.ratio, 0.5);
-  const auto flat = tier("fat3:pods=2,leaves=4,down=4,up=4");
-  EXPECT_EQ(flat.tier, 1);
-  EXPECT_DOUBLE_EQ(flat.ratio, 1.0);
   // Leaves 4:1 and a non-blocking core above them: both tiers carry a quarter of the hosts'
   // rate, the lower one counts. With one core uplink per pod spine the core carries 1/16.
-  const auto tie = tier("fat3:pods=2,leaves=4,down=16,up=4,spine_up=4");
-  EXPECT_EQ(tie.tier, 1);
-  EXPECT_DOUBLE_EQ(tie.ratio, 0.25);
-  const auto both = tier("fat3:pods=2,leaves=4,down=16,up=4,spine_up=1");
-  EXPECT_EQ(both.tier, 2);
-  EXPECT_DOUBLE_EQ(both.ratio, 0.0625);
+  const Case cases[] = {
+      {"fat2:leaves=4,down=4,up=2", 1, 0.5},
+      {"fat3:pods=2,leaves=4,down=16,up=16,spine_up=2", 2, 0.5},
+      {"fat3:pods=2,leaves=4,down=4,up=4", 1, 1.0},
+      {"fat3:pods=2,leaves=4,down=16,up=4,spine_up=4", 1, 0.25},
+      {"fat3:pods=2,leaves=4,down=16,up=4,spine_up=1", 2, 0.0625},
+  };
+  for (const auto& c : cases) {
+    const auto f = test::gen(c.spec);
+    const Planner planner(f);
+    const auto t = placement::thinnest_tier(planner.context());
+    EXPECT_EQ(t.tier, c.tier) << c.spec;
+    EXPECT_DOUBLE_EQ(t.ratio, c.ratio) << c.spec;
+  }
 }
 
 TEST(Traffic, LoadsAndSlowdownsAreExact) {

@@ -130,6 +130,8 @@ class Model {
                   std::vector<std::tuple<std::uint32_t, std::uint32_t, Load>>& out) const;
   virtual bool load_edge(HostId src, HostId dst, std::uint64_t salt, std::span<const Load> current,
                          std::vector<LinkLoad>& out) const = 0;
+  /// The default routes edge by edge and ignores `background`: a model whose paths depend
+  /// on the load overrides it (Adaptive).
   virtual bool load_ring(std::span<const HostId> ring, std::uint64_t salt,
                          std::span<const Load> background, std::vector<LinkLoad>& out) const;
 
