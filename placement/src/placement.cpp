@@ -237,6 +237,28 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
     c.uplink_why.push_back(why);
   }
 
+  // How thin each pod's links to the tier above are: its leaves' uplink bandwidth as built
+  // (a degraded leaf uplink at its nominal rate: it must not make its pod look thicker) over
+  // the pod's own uplink capacity as it is (a degraded or unhealthy core link makes its pod
+  // thinner); at least 1.
+  std::uint32_t pods = 0;
+  for (std::size_t k = 0; k < b.size(); ++k) pods = std::max(pods, b.pod[k] + 1);
+  c.pod_scarcity.assign(pods, 1.0);
+  auto built = routes::link_gbps(f);  // per link
+  for (const auto& dl : t.degraded_links)
+    if (const double g = dl.nominal.gbps(); g > 0) built[idx(dl.link)] = g;
+  std::vector<double> below(c.tier2_up.size(), 0);
+  for (std::size_t k = 0; k < b.size(); ++k)
+    if (c.block_tier2[k] != kNone)
+      for (auto d : c.block_up[k]) below[c.block_tier2[k]] += built[d / 2];
+  for (std::size_t k = 0; k < b.size(); ++k) {
+    const auto t2 = c.block_tier2[k];
+    if (t2 == kNone) continue;
+    double up = 0;
+    for (auto d : c.tier2_up[t2]) up += c.capacity.gbps[d];
+    if (up > 0) c.pod_scarcity[b.pod[k]] = std::max(c.pod_scarcity[b.pod[k]], below[t2] / up);
+  }
+
   // Host links: every HCA link sound, none lost, none split off, every rail reached.
   c.healthy.assign(f.num_hosts(), 1);
   auto mark_link = [&](fabric::LinkId id) {
@@ -275,7 +297,7 @@ double score_of(const Weights& w, const Measures& m) {
   // With pipeline stages, the crossings are those of the job's whole traffic pattern.
   const auto crossings = m.pp_inter_leaf ? m.pp_inter_leaf : m.ring_inter_leaf;
   return w.slowdown * m.hosts * (s - 1) + w.contention * m.bandwidth.others +
-         w.leaves * m.leaves + w.pods * m.pods + w.ring_crossings * crossings +
+         w.leaves * m.leaves + w.pods * (m.pods + m.thin_core) + w.ring_crossings * crossings +
          w.leftover * m.leftover + w.fresh_block * m.fresh_blocks +
          w.tp_split * m.tp_groups_split + w.unhealthy_host * m.unhealthy_hosts;
 }
@@ -300,6 +322,19 @@ std::vector<std::pair<HostId, HostId>> job_edges(std::span<const HostId> ranked,
       }
   }
   return out;
+}
+
+double thin_core(const Context& c, std::span<const std::uint32_t> blocks) {
+  const auto& b = c.blocks;
+  std::vector<std::uint32_t> pods;
+  for (auto k : blocks)
+    if (k != kNone) pods.push_back(b.pod[k]);
+  std::sort(pods.begin(), pods.end());
+  pods.erase(std::unique(pods.begin(), pods.end()), pods.end());
+  double extra = 0;
+  if (pods.size() > 1)
+    for (auto p : pods) extra += c.pod_scarcity[p] - 1;
+  return extra;
 }
 
 RingMeasures measure_ring(const Blocks& b, std::span<const HostId> ring,
@@ -360,6 +395,7 @@ Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& st
   m.ring_inter_leaf = ring.inter_leaf;
   m.ring_inter_pod = ring.inter_pod;
   m.tp_groups_split = ring.tp_groups_split;
+  if (ring.pods > 1) m.thin_core = thin_core(c, ring.blocks);
   std::vector<char> used(b.size(), 0);
   for (const auto k : ring.blocks)
     if (k != kNone) {

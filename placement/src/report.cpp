@@ -48,13 +48,21 @@ std::string slowdown_str(const Forecast& fc) {
   return fc.routed ? num(fc.slowdown) : std::string("no route");
 }
 
+// "2", or "2 (core 16.00:1)" where the ring crosses thin links to the core: the mean
+// Context::pod_scarcity of its pods.
+std::string pods_str(const Measures& m) {
+  std::string s = std::to_string(m.pods);
+  if (m.thin_core > 0) s += " (core " + num((m.pods + m.thin_core) / m.pods) + ":1)";
+  return s;
+}
+
 struct Row {
   const char* name;
   std::string (*get)(const Measures&);
 };
 const Row kRows[] = {
     {"leaves", [](const Measures& m) { return std::to_string(m.leaves); }},
-    {"pods", [](const Measures& m) { return std::to_string(m.pods); }},
+    {"pods", [](const Measures& m) { return pods_str(m); }},
     {"ring inter-leaf edges", [](const Measures& m) { return std::to_string(m.ring_inter_leaf); }},
     {"ring inter-pod edges", [](const Measures& m) { return std::to_string(m.ring_inter_pod); }},
     {"predicted slowdown", [](const Measures& m) { return slowdown_str(m.bandwidth); }},
@@ -96,6 +104,7 @@ ojson bandwidth_json(const Context& c, const Forecast& fc) {
 ojson measures_json(const Context& c, const Measures& m) {
   return ojson{{"leaves", m.leaves},
                {"pods", m.pods},
+               {"thin_core", round2(m.thin_core)},
                {"ring_inter_leaf", m.ring_inter_leaf},
                {"ring_inter_pod", m.ring_inter_pod},
                {"bandwidth", bandwidth_json(c, m.bandwidth)},
@@ -159,8 +168,10 @@ ojson to_ojson(const Context& c, const Placement& p) {
   return j;
 }
 
+// `s` padded to `w` columns, and at least one space after it (a column never runs into
+// the next).
 std::string pad(std::string s, std::size_t w) {
-  if (s.size() < w) s.append(w - s.size(), ' ');
+  s.append(s.size() < w ? w - s.size() : 1, ' ');
   return s;
 }
 
@@ -188,7 +199,8 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
   s += std::string(c.tree.virtual_leaves ? "rail groups: " : "leaves: ");
   for (std::size_t i = 0; i < p.leaves.size(); ++i) s += (i ? ", " : "") + p.leaves[i];
   s += " (" + std::to_string(m.leaves) + " in " + std::to_string(m.pods) +
-       (m.pods == 1 ? " pod" : " pods") + ")\n";
+       (m.pods == 1 ? " pod" : " pods") +
+       (m.thin_core > 0 ? ", core " + num((m.pods + m.thin_core) / m.pods) + ":1" : "") + ")\n";
   s += "ring: " + ring_text(c, p.hosts) + "\n";
   const std::string unit = c.tree.virtual_leaves ? "rail-group" : "leaf";
   s += "ring edges: " + std::to_string(m.ring_inter_leaf) + " inter-" + unit + ", " +

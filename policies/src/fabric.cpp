@@ -14,7 +14,7 @@
 //  2. estimate(): per block, the slowdown one ring edge crossing its uplinks would see with
 //     their load now, and the same per pod for the tier above the pods; a block's cost is
 //     that slowdown's cost plus its locality and fragmentation terms, a pod's cost the
-//     slowdown of its uplinks plus the pods weight;
+//     slowdown of its uplinks plus the pods weight times how thin they are (pod_scarcity);
 //  3. propose(): per connected part and scope (the whole part; each pod that can hold the
 //     job alone; the fewest pods, strongest first), the fewest blocks L that hold the job
 //     there, and L + 1 where some uplink is loaded or slow: sets from a greedy fill (and an
@@ -433,8 +433,11 @@ class Search {
     fit_.assign(b_.size(), 0);
     std::uint32_t pods = 0;
     for (std::size_t k = 0; k < b_.size(); ++k) pods = std::max(pods, b_.pod[k] + 1);
-    pod_cost_.assign(pods, w_.pods);
-    pod_flat_.assign(pods, w_.pods);
+    // A pod used costs the pods weight, times how thin its links to the core are (the set
+    // crosses them when it spans pods).
+    pod_cost_.resize(pods);
+    for (std::uint32_t p = 0; p < pods; ++p) pod_cost_[p] = w_.pods * c_.pod_scarcity[p];
+    pod_flat_ = pod_cost_;
     std::vector<char> pod_done(pods, 0);
     // A job inside one block crosses no uplink: only fit tells blocks apart.
     const bool spans = one_.empty();
@@ -454,7 +457,7 @@ class Search {
         const double sp = std::max(slowdown(c_.tier2_up[t]), slowdown(c_.tier2_down[t]));
         pod_cost_[p] += w_.slowdown * n * (sp - 1);
         loaded_ = loaded_ || sp > 1;
-        pods_loaded_ = pods_loaded_ || sp > 1;
+        pods_loaded_ = pods_loaded_ || sp > 1 || c_.pod_scarcity[p] > 1;
       }
     }
     const double per_block = w_.leaves + w_.ring_crossings;
@@ -513,8 +516,8 @@ class Search {
         strength.emplace_back(reach(pks, L), pod);
       }
       // The job inside one pod, with as many of its blocks as that takes: where the tier
-      // above the pods is loaded or slow, for the pods that need the fewest blocks (then
-      // whose core links cost least), at most kPodScopes of them.
+      // above the pods is loaded, slow or thin (pod_scarcity), for the pods that need the
+      // fewest blocks (then whose core links cost least), at most kPodScopes of them.
       if (pods_loaded_) {
         std::sort(alone.begin(), alone.end());
         for (std::size_t i = 0; i < alone.size() && i < kPodScopes; ++i)
@@ -612,6 +615,9 @@ class Search {
     }
     std::sort(pods_.begin(), pods_.end());
     m.pods = static_cast<std::uint32_t>(std::unique(pods_.begin(), pods_.end()) - pods_.begin());
+    m.thin_core = 0;
+    if (m.pods > 1)
+      for (std::uint32_t i = 0; i < m.pods; ++i) m.thin_core += c_.pod_scarcity[pods_[i]] - 1;
     m.leftover = free - in_.N;
     // Blocks are contiguous in the ring: L inter-block edges (none for one block), P of them
     // between pods when P > 1.
@@ -934,7 +940,7 @@ class Search {
   std::vector<double> full_, bw_, fit_, pod_cost_, pod_flat_;
   std::vector<std::uint32_t> rank_full_, rank_fit_, rank_bw_;  // rank(full_) ...
   bool loaded_ = false;       // some uplink is loaded or slower than a host link
-  bool pods_loaded_ = false;  // some pod's links to the core are
+  bool pods_loaded_ = false;  // some pod's links to the core are loaded, slow or thin
   std::vector<Candidate> cands_;
   std::unordered_set<Set, SetHash> seen_;
   std::size_t exact_budget_ = kExactBudget;

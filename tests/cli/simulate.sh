@@ -117,13 +117,13 @@ awk -v s="$(col "$tmp/clos/summary.csv" mean_comm_slowdown first-fit)" 'BEGIN { 
   fail "clos: first-fit saw no contention: $(cat "$tmp/clos/summary.csv")"
 # Its thinnest tier is the core (one 400G link per aggregation switch). With the LLM-heavy
 # trace (75 multi-node jobs of 150, seeded) ours crosses it less often than Slurm's tree
-# (17 ring edges against 19), at a lower communication slowdown.
+# (15 ring edges against 19), at a lower communication slowdown.
 "$bin" simulate -q --fabric "$data/clos-roce.csv" --trace 'llm:jobs=150,seed=1,load=0.8,hosts=154' \
   --policies fabric,slurm-tree --out "$tmp/thin" >/dev/null
 [[ $(col "$tmp/thin/summary.csv" thin_tier fabric) == 2 ]] || fail "clos: thinnest tier not the core"
 ours=$(col "$tmp/thin/summary.csv" thin_tier_crossings fabric)
 theirs=$(col "$tmp/thin/summary.csv" thin_tier_crossings slurm-tree)
-[[ $ours == 17 && $theirs == 19 ]] || fail "clos: core crossings: fabric $ours, slurm-tree $theirs (expected 17, 19)"
+[[ $ours == 15 && $theirs == 19 ]] || fail "clos: core crossings: fabric $ours, slurm-tree $theirs (expected 15, 19)"
 # The same with two models side by side: a row per (policy, model), labelled.
 "$bin" "${clos[@]}" --routes ecmp,adaptive --out "$tmp/clos2" >"$tmp/clos2.stdout" 2>/dev/null
 [[ $(tail -n +2 "$tmp/clos2/summary.csv" | cut -d, -f1 | paste -sd,) == \

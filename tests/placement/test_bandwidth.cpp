@@ -36,10 +36,10 @@ placement::NodeStates free_only(const fabric::Fabric& f, const std::string& list
   return *s;
 }
 
-// A 3-level Ethernet Clos of two pods, each of one spine with ONE link to the core: 4 leaves
-// of 4 hosts per pod, 400G everywhere, leaves non-blocking. `core_a` is the rate of pod a's
-// core link.
-std::string two_pods(const std::string& core_a = "") {
+// A 3-level Ethernet Clos of two pods, each of one spine with `core_links` links to the core
+// (one by default: the core is 16:1 of the leaves' uplinks): 4 leaves of 4 hosts per pod,
+// 400G everywhere, leaves non-blocking. `core_a` is the rate of pod a's core link.
+std::string two_pods(const std::string& core_a = "", int core_links = 1) {
   std::string s = "host,leaf,spine,core\n";
   int n = 0;
   for (const char* pod : {"a", "b"})
@@ -49,9 +49,21 @@ std::string two_pods(const std::string& core_a = "") {
         std::snprintf(row, sizeof row, "n%03d,%s%d,s%s,c1\n", ++n, pod, l, pod);
         s += row;
       }
-  s += "links,lower,upper,count,rate\nhost,leaf,1,400G\nleaf,spine,4,400G\nspine,core,1,400G\n";
+  s += "links,lower,upper,count,rate\nhost,leaf,1,400G\nleaf,spine,4,400G\nspine,core," +
+       std::to_string(core_links) + ",400G\n";
   if (!core_a.empty()) s += "sa,c1,1," + core_a + "\n";
   return s;
+}
+// Context::pod_scarcity of each pod that holds blocks, in block order.
+std::vector<double> scarcity(const placement::Context& c) {
+  std::vector<double> out;
+  std::vector<std::uint32_t> seen;
+  for (auto p : c.blocks.pod)
+    if (std::find(seen.begin(), seen.end(), p) == seen.end()) {
+      seen.push_back(p);
+      out.push_back(c.pod_scarcity[p]);
+    }
+  return out;
 }
 fabric::Fabric csv(const std::string& text) {
   auto f = test::read_tree_source(text, true);
@@ -65,19 +77,49 @@ fabric::Fabric csv(const std::string& text) {
 const char* kFree = "n[001-006,009,013,017-020]";
 
 TEST(BandwidthObjective, IdleHealthyCoreTakesTheFewestLeaves) {
-  const auto f = csv(two_pods());
+  // 16 core links per pod: the core is as thick as the leaves' uplinks.
+  const auto f = csv(two_pods("", 16));
   const Planner planner(f);
   EXPECT_EQ(planner.routes().label(), "ecmp");
+  EXPECT_EQ(scarcity(planner.context()), (std::vector<double>{1.0, 1.0}));
   const auto p = planner.place(job(8), free_only(f, kFree), Policy::kFabric);
   ASSERT_TRUE(p.feasible) << p.reason;
   EXPECT_EQ(ranks(f, p.hosts), "n[001-004,017-020]");
   EXPECT_EQ(p.leaves, (std::vector<std::string>{"a1", "b1"}));
   EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
   // Both 1.0: locality decides. 2 leaves, 2 pods, 2 crossings against 4, 1, 4.
+  EXPECT_DOUBLE_EQ(p.measures.thin_core, 0.0);
   EXPECT_DOUBLE_EQ(p.score, 2 * 100 + 2 * 50 + 2 * 10);
   ASSERT_TRUE(p.has_runner_up);
   EXPECT_EQ(p.runner_up_leaves, (std::vector<std::string>{"a1", "a2", "a3", "a4"}));
   EXPECT_DOUBLE_EQ(p.runner_up_score, 4 * 100 + 50 + 4 * 10);
+}
+
+TEST(BandwidthObjective, IdleThinCoreKeepsTheJobInOnePod) {
+  // One core link per pod, healthy and idle: the ring over a1 and b1 would run at full speed
+  // (s = 1), but it crosses the fabric's thinnest tier, 16:1 of the leaves' uplinks, where
+  // every job that spans pods competes. Each pod counts 16 times in the pods term then.
+  const auto f = csv(two_pods());
+  const Planner planner(f);
+  EXPECT_EQ(scarcity(planner.context()), (std::vector<double>{16.0, 16.0}));
+  const auto states = free_only(f, kFree);
+  const auto p = planner.place(job(8), states, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p.hosts), "n[001-006,009,013]");
+  EXPECT_EQ(p.leaves, (std::vector<std::string>{"a1", "a2", "a3", "a4"}));
+  EXPECT_DOUBLE_EQ(p.score, 4 * 100 + 50 + 4 * 10);
+  ASSERT_TRUE(p.has_runner_up);
+  EXPECT_EQ(p.runner_up_leaves, (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.slowdown, 1.0);
+  EXPECT_DOUBLE_EQ(p.runner_up.thin_core, 2 * 15.0);
+  EXPECT_DOUBLE_EQ(p.runner_up_score, 2 * 100 + 2 * 16 * 50 + 2 * 10);
+  const auto text = placement::placement_text(planner.context(), job(8), p, true);
+  EXPECT_NE(text.find("pods                    1             2 (core 16.00:1)\n"),
+            std::string::npos)
+      << text;
+  // slurm-tree keeps it in one pod too: the thin tier is crossed no more often than it does.
+  const auto st = planner.place(job(8), states, Policy::kSlurmTree);
+  EXPECT_EQ(st.measures.pods, 1u);
 }
 
 TEST(BandwidthObjective, DegradedCoreLinkKeepsTheJobInOnePod) {
@@ -129,14 +171,28 @@ TEST(BandwidthObjective, RunningRingOnTheCoreKeepsTheJobInOnePod) {
   EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.after, 2.0);
   EXPECT_EQ(p.runner_up.bandwidth.slowed, 1u);
   EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.others, 2 * (2.0 - 1.0));  // 2 nodes, 1 -> 2
-  // Without the running job the fewest leaves win again.
-  EXPECT_EQ(ranks(f, planner.place(job(8), states, Policy::kFabric).hosts),
-            "n[001-004,017-020]");
-  // Removing the job restores the idle fabric exactly.
+  // Removing the job restores the idle fabric exactly: the runner-up then runs at full
+  // speed, and only the thin core keeps the job in one pod (IdleThinCoreKeepsTheJobInOnePod).
   traffic.remove(*running);
   for (auto l : traffic.load()) EXPECT_EQ(l, 0u);
-  EXPECT_EQ(ranks(f, planner.place(job(8), states, Policy::kFabric, &traffic).hosts),
-            "n[001-004,017-020]");
+  const auto idle = planner.place(job(8), states, Policy::kFabric, &traffic);
+  EXPECT_EQ(ranks(f, idle.hosts), "n[001-006,009,013]");
+  EXPECT_DOUBLE_EQ(idle.runner_up.bandwidth.slowdown, 1.0);
+}
+
+// With a core as thick as the leaves' uplinks (16 links per pod), bandwidth alone decides:
+// a running ring over a2 and b2 saturates its two core links, and the new job's ring
+// hashed onto one of them would share it.
+TEST(BandwidthObjective, RunningRingOnAThickCoreIsMeasuredNotGuessed) {
+  const auto f = csv(two_pods("", 16));
+  const Planner planner(f);
+  placement::Traffic traffic(planner.routes(), planner.context().capacity);
+  ASSERT_TRUE(traffic.add(hosts(f, "n007,n021"), 4711, "4711"));
+  const auto p = planner.place(job(8), free_only(f, kFree), Policy::kFabric, &traffic);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  EXPECT_EQ(p.measures.bandwidth.slowed, 0u);
+  EXPECT_EQ(ranks(f, p.hosts), "n[001-004,017-020]");
 }
 
 // A 2-level fabric of 4 leaves of 4 hosts with ONE uplink each (4:1). A running job's ring

@@ -87,6 +87,10 @@ struct Context {
   /// Per block: what is wrong with its uplinks, for --explain ("4.41:1 oversubscribed,
   /// 1 degraded uplink"; "no uplink").
   std::vector<std::string> uplink_why;
+  /// Per pod (Blocks::pod): how thin its links to the tier above are, its leaves' uplink
+  /// bandwidth over its own uplink bandwidth, at least 1 (1 on 2-level fabrics). A ring
+  /// across pods counts each pod it uses this many times in the pods term (score_of).
+  std::vector<double> pod_scarcity;
   /// Per host: its own links are sound (not degraded, not unhealthy, none lost, every rail).
   std::vector<std::uint8_t> healthy;
 
@@ -105,6 +109,9 @@ struct ThinTier {
 };
 ThinTier thinnest_tier(const Context& c);
 
+/// Measures::thin_core of a placement on these blocks (any order, repeats and kNone allowed).
+double thin_core(const Context& c, std::span<const std::uint32_t> blocks);
+
 /// The measures of a placement, for every policy alike (docs/placement.md).
 struct Measures {
   std::uint32_t hosts = 0;            ///< hosts placed
@@ -120,6 +127,9 @@ struct Measures {
   std::uint32_t leftover = 0;         ///< free hosts left behind in the blocks used
   std::uint32_t fresh_blocks = 0;     ///< wholly free blocks broken into, not filled
   std::uint32_t unhealthy_hosts = 0;  ///< hosts on degraded, unhealthy or lost host links
+  /// When the ring crosses pods: the sum over its pods of Context::pod_scarcity - 1, what
+  /// crossing thin links to the core adds to the pods term; 0 on one pod.
+  double thin_core = 0;
   /// Bandwidth: the ring's predicted slowdown, bottleneck and what it adds to others
   /// (kNoRoute as the slowdown when some edge has no route).
   Forecast bandwidth;
