@@ -233,7 +233,7 @@ void add_place_command(CLI::App& app, RunFn& run) {
                   "line (rings), or JSON {\"id\": [hosts...]} (docs/placement.md)");
   cmd->add_option("--policy", o->policy, "fabric | slurm-tree | first-fit")->capture_default_str();
   cmd->add_option("--policy-config", o->policy_config,
-                  "score and uplink weights (default: the built-in ones, as in "
+                  "the objective's weights (default: the built-in ones, as in "
                   "etc/fabricplace/policy.conf)");
   cmd->add_flag("--explain", o->explain,
                 "each criterion's value for the chosen set and for the runner-up");

@@ -351,7 +351,8 @@ void add_simulate_command(CLI::App& app, RunFn& run) {
       ->required()
       ->check(non_empty("a directory", "DIR"));
   o->routes.add(cmd, true);
-  cmd->add_option("--policy-config", o->policy_config, "score and uplink weights");
+  cmd->add_option("--policy-config", o->policy_config,
+                  "the objective's weights (etc/fabricplace/policy.conf)");
   cmd->add_option("--gpus-per-node", o->topt.gpus_per_node, "GPUs per node")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));

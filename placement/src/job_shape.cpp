@@ -18,7 +18,9 @@ ShapeRule first_broken_rule(const ShapeSpec& s) {
   if (s.nodes) {
     const std::uint64_t gpus = std::uint64_t{*s.nodes} * G;
     if (gpus % T != 0) return ShapeRule::kTpDoesNotTile;
-    if (gpus % (std::uint64_t{T} * s.pp) != 0) return ShapeRule::kPpDoesNotTile;
+    // With --tp left out (one node per group) this is the next rule: say that one, not a
+    // --tp the user never gave.
+    if (s.tp && gpus % (std::uint64_t{T} * s.pp) != 0) return ShapeRule::kPpDoesNotTile;
     if (*s.nodes % s.pp != 0) return ShapeRule::kPpSplitsNodes;
   }
   // A TP group of T x K / G ranks, or ranks that each hold whole groups.

@@ -32,13 +32,12 @@ constexpr WeightKey kWeightKeys[] = {
     {"leftover", &Weights::leftover},
     {"fresh_block", &Weights::fresh_block},
     {"tp_split", &Weights::tp_split},
-    {"unhealthy_host", &Weights::unhealthy_host},
     {"unhealthy_capacity", &Weights::unhealthy_capacity},
 };
-// Weights of the count-based score before issue #14: links now enter through their
-// capacity.
-constexpr const char* kRetired[] = {"uplink", "oversubscription", "degraded_uplink",
-                                    "unhealthy_uplink", "lost_uplink"};
+// Weights of the count-based score before issue #14, and the baselines' penalty per host on
+// a bad host link: links now enter through their capacity.
+constexpr const char* kRetired[] = {"uplink",           "oversubscription", "degraded_uplink",
+                                    "unhealthy_uplink", "lost_uplink",      "unhealthy_host"};
 
 std::string plural(std::uint32_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -299,7 +298,7 @@ double score_of(const Weights& w, const Measures& m) {
   return w.slowdown * m.hosts * (s - 1) + w.contention * m.bandwidth.others +
          w.leaves * m.leaves + w.pods * (m.pods + m.thin_core) + w.ring_crossings * crossings +
          w.leftover * m.leftover + w.fresh_block * m.fresh_blocks +
-         w.tp_split * m.tp_groups_split + w.unhealthy_host * m.unhealthy_hosts;
+         w.tp_split * m.tp_groups_split;
 }
 
 std::vector<std::pair<HostId, HostId>> job_edges(std::span<const HostId> ranked,

@@ -321,7 +321,9 @@ Result<RunningJobs> running_from_lines(const fabric::Fabric& f, std::string_view
 Result<RunningJobs> parse_running(const fabric::Fabric& f, std::string_view text,
                                   const std::string& file) {
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && text[first] == '{')
+  // JSON starts with '{'; a '[' (no host name starts so) is JSON too, and the wrong kind:
+  // the JSON reader says what was expected.
+  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '['))
     return running_from_json(f, text, file);
   return running_from_lines(f, text, file);
 }

@@ -71,6 +71,10 @@ TEST(JobShape, EveryRuleNamesItsNumbers) {
       {{.nodes = 3, .tp = 4, .pp = 2},
        ShapeRule::kPpSplitsNodes,
        "--pp 2: 3 nodes do not split into equal pipeline stages"},
+      // --tp left out: the message does not name it.
+      {{.nodes = 3, .pp = 2},
+       ShapeRule::kPpSplitsNodes,
+       "--pp 2: 3 nodes do not split into equal pipeline stages"},
       {{.nodes = 4, .tp = 4, .k = 3},
        ShapeRule::kTpNotWholeRanks,
        "--tp 4 with 8 GPUs per node and 3 tasks per node: a TP group would be 4 x 3 / 8 tasks, "

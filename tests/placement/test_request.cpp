@@ -193,7 +193,6 @@ TEST(Weights, BundledPolicyConfigIsTheDefault) {
   EXPECT_EQ(w->leftover, d.leftover);
   EXPECT_EQ(w->fresh_block, d.fresh_block);
   EXPECT_EQ(w->tp_split, d.tp_split);
-  EXPECT_EQ(w->unhealthy_host, d.unhealthy_host);
   EXPECT_EQ(w->unhealthy_capacity, d.unhealthy_capacity);
   // Every line of the bundled file is one of these (a stale one would fail to parse).
 }
@@ -205,6 +204,10 @@ TEST(Weights, Errors) {
   EXPECT_EQ(w->leftover, 2.5);
   EXPECT_EQ(parse_weights("leaves = 1\noversubscription = 20\n", "p.conf").error().to_string(),
             "p.conf:2: oversubscription is no longer a weight: links enter the objective "
+            "through their capacity (rate as read, unhealthy_capacity for links past their "
+            "error thresholds; docs/placement.md); remove the line");
+  EXPECT_EQ(parse_weights("unhealthy_host = 10000\n", "p.conf").error().to_string(),
+            "p.conf:1: unhealthy_host is no longer a weight: links enter the objective "
             "through their capacity (rate as read, unhealthy_capacity for links past their "
             "error thresholds; docs/placement.md); remove the line");
   EXPECT_EQ(parse_weights("unhealthy_capacity = 0\n", "p.conf").error().to_string(),

@@ -112,6 +112,9 @@ TEST(RunningJobs, ParseRunningTellsTheFormatsApart) {
   auto blank = parse_running(f, " \n\n", "r");
   ASSERT_TRUE(blank) << error_of(blank);
   EXPECT_TRUE(blank->jobs.empty());
+  // A JSON array is JSON of the wrong shape, not a hostlist.
+  EXPECT_EQ(error_of(parse_running(f, "\n[\"node001\", \"node002\"]\n", "r")),
+            "r:2: expected a JSON object of job id -> [host or hostlist, ...] in rank order");
   // '#' comments are for the line formats: a JSON file does not start with one.
   EXPECT_EQ(error_of(parse_running(f, "# jobs\n{\"7\": [\"node002\"]}\n", "r")),
             "r:2: expected \"JOBID HOSTLIST\" (squeue -h -t R -o '%i %N') or one hostlist (a "

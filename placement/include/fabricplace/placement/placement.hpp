@@ -35,9 +35,9 @@ struct Weights {
   // Fragmentation.
   double leftover = 1;      ///< per free host left behind in the blocks used (best fit)
   double fresh_block = 20;  ///< per wholly free block the job breaks into without filling it
-  // What only the baselines can do.
-  double tp_split = 10000;        ///< per TP group spanning blocks
-  double unhealthy_host = 10000;  ///< per host on a degraded or unhealthy host link
+  // What only the baselines can do (a host on a bad host link enters through that link's
+  // capacity, as every link does).
+  double tp_split = 10000;  ///< per TP group spanning blocks
   /// Not a weight: the fraction of its rate a link whose error counters passed their
   /// thresholds counts at (0 < x <= 1). A bad link enters only through its capacity.
   double unhealthy_capacity = 0.5;
