@@ -234,6 +234,7 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
     if (total.unhealthy) add(plural(total.unhealthy, "unhealthy uplink"));
     if (total.lost) add(plural(total.lost, "lost uplink"));
     c.uplink_why.push_back(why);
+    c.uplink_faults.push_back(total.degraded + total.unhealthy + total.lost);
   }
 
   // How thin each pod's links to the tier above are: its leaves' uplink bandwidth as built

@@ -250,7 +250,8 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
       s += (i ? ", " : "") + p.runner_up_leaves[i];
     s += "\n";
     if (std::abs(p.runner_up_score - p.score) < 1e-9 * std::max(1.0, std::abs(p.score)))
-      s += "(a tie: of the equal sets found, the one first in topology.conf order wins)\n";
+      s += "(a tie: of the equal sets found, the one with the fewest faulty uplinks, then the "
+           "first in topology.conf order, wins)\n";
   } else if (p.policy == "fabric") {
     const bool rail = c.tree.virtual_leaves;
     s += "runner-up: none (the search found no other set of " + std::to_string(m.leaves) +

@@ -24,7 +24,8 @@
 //  4. score(): each distinct set gets its hosts and ring order and is measured exactly: its
 //     inter-block edges on the route model over the running jobs' load
 //     (placement::forecast_edges), its locality and fragmentation;
-//  5. choose(): the lowest score wins (equal scores: the set first in topology.conf order);
+//  5. choose(): the lowest score wins (equal scores: the fewest faulty uplinks, then the set
+//     first in topology.conf order);
 //     its ring gets route-aware boundaries (placement::route_aware_ring), and the next
 //     distinct set is the runner-up --explain shows.
 // With a block that holds the whole job the search is exhaustive over such blocks (a ring
@@ -363,6 +364,7 @@ class Search {
     /// a lower bound (bandwidth terms are never negative).
     double score = 0;
     bool measured = false;
+    std::uint32_t faults = 0;  // degraded, unhealthy and lost uplinks of its blocks
   };
 
   // 1. Usable hosts and each block's capacity in TP groups.
@@ -577,11 +579,14 @@ class Search {
     measure_top(1);
   }
 
-  // Lower score first; equal scores (to rounding): the set whose blocks come first in fabric
-  // (topology.conf) order.
+  // Lower score first; equal scores: the set with the fewest faulty uplinks (a tie means the
+  // job's routes avoid them, the next job's may not), then the set whose blocks come first in
+  // fabric (topology.conf) order. Scores compare on a grid of 1e-6 (sums of the same terms
+  // in another order differ in the last bits), which keeps the order transitive.
+  static std::int64_t grid(double score) { return std::llround(score * 1e6); }
   static bool better(const Candidate& x, const Candidate& y) {
-    if (std::abs(x.score - y.score) > 1e-9 * std::max(1.0, std::abs(x.score)))
-      return x.score < y.score;
+    if (const auto gx = grid(x.score), gy = grid(y.score); gx != gy) return gx < gy;
+    if (x.faults != y.faults) return x.faults < y.faults;
     return x.blocks < y.blocks;
   }
 
@@ -607,7 +612,9 @@ class Search {
     m.leaves = static_cast<std::uint32_t>(cand.blocks.size());
     pods_.clear();
     std::uint32_t free = 0;
+    cand.faults = 0;
     for (auto k : cand.blocks) {
+      cand.faults += c_.uplink_faults[k];
       pods_.push_back(b_.pod[k]);
       free += in_.free_hosts[k];
       if (in_.free_hosts[k] == b_.hosts[k].size() && take_[k] * in_.g < in_.free_hosts[k])

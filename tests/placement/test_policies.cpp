@@ -67,20 +67,22 @@ TEST(FabricPolicy, DegradedUplinkEntersThroughItsCapacity) {
   EXPECT_EQ(ff.measures.bandwidth.before, 0);
   EXPECT_EQ(ff.measures.bandwidth.after, 1);
   // The fabric policy measures every pair of leaves and takes one whose ring runs at full
-  // speed: leaf01 with leaf03 (first in topology.conf order among the equal ones).
+  // speed: leaf01 with leaf03 and leaf02 with leaf03 tie, and the pair without the faulty
+  // uplink wins (the next job's routes may cross it).
   const auto p = planner.place(job(2), s, Policy::kFabric);
   ASSERT_TRUE(p.feasible) << p.reason;
-  EXPECT_EQ(ranks(f, p), expand("node001,node065"));
+  EXPECT_EQ(ranks(f, p), expand("node036,node065"));
   EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
   EXPECT_DOUBLE_EQ(ff.score - p.score, 1000 * 2 * (4.0 - 1));
 
   // On the whole idle fabric a 40-node ring needs two leaves and none of its two
-  // inter-leaf edges is routed over the 1x uplink: leaf01 is as good as any.
+  // inter-leaf edges would be routed over the 1x uplink: leaf01 scores as well as any, and
+  // the tie goes to the leaves with sound uplinks.
   const auto all = placement::all_free(f);
   const auto whole = planner.place(job(40), all, Policy::kFabric);
   ASSERT_TRUE(whole.feasible) << whole.reason;
-  EXPECT_EQ(whole.leaves, (Leaves{"leaf01", "leaf02"}));
-  EXPECT_EQ(ranks(f, whole), expand("node[001-040]"));
+  EXPECT_EQ(whole.leaves, (Leaves{"leaf02", "leaf03"}));
+  EXPECT_EQ(ranks(f, whole), expand("node[033-072]"));
   EXPECT_DOUBLE_EQ(whole.measures.bandwidth.slowdown, 1.0);
   EXPECT_EQ(whole.measures.leaves, 2u);
   EXPECT_EQ(whole.measures.pods, 1u);

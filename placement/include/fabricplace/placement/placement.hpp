@@ -87,6 +87,8 @@ struct Context {
   /// Per block: what is wrong with its uplinks, for --explain ("4.41:1 oversubscribed,
   /// 1 degraded uplink"; "no uplink").
   std::vector<std::string> uplink_why;
+  /// Per block: its degraded, unhealthy and lost uplinks (what breaks a tie between sets).
+  std::vector<std::uint32_t> uplink_faults;
   /// Per pod (Blocks::pod): how thin its links to the tier above are, its leaves' uplink
   /// bandwidth over its own uplink bandwidth, at least 1 (1 on 2-level fabrics). A ring
   /// across pods counts each pod it uses this many times in the pods term (score_of).
