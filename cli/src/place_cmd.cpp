@@ -150,11 +150,24 @@ int run_place(const PlaceOpts& o) {
   if (!running) return report(running.error());
   for (const auto& w : running->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
   if (!o.running.empty() || o.from_slurm) {
-    std::size_t hosts = 0;
-    for (const auto& j : running->jobs) hosts += j.hosts.size();
-    std::cerr << "fabricplace: " << (o.running.empty() ? "squeue" : o.running) << ": "
-              << running->jobs.size() << " running job(s) on " << hosts
-              << " host(s) read\n";
+    const std::string src = o.running.empty() ? "squeue" : o.running;
+    std::size_t hosts = 0, on_free = 0;
+    const placement::RunningJob* first = nullptr;
+    fabric::HostId first_host{};
+    for (const auto& j : running->jobs) {
+      hosts += j.hosts.size();
+      for (auto h : j.hosts)
+        if (states->free(h) && on_free++ == 0) first = &j, first_host = h;
+    }
+    std::cerr << "fabricplace: " << src << ": " << running->jobs.size() << " running job(s) on "
+              << hosts << " host(s) read\n";
+    // Two inputs that disagree (saved at different times, or --free naming busy hosts): the
+    // load still counts, and the hosts may still be chosen; say so rather than guess.
+    if (on_free > 0)
+      std::cerr << "fabricplace: warning: " << src << ": " << on_free
+                << " host(s) of running jobs are free in the node states (the first: "
+                << f->host(first_host).name << " of job " << first->id << ", line " << first->line
+                << "); their jobs' load counts and they may be chosen: are both inputs current?\n";
   }
 
   // The route model in force: the objective measures every ring on it.

@@ -82,6 +82,22 @@ const Row kRows[] = {
     {"TP groups split", [](const Measures& m) { return std::to_string(m.tp_groups_split); }},
     {"unhealthy hosts", [](const Measures& m) { return std::to_string(m.unhealthy_hosts); }},
 };
+// With pipeline stages (--pp P > 1), after the ring edges.
+const Row kPipelineRows[] = {
+    {"pipeline inter-leaf", [](const Measures& m) { return std::to_string(m.pp_inter_leaf); }},
+    {"stages in one leaf", [](const Measures& m) { return std::to_string(m.stages_in_block); }},
+};
+
+// The rows shown for a job: the pipeline's where it has stages.
+std::vector<const Row*> rows_for(const JobRequest& job) {
+  std::vector<const Row*> out;
+  for (const auto& r : kRows) {
+    out.push_back(&r);
+    if (job.pp > 1 && std::string_view(r.name) == "ring inter-pod edges")
+      for (const auto& q : kPipelineRows) out.push_back(&q);
+  }
+  return out;
+}
 
 ojson bandwidth_json(const Context& c, const Forecast& fc) {
   ojson j;
@@ -240,8 +256,9 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
 
   s +=
       "\n" + pad("criterion", 24) + pad("chosen", 14) + (p.has_runner_up ? "runner-up" : "") + "\n";
-  for (const auto& r : kRows)
-    s += pad(r.name, 24) + pad(r.get(m), 14) + (p.has_runner_up ? r.get(p.runner_up) : "") + "\n";
+  for (const Row* r : rows_for(job))
+    s += pad(r->name, 24) + pad(r->get(m), 14) + (p.has_runner_up ? r->get(p.runner_up) : "") +
+         "\n";
   s += pad("score", 24) + pad(num(p.score), 14) + (p.has_runner_up ? num(p.runner_up_score) : "") +
        "\n";
   if (p.has_runner_up) {
@@ -305,15 +322,14 @@ std::string placement_json(const Context& c, const JobRequest& job, const Placem
 
 std::string compare_text(const Context& c, const JobRequest& job,
                          const std::vector<Placement>& ps) {
-  (void)job;
   std::string s = pad("", 24);
   for (const auto& p : ps) s += pad(p.policy, 16);
   s += "\n" + pad("feasible", 24);
   for (const auto& p : ps) s += pad(p.feasible ? "yes" : "no", 16);
   s += "\n";
-  for (const auto& r : kRows) {
-    s += pad(r.name, 24);
-    for (const auto& p : ps) s += pad(p.feasible ? r.get(p.measures) : "-", 16);
+  for (const Row* r : rows_for(job)) {
+    s += pad(r->name, 24);
+    for (const auto& p : ps) s += pad(p.feasible ? r->get(p.measures) : "-", 16);
     s += "\n";
   }
   s += pad("score", 24);
