@@ -1,7 +1,6 @@
 #include "fabricplace/placement/traffic.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <limits>
 
 namespace fabricplace::placement {
@@ -118,14 +117,8 @@ Capacity link_capacity(const fabric::Fabric& f, double unhealthy_capacity) {
   return c;
 }
 
-namespace {
-std::atomic<std::uint64_t> next_stamp{1};
-}  // namespace
-
 Traffic::Traffic(const routes::Model& m, const Capacity& c)
-    : model_(&m), cap_(&c), load_(c.gbps.size(), 0), stamp_(next_stamp++) {}
-
-void Traffic::restamp() { stamp_ = next_stamp++; }
+    : model_(&m), cap_(&c), load_(c.gbps.size(), 0) {}
 
 std::span<const std::uint32_t> Traffic::on(routes::DirLink d) const {
   if (d >= on_.size()) return {};
@@ -173,7 +166,6 @@ std::optional<std::uint32_t> Traffic::add(std::span<const HostId> ring, std::uin
     on_[d].push_back(h);
   }
   j.slowdown = measure(j);
-  if (!j.links.empty()) restamp();
   // Loads only grew: a job sharing a link now runs at most at that link's share.
   for (const auto& [d, own] : j.links) {
     const double u = cap_->host_gbps * routes::edges(load_[d]) / cap_->gbps[d];
@@ -204,7 +196,6 @@ void Traffic::remove(std::uint32_t h) {
   }
   std::sort(affected.begin(), affected.end());
   affected.erase(std::unique(affected.begin(), affected.end()), affected.end());
-  if (!j.links.empty()) restamp();
   j.links.clear();
   j.links.shrink_to_fit();
   j.live = false;

@@ -341,10 +341,8 @@ std::string why_not(const Input& in, const placement::JobRequest& job,
 class Search {
  public:
   Search(const placement::Context& c, const placement::JobRequest& job,
-         const placement::NodeStates& states, const placement::Traffic* traffic,
-         const UplinkSlowdowns& pre)
-      : c_(c), b_(c.blocks), w_(c.weights), job_(job), states_(states), traffic_(traffic),
-        pre_(pre), in_(c) {}
+         const placement::NodeStates& states, const placement::Traffic* traffic)
+      : c_(c), b_(c.blocks), w_(c.weights), job_(job), states_(states), traffic_(traffic), in_(c) {}
 
   placement::Placement run() {
     usable();
@@ -405,6 +403,33 @@ class Search {
 
   // 2. Per-block and per-pod estimates of what crossing their uplinks costs now.
   void estimate() {
+    const auto& cap = c_.capacity;
+    const std::span<const routes::Load> bg =
+        traffic_ ? traffic_->load() : std::span<const routes::Load>{};
+    const bool fluid = c_.routes && c_.routes->kind() == routes::Kind::kAdaptive;
+    // The slowdown one more ring edge sees over these links: adaptive spreads it over all of
+    // them (their aggregate); a static table or ecmp's hash puts it on one of them (the
+    // mean over them of each one's slowdown with it).
+    const double per_edge = 1.0 / static_cast<double>(routes::kEdge);
+    const auto& hpg = cap.host_per_gbps;
+    auto slowdown = [&](const std::vector<routes::DirLink>& links) {
+      if (links.empty()) return 1.0;
+      if (fluid) {
+        double load = 0, gbps = 0;
+        for (auto d : links) {
+          load += bg.empty() ? 0.0 : static_cast<double>(bg[d]) * per_edge;
+          gbps += cap.gbps[d];
+        }
+        return std::max(1.0, cap.host_gbps * (load + 1) / gbps);
+      }
+      double mean = 0;
+      if (bg.empty()) {
+        for (auto d : links) mean += std::max(1.0, hpg[d]);
+      } else {
+        for (auto d : links) mean += std::max(1.0, hpg[d] * (static_cast<double>(bg[d]) * per_edge + 1));
+      }
+      return mean / static_cast<double>(links.size());
+    };
     const double n = in_.N;
     bw_.assign(b_.size(), 0);
     fit_.assign(b_.size(), 0);
@@ -420,7 +445,8 @@ class Search {
     const bool spans = one_.empty();
     for (std::size_t k = 0; k < b_.size(); ++k) {
       if (in_.cap[k] == 0) continue;
-      const double s = spans ? pre_.block[k] : 1.0;
+      const double s =
+          spans ? std::max(slowdown(c_.block_up[k]), slowdown(c_.block_down[k])) : 1.0;
       bw_[k] = w_.slowdown * n * (s - 1);
       loaded_ = loaded_ || s > 1;
       const bool whole = in_.free_hosts[k] == b_.hosts[k].size();
@@ -430,7 +456,7 @@ class Search {
       if (spans && !pod_done[p] && c_.block_tier2[k] != kNone) {
         pod_done[p] = 1;
         const auto t = c_.block_tier2[k];
-        const double sp = pre_.tier2[t];
+        const double sp = std::max(slowdown(c_.tier2_up[t]), slowdown(c_.tier2_down[t]));
         pod_cost_[p] += w_.slowdown * n * (sp - 1);
         loaded_ = loaded_ || sp > 1;
         pods_loaded_ = pods_loaded_ || sp > 1 || c_.pod_scarcity[p] > 1;
@@ -917,7 +943,6 @@ class Search {
   const placement::JobRequest& job_;
   const placement::NodeStates& states_;
   const placement::Traffic* traffic_;
-  const UplinkSlowdowns& pre_;
   Input in_;
   std::vector<std::uint32_t> one_;
   std::map<std::uint32_t, std::vector<std::uint32_t>> parts_;  // component -> eligible blocks
@@ -938,51 +963,10 @@ class Search {
 
 }  // namespace
 
-UplinkSlowdowns uplink_slowdowns(const placement::Context& c, const placement::Traffic* traffic) {
-  const auto& cap = c.capacity;
-  const std::span<const routes::Load> bg =
-      traffic ? traffic->load() : std::span<const routes::Load>{};
-  const bool fluid = c.routes && c.routes->kind() == routes::Kind::kAdaptive;
-  // The slowdown one more ring edge sees over these links: adaptive spreads it over all of
-  // them (their aggregate); a static table or ecmp's hash puts it on one of them (the mean
-  // over them of each one's slowdown with it).
-  const double per_edge = 1.0 / static_cast<double>(routes::kEdge);
-  const auto& hpg = cap.host_per_gbps;
-  auto slowdown = [&](const std::vector<routes::DirLink>& links) {
-    if (links.empty()) return 1.0;
-    if (fluid) {
-      double load = 0, gbps = 0;
-      for (auto d : links) {
-        load += bg.empty() ? 0.0 : static_cast<double>(bg[d]) * per_edge;
-        gbps += cap.gbps[d];
-      }
-      return std::max(1.0, cap.host_gbps * (load + 1) / gbps);
-    }
-    double mean = 0;
-    if (bg.empty()) {
-      for (auto d : links) mean += std::max(1.0, hpg[d]);
-    } else {
-      for (auto d : links)
-        mean += std::max(1.0, hpg[d] * (static_cast<double>(bg[d]) * per_edge + 1));
-    }
-    return mean / static_cast<double>(links.size());
-  };
-  UplinkSlowdowns out;
-  out.block.resize(c.blocks.size());
-  for (std::size_t k = 0; k < c.blocks.size(); ++k)
-    out.block[k] = std::max(slowdown(c.block_up[k]), slowdown(c.block_down[k]));
-  out.tier2.resize(c.tier2_up.size());
-  for (std::size_t t = 0; t < c.tier2_up.size(); ++t)
-    out.tier2[t] = std::max(slowdown(c.tier2_up[t]), slowdown(c.tier2_down[t]));
-  return out;
-}
-
 placement::Placement fabric_aware(const placement::Context& c, const placement::JobRequest& job,
                                   const placement::NodeStates& states,
-                                  const placement::Traffic* traffic, const UplinkSlowdowns* pre) {
-  if (pre) return Search(c, job, states, traffic, *pre).run();
-  const auto own = uplink_slowdowns(c, traffic);
-  return Search(c, job, states, traffic, own).run();
+                                  const placement::Traffic* traffic) {
+  return Search(c, job, states, traffic).run();
 }
 
 }  // namespace fabricplace::policies

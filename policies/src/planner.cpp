@@ -43,19 +43,8 @@ placement::Placement Planner::place(const placement::JobRequest& job,
                                     const placement::NodeStates& states, Policy policy,
                                     const placement::Traffic* traffic) const {
   switch (policy) {
-    case Policy::kFabric: {
-      const std::uint64_t stamp = traffic ? traffic->stamp() : 0;
-      std::shared_ptr<const UplinkSlowdowns> pre;
-      {
-        const std::lock_guard lock(mu_);
-        if (!uplinks_ || stamp_ != stamp) {
-          uplinks_ = std::make_shared<const UplinkSlowdowns>(uplink_slowdowns(ctx_, traffic));
-          stamp_ = stamp;
-        }
-        pre = uplinks_;
-      }
-      return fabric_aware(ctx_, job, states, traffic, pre.get());
-    }
+    case Policy::kFabric:
+      return fabric_aware(ctx_, job, states, traffic);
     case Policy::kSlurmTree:
       return slurm_tree(ctx_, slurm_, job, states, traffic);
     case Policy::kFirstFit:

@@ -301,38 +301,6 @@ TEST(ThinnestTier, IsTheTierWithTheLeastCapacityPerHost) {
   }
 }
 
-// The planner keeps the per-block uplink estimate under the Traffic's stamp: every change of
-// the load changes the stamp, two Traffic objects never share one, and a decision after a
-// change sees the new load.
-TEST(Traffic, StampFollowsTheLoad) {
-  const auto f = test::gen("fat2:leaves=4,down=4,up=1");
-  const Planner planner(f);
-  placement::Traffic t(planner.routes(), planner.context().capacity);
-  placement::Traffic other(planner.routes(), planner.context().capacity);
-  EXPECT_NE(t.stamp(), other.stamp());
-  EXPECT_NE(t.stamp(), 0u);
-  const auto idle = t.stamp();
-  const auto states = free_only(f, "node[002-004,006-008,009-011,013-015]");
-  EXPECT_EQ(ranks(f, planner.place(job(6), states, Policy::kFabric, &t).hosts),
-            "node[002-004,006-008]");
-  const auto a = t.add(hosts(f, "node001,node005"), 1, "a");
-  ASSERT_TRUE(a);
-  EXPECT_NE(t.stamp(), idle);
-  EXPECT_EQ(ranks(f, planner.place(job(6), states, Policy::kFabric, &t).hosts),
-            "node[009-011,013-015]");
-  const auto loaded = t.stamp();
-  // A one-host job adds no load: the stamp stays.
-  ASSERT_TRUE(t.add(hosts(f, "node016"), 2, "b"));
-  EXPECT_EQ(t.stamp(), loaded);
-  t.remove(*a);
-  EXPECT_NE(t.stamp(), loaded);
-  EXPECT_EQ(ranks(f, planner.place(job(6), states, Policy::kFabric, &t).hosts),
-            "node[002-004,006-008]");
-  // The estimate the planner keeps is the one computed afresh.
-  const auto fresh = uplink_slowdowns(planner.context(), &t);
-  EXPECT_EQ(fresh.block, std::vector<double>(4, 1.0));
-}
-
 TEST(Traffic, LoadsAndSlowdownsAreExact) {
   const auto f = test::gen("fat2:leaves=4,down=4,up=1");
   const Planner planner(f);

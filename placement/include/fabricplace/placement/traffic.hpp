@@ -88,9 +88,6 @@ class Traffic {
 
   [[nodiscard]] const routes::Model& model() const { return *model_; }
   [[nodiscard]] const Capacity& capacity() const { return *cap_; }
-  /// Changes with every add() or remove() that changes the load, and differs between any two
-  /// Traffic objects of one process (>= 1): what the load derived from it is cached under.
-  [[nodiscard]] std::uint64_t stamp() const { return stamp_; }
 
  private:
   struct Job {
@@ -109,8 +106,6 @@ class Traffic {
   std::vector<std::uint32_t> free_;
   std::size_t live_ = 0;
   std::vector<std::vector<std::uint32_t>> on_;  ///< per directed link, lazily sized
-  std::uint64_t stamp_;
-  void restamp();
 };
 
 /// What placing a ring would do.

@@ -16,7 +16,6 @@
 
 #include <array>
 #include <memory>
-#include <mutex>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -51,20 +50,9 @@ placement::Placement slurm_tree(const placement::Context& c, const SlurmTables& 
                                 const placement::JobRequest& job,
                                 const placement::NodeStates& states,
                                 const placement::Traffic* traffic = nullptr);
-/// What one more ring edge across each block's uplinks (and each pod's links to the core)
-/// would be slowed to by the running jobs' load now: the fabric policy's per-block estimate.
-/// It depends on the load alone, so the Planner keeps it until the Traffic's stamp changes.
-struct UplinkSlowdowns {
-  std::vector<double> block;  ///< per block: the worse of its uplinks up and down
-  std::vector<double> tier2;  ///< per tier-2 group (Context::tier2_up): the same
-};
-UplinkSlowdowns uplink_slowdowns(const placement::Context& c, const placement::Traffic* traffic);
-
-/// `pre`: uplink_slowdowns(c, traffic), when the caller keeps it (nullptr: computed here).
 placement::Placement fabric_aware(const placement::Context& c, const placement::JobRequest& job,
                                   const placement::NodeStates& states,
-                                  const placement::Traffic* traffic = nullptr,
-                                  const UplinkSlowdowns* pre = nullptr);
+                                  const placement::Traffic* traffic = nullptr);
 
 class Planner {
  public:
@@ -83,11 +71,6 @@ class Planner {
   std::unique_ptr<const routes::Model> own_routes_;
   placement::Context ctx_;
   SlurmTables slurm_;
-  // uplink_slowdowns() for the Traffic stamp last seen (0: an idle fabric): decisions between
-  // two changes of the load (a scheduler's pass over its queue) share it.
-  mutable std::mutex mu_;
-  mutable std::uint64_t stamp_ = ~std::uint64_t{0};
-  mutable std::shared_ptr<const UplinkSlowdowns> uplinks_;
 };
 
 }  // namespace fabricplace::policies
