@@ -153,7 +153,8 @@ Result<ExactPlacement> exact_hostfile(const ExactRequest& r) {
   spec.tp = r.tp;
   auto shape = placement::JobShape::make(spec, kShapeNames);
   if (!shape) return std::unexpected(shape.error());
-  const auto job = placement::request(*shape);
+  auto job = placement::request(*shape);
+  job.runner_up = false;  // the choice is all a submission uses
   // The running jobs' rings load the fabric on the planner's route model; the objective
   // weighs them (a ring without a route is left out, said once).
   const auto& planner = *entry.second;

@@ -752,7 +752,7 @@ class Search {
 
   // 5. The winner, its ring on the routes, and the runner-up.
   placement::Placement choose() {
-    measure_top(2);
+    measure_top(job_.runner_up ? 2 : 1);
     auto ring = hosts_of(cands_[0].blocks);
     const std::span<const routes::Load> bg =
         traffic_ ? traffic_->load() : std::span<const routes::Load>{};
@@ -789,7 +789,7 @@ class Search {
         if (q.score < p.score - 1e-9 * std::max(1.0, std::abs(p.score))) p = std::move(q);
       }
     }
-    if (cands_.size() > 1) {
+    if (job_.runner_up && cands_.size() > 1) {
       const auto r =
           placement::evaluate(c_, job_, states_, hosts_of(cands_[1].blocks), "fabric", traffic_);
       p.has_runner_up = true;

@@ -173,6 +173,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   auto request = [&](std::uint32_t j) {
     auto req = placement::request(t.jobs[j].shape);
     req.salt = j + 1;  // tells its flows apart (ecmp)
+    req.runner_up = false;
     return req;
   };
 

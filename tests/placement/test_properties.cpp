@@ -114,6 +114,15 @@ TEST(PlacementProperties, RandomFabricsBusySetsAndJobs) {
 
       const auto p = planner.place(job, st, Policy::kFabric);
       ASSERT_EQ(p.feasible, Lstar != 0) << p.reason;
+      // Without the runner-up (the plugin, the simulator): the same choice, no runner-up.
+      {
+        auto lean = job;
+        lean.runner_up = false;
+        const auto q = planner.place(lean, st, Policy::kFabric);
+        EXPECT_EQ(q.hosts, p.hosts);
+        EXPECT_EQ(q.score, p.score);
+        EXPECT_FALSE(q.has_runner_up);
+      }
       if (!p.feasible) {
         ++infeasible_seen;
         EXPECT_FALSE(p.reason.empty());

@@ -22,6 +22,10 @@ struct JobRequest : JobShape {
   /// Tells this job's flows apart from other jobs' between the same hosts (ecmp hashes it;
   /// the simulator numbers its jobs).
   std::uint64_t salt = 0;
+  /// The fabric policy also measures the runner-up (Placement::runner_up: --explain, --json).
+  /// Callers that act on the choice alone (the plugin, the simulator) say false: it does not
+  /// change the choice and saves a whole-ring evaluation.
+  bool runner_up = true;
 };
 
 /// A request of this shape, excluding no host.
