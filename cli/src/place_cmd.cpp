@@ -149,6 +149,12 @@ int run_place(const PlaceOpts& o) {
   auto running = read_running(*f, o);
   if (!running) return report(running.error());
   for (const auto& w : running->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+  // No node states given: every host is free but those the running jobs hold.
+  const bool states_given = o.free_opt->count() || o.busy_opt->count() || o.state_opt->count() ||
+                            o.from_slurm;
+  if (!states_given)
+    for (const auto& j : running->jobs)
+      for (auto h : j.hosts) states->state[fabric::idx(h)] = placement::HostState::kBusy;
   if (!o.running.empty() || o.from_slurm) {
     const std::string src = o.running.empty() ? "squeue" : o.running;
     std::size_t hosts = 0, on_free = 0;

@@ -50,9 +50,14 @@ std::string slowdown_str(const Forecast& fc) {
 
 // "2", or "2 (core 16.00:1)" where the ring crosses thin links to the core: the mean
 // Context::pod_scarcity of its pods.
+std::string core_ratio(const Measures& m) {
+  if (m.pods < 2 || m.thin_core <= 0) return {};
+  const auto r = num((m.pods + m.thin_core) / m.pods);
+  return r == "1.00" ? std::string() : r;
+}
 std::string pods_str(const Measures& m) {
   std::string s = std::to_string(m.pods);
-  if (m.thin_core > 0) s += " (core " + num((m.pods + m.thin_core) / m.pods) + ":1)";
+  if (const auto r = core_ratio(m); !r.empty()) s += " (core " + r + ":1)";
   return s;
 }
 
@@ -216,7 +221,7 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
   for (std::size_t i = 0; i < p.leaves.size(); ++i) s += (i ? ", " : "") + p.leaves[i];
   s += " (" + std::to_string(m.leaves) + " in " + std::to_string(m.pods) +
        (m.pods == 1 ? " pod" : " pods") +
-       (m.thin_core > 0 ? ", core " + num((m.pods + m.thin_core) / m.pods) + ":1" : "") + ")\n";
+       (core_ratio(m).empty() ? std::string() : ", core " + core_ratio(m) + ":1") + ")\n";
   s += "ring: " + ring_text(c, p.hosts) + "\n";
   const std::string unit = c.tree.virtual_leaves ? "rail-group" : "leaf";
   s += "ring edges: " + std::to_string(m.ring_inter_leaf) + " inter-" + unit + ", " +
@@ -266,7 +271,8 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
     for (std::size_t i = 0; i < p.runner_up_leaves.size(); ++i)
       s += (i ? ", " : "") + p.runner_up_leaves[i];
     s += "\n";
-    if (std::abs(p.runner_up_score - p.score) < 1e-9 * std::max(1.0, std::abs(p.score)))
+    // Equal as the fabric policy compares them (a grid of 1e-6).
+    if (std::nearbyint(p.runner_up_score * 1e6) == std::nearbyint(p.score * 1e6))
       s += "(a tie: of the equal sets found, the one with the fewest faulty uplinks, then the "
            "first in topology.conf order, wins)\n";
   } else if (p.policy == "fabric") {

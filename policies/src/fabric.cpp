@@ -69,9 +69,9 @@ struct SetHash {
 
 // Greedy fill of exactly L blocks from `order` (eligible blocks sorted by capacity
 // descending, then index) covering G groups; empty when impossible. A block of a pod not
-// yet used costs that pod's `pod_cost` more. `ranked`: every block by cost ascending, then
-// capacity descending, then index (Search::rank), so that its blocks of `order` come by
-// cost and, on equal cost, in `order`'s own order.
+// yet used costs that pod's `pod_cost` more. `ranked`: the blocks with capacity (every block
+// of `order`) by cost ascending, then capacity descending, then index (Search::rank), so
+// that its blocks of `order` come by cost and, on equal cost, in `order`'s own order.
 Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& cap,
          const std::vector<double>& cost, const std::vector<std::uint32_t>& ranked,
          const std::vector<std::uint32_t>& pod, const std::vector<double>& pod_cost,
@@ -512,20 +512,41 @@ class Search {
       std::map<std::uint32_t, std::vector<std::uint32_t>> by_pod;
       for (auto k : ks) by_pod[b_.pod[k]].push_back(k);
       std::vector<std::pair<std::uint64_t, std::uint32_t>> strength;  // (reach in L, pod)
-      // (fewest blocks, the pod's cost, pod) of the pods that hold the job alone.
-      std::vector<std::tuple<std::uint32_t, double, std::uint32_t>> alone;
+      // (fewest blocks, groups they hold, pod) of the pods that hold the job alone: a set
+      // inside one pod crosses none of its core links, so neither their load nor how thin
+      // they are ranks it, only how few blocks and how tight a fit.
+      std::vector<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t>> alone;
+      // (groups the pod holds, pod), for the fewest pods by capacity.
+      std::vector<std::pair<std::uint64_t, std::uint32_t>> room;
       for (auto& [pod, pks] : by_pod) {
         if (const auto Lp = fewest(pks); Lp > 0 && by_pod.size() > 1)
-          alone.emplace_back(Lp, pod_cost_[pod], pod);
+          alone.emplace_back(Lp, reach(pks, Lp), pod);
         strength.emplace_back(reach(pks, L), pod);
+        room.emplace_back(reach(pks, static_cast<std::uint32_t>(pks.size())), pod);
       }
-      // The job inside one pod, with as many of its blocks as that takes: where the tier
-      // above the pods is loaded, slow or thin (pod_scarcity), for the pods that need the
-      // fewest blocks (then whose core links cost least), at most kPodScopes of them.
       if (pods_loaded_) {
+        // The job inside one pod, with as many of its blocks as that takes, where the tier
+        // above the pods is loaded, slow or thin (pod_scarcity): for the pods that need the
+        // fewest blocks, then fit tightest, at most kPodScopes of them.
         std::sort(alone.begin(), alone.end());
         for (std::size_t i = 0; i < alone.size() && i < kPodScopes; ++i)
           fills(by_pod[std::get<2>(alone[i])], std::get<0>(alone[i]), false);
+        // And over the fewest pods that can hold it at all (largest first), with as many
+        // blocks as that takes: more leaves in fewer pods cross fewer core links.
+        std::stable_sort(room.begin(), room.end(),
+                         [](const auto& x, const auto& y) { return x.first > y.first; });
+        std::vector<std::uint32_t> few;
+        std::uint64_t held = 0;
+        std::size_t few_pods = 0;
+        for (const auto& [r, pod] : room) {
+          if (held >= in_.G) break;
+          held += r;
+          ++few_pods;
+          few.insert(few.end(), by_pod[pod].begin(), by_pod[pod].end());
+        }
+        by_capacity(few);
+        if (few_pods > 1 && few.size() < ks.size())
+          if (const auto Lf = fewest(few); Lf > 0) fills(few, Lf, false);
       }
       // The fewest pods, strongest first, that together hold the job in L blocks.
       std::stable_sort(strength.begin(), strength.end(),
@@ -584,8 +605,9 @@ class Search {
   // Lower score first; equal scores: the set with the fewest faulty uplinks (a tie means the
   // job's routes avoid them, the next job's may not), then the set whose blocks come first in
   // fabric (topology.conf) order. Scores compare on a grid of 1e-6 (sums of the same terms
-  // in another order differ in the last bits), which keeps the order transitive.
-  static std::int64_t grid(double score) { return std::llround(score * 1e6); }
+  // in another order differ in the last bits), which keeps the order transitive; as doubles,
+  // so that no weight, however large, overflows it.
+  static double grid(double score) { return std::nearbyint(score * 1e6); }
   static bool better(const Candidate& x, const Candidate& y) {
     if (const auto gx = grid(x.score), gy = grid(y.score); gx != gy) return gx < gy;
     if (x.faults != y.faults) return x.faults < y.faults;

@@ -180,6 +180,51 @@ TEST(BandwidthObjective, RunningRingOnTheCoreKeepsTheJobInOnePod) {
   EXPECT_DOUBLE_EQ(idle.runner_up.bandwidth.slowdown, 1.0);
 }
 
+// A thin core (4 leaves of 4 hosts per pod, one core link per pod spine: 4:1) and a job that
+// fits 4 leaves over 3 pods or 5 leaves over 2: nothing is slowed either way, and the set
+// over fewer pods is found (the search proposes the fewest pods that hold the job, with as
+// many leaves as that takes), so it crosses the core no more often than slurm-tree.
+TEST(BandwidthObjective, ThinCoreFewerPodsWithMoreLeaves) {
+  const auto f = test::gen("fat3:pods=4,leaves=4,down=4,up=4,spine_up=1");
+  const Planner planner(f);
+  const auto states = free_only(f, "node[001-010,013-014,017-022,025-026,033-036,049-052]");
+  const auto p = planner.place(job(16), states, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p.hosts), "node[001-010,013-014,017-020]");
+  EXPECT_EQ(p.measures.leaves, 5u);
+  EXPECT_EQ(p.measures.pods, 2u);
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  const auto st = planner.place(job(16), states, Policy::kSlurmTree);
+  EXPECT_LE(p.measures.ring_inter_pod, st.measures.ring_inter_pod);
+  EXPECT_LE(p.score, st.score);
+}
+
+// Six pods of 4 leaves x 8 hosts, pod f's core 16:1, the others non-blocking. A 10-node job
+// fits two leaves of any pod; inside one pod no core link is crossed, so pod f's thin core
+// does not keep its tightest fit (f1 + f2: 6 + 4 free hosts) out of the search.
+TEST(BandwidthObjective, ThinCoreDoesNotCostASetInsideThePod) {
+  std::string s = "host,leaf,spine,core\n";
+  int n = 0;
+  for (const char* pod : {"a", "b", "c", "d", "e", "f"})
+    for (int l = 1; l <= 4; ++l)
+      for (int h = 0; h < 8; ++h) {
+        char row[64];
+        std::snprintf(row, sizeof row, "n%03d,%s%d,s%s,core\n", ++n, pod, l, pod);
+        s += row;
+      }
+  s += "links,lower,upper,count,rate\nhost,leaf,1,400G\nleaf,spine,8,400G\n"
+       "spine,core,32,400G\nsf,core,2,400G\n";
+  const auto f = csv(s);
+  const Planner planner(f);
+  EXPECT_EQ(scarcity(planner.context()), (std::vector<double>{1, 1, 1, 1, 1, 16}));
+  const auto states = free_only(f, "n[001-016,033-048,065-080,097-112,129-144,161-166,169-172]");
+  const auto p = planner.place(job(10), states, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(p.leaves, (std::vector<std::string>{"f1", "f2"}));
+  EXPECT_EQ(ranks(f, p.hosts), "n[161-166,169-172]");
+  EXPECT_DOUBLE_EQ(p.score, 2 * 100 + 50 + 2 * 10);
+}
+
 // With a core as thick as the leaves' uplinks (16 links per pod), bandwidth alone decides:
 // a running ring over a2 and b2 saturates its two core links, and the new job's ring
 // hashed onto one of them would share it.
