@@ -180,6 +180,44 @@ TEST(BandwidthObjective, RunningRingOnTheCoreKeepsTheJobInOnePod) {
   EXPECT_DOUBLE_EQ(idle.runner_up.bandwidth.slowdown, 1.0);
 }
 
+// The case where the fewest leaves may win when idle: two pods of 5 leaves x 4 hosts,
+// one 400G uplink per leaf, ONE 800G core link per pod (c = 5 x 400 / 800 = 2.5). Idle, an
+// 8-node job takes a1 + b1 (two leaves over two pods) before a1-a4; a running ring between
+// a5 and b3-b4 that puts two edges each way on both core links keeps it in pod a.
+TEST(BandwidthObjective, LoadedCoreLinkKeepsTheJobInOnePodIdleCoreDoesNot) {
+  std::string s = "host,leaf,spine,core\n";
+  int n = 0;
+  for (const char* pod : {"a", "b"})
+    for (int l = 1; l <= 5; ++l)
+      for (int h = 0; h < 4; ++h) {
+        char row[64];
+        std::snprintf(row, sizeof row, "n%03d,%s%d,s%s,c1\n", ++n, pod, l, pod);
+        s += row;
+      }
+  s += "links,lower,upper,count,rate\nhost,leaf,1,400G\nleaf,spine,1,400G\nspine,core,1,800G\n";
+  const auto f = csv(s);
+  const Planner planner(f);
+  EXPECT_EQ(scarcity(planner.context()), (std::vector<double>{2.5, 2.5}));
+  // Free: a1 whole (n001-004), a2 n005-006, a3 n009, a4 n013, b1 whole (n021-024).
+  const auto states = free_only(f, "n[001-006,009,013,021-024]");
+  const auto idle = planner.place(job(8), states, Policy::kFabric);
+  ASSERT_TRUE(idle.feasible) << idle.reason;
+  EXPECT_EQ(idle.leaves, (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_EQ(ranks(f, idle.hosts), "n[001-004,021-024]");
+  EXPECT_DOUBLE_EQ(idle.measures.bandwidth.slowdown, 1.0);
+  placement::Traffic traffic(planner.routes(), planner.context().capacity);
+  ASSERT_TRUE(traffic.add(hosts(f, "n017,n029,n018,n033"), 4711, "4711"));
+  const auto p = planner.place(job(8), states, Policy::kFabric, &traffic);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(p.leaves, (std::vector<std::string>{"a1", "a2", "a3", "a4"}));
+  EXPECT_EQ(ranks(f, p.hosts), "n[001-006,009,013]");
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  EXPECT_EQ(p.measures.bandwidth.slowed, 0u);
+  ASSERT_TRUE(p.has_runner_up);
+  EXPECT_EQ(p.runner_up_leaves, (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.slowdown, 1.5);  // 3 edges on 800G
+}
+
 // A thin core (4 leaves of 4 hosts per pod, one core link per pod spine: 4:1) and a job that
 // fits 4 leaves over 3 pods or 5 leaves over 2: nothing is slowed either way, and the set
 // over fewer pods is found (the search proposes the fewest pods that hold the job, with as
