@@ -404,7 +404,9 @@ Result<Trace> read_traces(const std::vector<std::string>& paths, const TraceOpti
       if (!fresh) {
         const auto& first = all.jobs[it->second];
         return fail(ErrorCode::kDuplicate,
-                    "job id '" + all.jobs[i].id + "' again (first at " + all.files[first.file] +
+                    // Ids come from the files: quoted, so no byte of theirs reaches a message raw.
+                    "job id " + str::quoted(all.jobs[i].id) + " again (first at " +
+                        all.files[first.file] +
                         ":" + std::to_string(first.line) + ")",
                     all.files[all.jobs[i].file], static_cast<int>(all.jobs[i].line));
       }

@@ -226,7 +226,7 @@ TEST(Synthetic, ReadTracesTakesASpecWhereAFileGoes) {
   // a duplicate, as the same file twice is.
   auto twice = read_traces({spec, spec}, {});
   ASSERT_FALSE(twice);
-  EXPECT_EQ(twice.error().to_string(), spec + ":1: job id 'llm:1' again (first at " + spec + ":1)");
+  EXPECT_EQ(twice.error().to_string(), spec + ":1: job id \"llm:1\" again (first at " + spec + ":1)");
   // A file format named with a spec is a usage error.
   o = {};
   o.format = TraceFormat::kSwf;

@@ -146,14 +146,14 @@ TEST(Trace, DuplicateJobIdsAreAnError) {
       write("dup.csv", "job_id,submission_time,duration,num_gpu\na,0,1,8\nb,1,1,8\na,2,1,8\n");
   auto t = read_traces({one}, {});
   ASSERT_FALSE(t);
-  EXPECT_EQ(t.error().to_string(), one + ":4: job id 'a' again (first at " + one + ":2)");
+  EXPECT_EQ(t.error().to_string(), one + ":4: job id \"a\" again (first at " + one + ":2)");
   // Two files of one name in different directories: their ids collide after prefixing.
   const auto a = write("d_a/x.csv", "job_id,submission_time,duration,num_gpu\nj,0,1,8\n");
   const auto b = write("d_b/x.csv", "job_id,submission_time,duration,num_gpu\nj,5,1,8\n");
   t = read_traces({a, b}, {});
   ASSERT_FALSE(t);
   EXPECT_EQ(t.error().code, fp::ErrorCode::kDuplicate);
-  EXPECT_EQ(t.error().to_string(), b + ":2: job id 'x:j' again (first at " + a + ":2)");
+  EXPECT_EQ(t.error().to_string(), b + ":2: job id \"x:j\" again (first at " + a + ":2)");
 }
 
 TEST(Trace, RowsThatCannotRunAreSkippedAndCounted) {
