@@ -219,9 +219,10 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
        ")\n";
   s += std::string(c.tree.virtual_leaves ? "rail groups: " : "leaves: ");
   for (std::size_t i = 0; i < p.leaves.size(); ++i) s += (i ? ", " : "") + p.leaves[i];
+  const auto core = core_ratio(m);
   s += " (" + std::to_string(m.leaves) + " in " + std::to_string(m.pods) +
        (m.pods == 1 ? " pod" : " pods") +
-       (core_ratio(m).empty() ? std::string() : ", core " + core_ratio(m) + ":1") + ")\n";
+       (core.empty() ? std::string() : ", core " + core + ":1") + ")\n";
   s += "ring: " + ring_text(c, p.hosts) + "\n";
   const std::string unit = c.tree.virtual_leaves ? "rail-group" : "leaf";
   s += "ring edges: " + std::to_string(m.ring_inter_leaf) + " inter-" + unit + ", " +

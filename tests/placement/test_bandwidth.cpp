@@ -3,6 +3,8 @@
 // the exact hosts each time.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/placement/report.hpp"
 #include "fabricplace/policies/policies.hpp"
@@ -36,19 +38,27 @@ placement::NodeStates free_only(const fabric::Fabric& f, const std::string& list
   return *s;
 }
 
+// The host rows of a tiers CSV: per pod P (in order) `leaves` leaves P1, P2, ... of `hosts`
+// hosts under one spine sP, every spine under `core`; hosts n001, n002, ... in that order.
+std::string hosts_csv(std::initializer_list<const char*> pods, int leaves, int hosts,
+                      const char* core) {
+  std::string s = "host,leaf,spine,core\n";
+  int n = 0;
+  for (const char* pod : pods)
+    for (int l = 1; l <= leaves; ++l)
+      for (int h = 0; h < hosts; ++h) {
+        char row[64];
+        std::snprintf(row, sizeof row, "n%03d,%s%d,s%s,%s\n", ++n, pod, l, pod, core);
+        s += row;
+      }
+  return s;
+}
+
 // A 3-level Ethernet Clos of two pods, each of one spine with `core_links` links to the core
 // (one by default: the core is 16:1 of the leaves' uplinks): 4 leaves of 4 hosts per pod,
 // 400G everywhere, leaves non-blocking. `core_a` is the rate of pod a's core link.
 std::string two_pods(const std::string& core_a = "", int core_links = 1) {
-  std::string s = "host,leaf,spine,core\n";
-  int n = 0;
-  for (const char* pod : {"a", "b"})
-    for (int l = 1; l <= 4; ++l)
-      for (int h = 0; h < 4; ++h) {
-        char row[64];
-        std::snprintf(row, sizeof row, "n%03d,%s%d,s%s,c1\n", ++n, pod, l, pod);
-        s += row;
-      }
+  std::string s = hosts_csv({"a", "b"}, 4, 4, "c1");
   s += "links,lower,upper,count,rate\nhost,leaf,1,400G\nleaf,spine,4,400G\nspine,core," +
        std::to_string(core_links) + ",400G\n";
   if (!core_a.empty()) s += "sa,c1,1," + core_a + "\n";
@@ -185,15 +195,7 @@ TEST(BandwidthObjective, RunningRingOnTheCoreKeepsTheJobInOnePod) {
 // 8-node job takes a1 + b1 (two leaves over two pods) before a1-a4; a running ring between
 // a5 and b3-b4 that puts two edges each way on both core links keeps it in pod a.
 TEST(BandwidthObjective, LoadedCoreLinkKeepsTheJobInOnePodIdleCoreDoesNot) {
-  std::string s = "host,leaf,spine,core\n";
-  int n = 0;
-  for (const char* pod : {"a", "b"})
-    for (int l = 1; l <= 5; ++l)
-      for (int h = 0; h < 4; ++h) {
-        char row[64];
-        std::snprintf(row, sizeof row, "n%03d,%s%d,s%s,c1\n", ++n, pod, l, pod);
-        s += row;
-      }
+  std::string s = hosts_csv({"a", "b"}, 5, 4, "c1");
   s += "links,lower,upper,count,rate\nhost,leaf,1,400G\nleaf,spine,1,400G\nspine,core,1,800G\n";
   const auto f = csv(s);
   const Planner planner(f);
@@ -241,15 +243,7 @@ TEST(BandwidthObjective, ThinCoreFewerPodsWithMoreLeaves) {
 // fits two leaves of any pod; inside one pod no core link is crossed, so pod f's thin core
 // does not keep its tightest fit (f1 + f2: 6 + 4 free hosts) out of the search.
 TEST(BandwidthObjective, ThinCoreDoesNotCostASetInsideThePod) {
-  std::string s = "host,leaf,spine,core\n";
-  int n = 0;
-  for (const char* pod : {"a", "b", "c", "d", "e", "f"})
-    for (int l = 1; l <= 4; ++l)
-      for (int h = 0; h < 8; ++h) {
-        char row[64];
-        std::snprintf(row, sizeof row, "n%03d,%s%d,s%s,core\n", ++n, pod, l, pod);
-        s += row;
-      }
+  std::string s = hosts_csv({"a", "b", "c", "d", "e", "f"}, 4, 8, "core");
   s += "links,lower,upper,count,rate\nhost,leaf,1,400G\nleaf,spine,8,400G\n"
        "spine,core,32,400G\nsf,core,2,400G\n";
   const auto f = csv(s);
