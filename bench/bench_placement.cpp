@@ -92,7 +92,8 @@ const std::vector<std::unique_ptr<fp::placement::Traffic>>& running(int which, i
         if (!s.free(fp::fabric::HostId{h})) busy.push_back(fp::fabric::HostId{h});
       std::set<std::size_t> cuts{0, busy.size()};
       while (cuts.size() < kRunningJobs + 1) cuts.insert(1 + rng() % (busy.size() - 1));
-      auto t = std::make_unique<fp::placement::Traffic>(p.routes(), p.context().capacity);
+      auto t = std::make_unique<fp::placement::Traffic>(p.routes(), p.context().capacity,
+                                                        &p.context().groups);
       for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) {
         const std::span<const fp::fabric::HostId> ring(busy.data() + *it, *std::next(it) - *it);
         t->add(ring, *it + 1);

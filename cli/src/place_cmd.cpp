@@ -183,7 +183,7 @@ int run_place(const PlaceOpts& o) {
   const auto& ctx = planner.context();
   for (const auto& w : ctx.tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
   // The running jobs' rings load the fabric; the objective weighs them.
-  placement::Traffic load(planner.routes(), ctx.capacity);
+  placement::Traffic load(planner.routes(), ctx.capacity, &ctx.groups);
   for (const auto& id : load.add(running->jobs))
     std::cerr << "fabricplace: warning: running job " << id
               << ": some edge of its ring has no route; its load is left out\n";

@@ -117,8 +117,72 @@ Capacity link_capacity(const fabric::Fabric& f, double unhealthy_capacity) {
   return c;
 }
 
-Traffic::Traffic(const routes::Model& m, const Capacity& c)
-    : model_(&m), cap_(&c), load_(c.gbps.size(), 0) {}
+double edge_slowdown(const Capacity& c, bool fluid, std::span<const Load> bg,
+                     std::span<const DirLink> links) {
+  if (links.empty()) return 1.0;
+  const double per_edge = 1.0 / static_cast<double>(routes::kEdge);
+  if (fluid) {
+    double load = 0, gbps = 0;
+    for (auto d : links) {
+      load += bg.empty() ? 0.0 : static_cast<double>(bg[d]) * per_edge;
+      gbps += c.gbps[d];
+    }
+    return std::max(1.0, c.host_gbps * (load + 1) / gbps);
+  }
+  const auto& hpg = c.host_per_gbps;
+  double mean = 0;
+  if (bg.empty()) {
+    for (auto d : links) mean += std::max(1.0, hpg[d]);
+  } else {
+    for (auto d : links)
+      mean += std::max(1.0, hpg[d] * (static_cast<double>(bg[d]) * per_edge + 1));
+  }
+  return mean / static_cast<double>(links.size());
+}
+
+LinkGroups link_groups(const Capacity& c, bool fluid,
+                       std::span<const std::vector<DirLink>> groups) {
+  LinkGroups g;
+  g.fluid = fluid;
+  g.start.push_back(0);
+  std::vector<std::uint32_t> count(c.gbps.size() + 1, 0);
+  for (const auto& v : groups) {
+    g.links.insert(g.links.end(), v.begin(), v.end());
+    g.start.push_back(static_cast<std::uint32_t>(g.links.size()));
+    g.idle.push_back(edge_slowdown(c, fluid, {}, v));
+    for (auto d : v) ++count[d + 1];
+  }
+  for (std::size_t d = 0; d < c.gbps.size(); ++d) count[d + 1] += count[d];
+  g.link_start = count;
+  g.member.resize(g.links.size());
+  for (std::uint32_t i = 0; i < groups.size(); ++i)
+    for (auto d : groups[i]) g.member[count[d]++] = i;
+  return g;
+}
+
+Traffic::Traffic(const routes::Model& m, const Capacity& c, const LinkGroups* groups)
+    : model_(&m), cap_(&c), groups_(groups), load_(c.gbps.size(), 0) {
+  if (groups_) {
+    group_slowdown_ = groups_->idle;
+    group_dirty_.assign(groups_->size(), 0);
+  }
+}
+
+void Traffic::regroup(std::span<const std::pair<DirLink, Load>> links) {
+  if (!groups_) return;
+  const auto& g = *groups_;
+  for (const auto& [d, own] : links)
+    for (auto i = g.link_start[d]; i < g.link_start[d + 1]; ++i)
+      if (!group_dirty_[g.member[i]]) {
+        group_dirty_[g.member[i]] = 1;
+        dirty_.push_back(g.member[i]);
+      }
+  for (auto i : dirty_) {
+    group_slowdown_[i] = edge_slowdown(*cap_, g.fluid, load_, g.links_of(i));
+    group_dirty_[i] = 0;
+  }
+  dirty_.clear();
+}
 
 std::span<const std::uint32_t> Traffic::on(routes::DirLink d) const {
   if (d >= on_.size()) return {};
@@ -166,6 +230,7 @@ std::optional<std::uint32_t> Traffic::add(std::span<const HostId> ring, std::uin
     on_[d].push_back(h);
   }
   j.slowdown = measure(j);
+  regroup(j.links);
   // Loads only grew: a job sharing a link now runs at most at that link's share.
   for (const auto& [d, own] : j.links) {
     const double u = cap_->host_gbps * routes::edges(load_[d]) / cap_->gbps[d];
@@ -196,6 +261,7 @@ void Traffic::remove(std::uint32_t h) {
   }
   std::sort(affected.begin(), affected.end());
   affected.erase(std::unique(affected.begin(), affected.end()), affected.end());
+  regroup(j.links);
   j.links.clear();
   j.links.shrink_to_fit();
   j.live = false;

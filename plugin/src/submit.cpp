@@ -158,7 +158,8 @@ Result<ExactPlacement> exact_hostfile(const ExactRequest& r) {
   // The running jobs' rings load the fabric on the planner's route model; the objective
   // weighs them (a ring without a route is left out, said once).
   const auto& planner = *entry.second;
-  placement::Traffic traffic(planner.routes(), planner.context().capacity);
+  placement::Traffic traffic(planner.routes(), planner.context().capacity,
+                             &planner.context().groups);
   if (const auto unrouted = traffic.add(running->jobs).size())
     out.notes.push_back(std::to_string(unrouted) +
                         " running job(s) left out: some edge of their ring has no route");

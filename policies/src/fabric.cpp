@@ -376,13 +376,15 @@ class Search {
     in_.usable.assign(b_.size(), 0);
     in_.free_hosts.assign(b_.size(), 0);
     in_.cap.assign(b_.size(), 0);
-    for (std::size_t k = 0; k < b_.size(); ++k) {
-      for (HostId h : b_.hosts[k]) {
-        in_.usable[k] += in_.ok[idx(h)] ? 1 : 0;
-        in_.free_hosts[k] += states_.free(h) ? 1 : 0;
-      }
-      in_.cap[k] = in_.usable[k] / in_.g;
+    // One pass over the hosts in index order (every host of a block is under it).
+    const auto* of = b_.of_host.data();
+    const auto* st = states_.state.data();
+    for (std::size_t h = 0; h < in_.ok.size(); ++h) {
+      if (of[h] == kNone) continue;
+      in_.usable[of[h]] += in_.ok[h];
+      in_.free_hosts[of[h]] += st[h] == HostState::kFree ? 1 : 0;
     }
+    for (std::size_t k = 0; k < b_.size(); ++k) in_.cap[k] = in_.usable[k] / in_.g;
   }
 
   // The blocks that hold the job alone; else, per connected part, the blocks that can join
@@ -403,33 +405,19 @@ class Search {
 
   // 2. Per-block and per-pod estimates of what crossing their uplinks costs now.
   void estimate() {
-    const auto& cap = c_.capacity;
+    // The slowdown one more ring edge sees over a block's uplinks or a pod's links to the
+    // core (placement::edge_slowdown): kept current by the Traffic when it tracks the
+    // context's groups, else computed here.
+    const auto& groups = c_.groups;
+    const bool tracked = traffic_ && traffic_->groups() == &groups;
     const std::span<const routes::Load> bg =
         traffic_ ? traffic_->load() : std::span<const routes::Load>{};
-    const bool fluid = c_.routes && c_.routes->kind() == routes::Kind::kAdaptive;
-    // The slowdown one more ring edge sees over these links: adaptive spreads it over all of
-    // them (their aggregate); a static table or ecmp's hash puts it on one of them (the
-    // mean over them of each one's slowdown with it).
-    const double per_edge = 1.0 / static_cast<double>(routes::kEdge);
-    const auto& hpg = cap.host_per_gbps;
-    auto slowdown = [&](const std::vector<routes::DirLink>& links) {
-      if (links.empty()) return 1.0;
-      if (fluid) {
-        double load = 0, gbps = 0;
-        for (auto d : links) {
-          load += bg.empty() ? 0.0 : static_cast<double>(bg[d]) * per_edge;
-          gbps += cap.gbps[d];
-        }
-        return std::max(1.0, cap.host_gbps * (load + 1) / gbps);
-      }
-      double mean = 0;
-      if (bg.empty()) {
-        for (auto d : links) mean += std::max(1.0, hpg[d]);
-      } else {
-        for (auto d : links) mean += std::max(1.0, hpg[d] * (static_cast<double>(bg[d]) * per_edge + 1));
-      }
-      return mean / static_cast<double>(links.size());
+    auto slowdown = [&](std::size_t i) {
+      if (tracked) return traffic_->group_slowdown(static_cast<std::uint32_t>(i));
+      if (!traffic_) return groups.idle[i];
+      return placement::edge_slowdown(c_.capacity, groups.fluid, bg, groups.links_of(i));
     };
+    const std::size_t B = b_.size(), T = c_.tier2_up.size();
     const double n = in_.N;
     bw_.assign(b_.size(), 0);
     fit_.assign(b_.size(), 0);
@@ -446,7 +434,7 @@ class Search {
     for (std::size_t k = 0; k < b_.size(); ++k) {
       if (in_.cap[k] == 0) continue;
       const double s =
-          spans ? std::max(slowdown(c_.block_up[k]), slowdown(c_.block_down[k])) : 1.0;
+          spans ? std::max(slowdown(k), slowdown(B + k)) : 1.0;
       bw_[k] = w_.slowdown * n * (s - 1);
       loaded_ = loaded_ || s > 1;
       const bool whole = in_.free_hosts[k] == b_.hosts[k].size();
@@ -456,7 +444,7 @@ class Search {
       if (spans && !pod_done[p] && c_.block_tier2[k] != kNone) {
         pod_done[p] = 1;
         const auto t = c_.block_tier2[k];
-        const double sp = std::max(slowdown(c_.tier2_up[t]), slowdown(c_.tier2_down[t]));
+        const double sp = std::max(slowdown(2 * B + t), slowdown(2 * B + T + t));
         pod_cost_[p] += w_.slowdown * n * (sp - 1);
         loaded_ = loaded_ || sp > 1;
         pods_loaded_ = pods_loaded_ || sp > 1 || c_.pod_scarcity[p] > 1;
@@ -475,14 +463,15 @@ class Search {
   // The blocks that can take part (some capacity) by `cost` ascending, then capacity
   // descending, then index: the order fill() takes a scope's blocks in by cost.
   std::vector<std::uint32_t> rank(const std::vector<double>& cost) const {
-    std::vector<std::uint32_t> r;
-    r.reserve(b_.size());
+    // Sorted as keys (no indirection in the comparisons): the cost, then the capacity
+    // complemented and the index packed in one word.
+    thread_local std::vector<std::pair<double, std::uint64_t>> keys;
+    keys.clear();
     for (std::uint32_t k = 0; k < b_.size(); ++k)
-      if (in_.cap[k] > 0) r.push_back(k);
-    std::sort(r.begin(), r.end(), [&](auto x, auto y) {
-      if (cost[x] != cost[y]) return cost[x] < cost[y];
-      return in_.cap[x] > in_.cap[y] || (in_.cap[x] == in_.cap[y] && x < y);
-    });
+      if (in_.cap[k] > 0) keys.emplace_back(cost[k], (std::uint64_t{~in_.cap[k]} << 32) | k);
+    std::sort(keys.begin(), keys.end());
+    std::vector<std::uint32_t> r(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) r[i] = static_cast<std::uint32_t>(keys[i].second);
     return r;
   }
 
@@ -829,10 +818,13 @@ class Search {
     return p;
   }
 
+  // Capacity descending, then index (sorted as packed keys).
   void by_capacity(std::vector<std::uint32_t>& ks) const {
-    std::stable_sort(ks.begin(), ks.end(), [&](auto x, auto y) {
-      return in_.cap[x] > in_.cap[y] || (in_.cap[x] == in_.cap[y] && x < y);
-    });
+    thread_local std::vector<std::uint64_t> keys;
+    keys.clear();
+    for (auto k : ks) keys.push_back((std::uint64_t{~in_.cap[k]} << 32) | k);
+    std::sort(keys.begin(), keys.end());
+    for (std::size_t i = 0; i < ks.size(); ++i) ks[i] = static_cast<std::uint32_t>(keys[i]);
   }
   // Groups the first L blocks of `order` (capacity descending) hold.
   std::uint64_t reach(const std::vector<std::uint32_t>& order, std::uint32_t L) const {

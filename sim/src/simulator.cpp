@@ -117,7 +117,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   auto states = placement::all_free(f_);
   std::size_t free_count = f_.num_hosts();
   const auto& cap = planner_.context().capacity;
-  placement::Traffic traffic(routes_, cap);
+  placement::Traffic traffic(routes_, cap, &planner_.context().groups);
   const auto flows = traffic.load();
   run.link_peak.assign(flows.size(), 0);
 

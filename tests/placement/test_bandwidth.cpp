@@ -164,7 +164,8 @@ TEST(BandwidthObjective, RunningRingOnTheCoreKeepsTheJobInOnePod) {
   // ways: a ring over a1 and b1 would share them, slowing itself and the running job to 2.
   const auto f = csv(two_pods());
   const Planner planner(f);
-  placement::Traffic traffic(planner.routes(), planner.context().capacity);
+  placement::Traffic traffic(planner.routes(), planner.context().capacity,
+                             &planner.context().groups);
   const auto running = traffic.add(hosts(f, "n007,n021"), 4711, "4711");
   ASSERT_TRUE(running);
   EXPECT_DOUBLE_EQ(traffic.slowdown(*running), 1.0);
@@ -207,7 +208,8 @@ TEST(BandwidthObjective, LoadedCoreLinkKeepsTheJobInOnePodIdleCoreDoesNot) {
   EXPECT_EQ(idle.leaves, (std::vector<std::string>{"a1", "b1"}));
   EXPECT_EQ(ranks(f, idle.hosts), "n[001-004,021-024]");
   EXPECT_DOUBLE_EQ(idle.measures.bandwidth.slowdown, 1.0);
-  placement::Traffic traffic(planner.routes(), planner.context().capacity);
+  placement::Traffic traffic(planner.routes(), planner.context().capacity,
+                             &planner.context().groups);
   ASSERT_TRUE(traffic.add(hosts(f, "n017,n029,n018,n033"), 4711, "4711"));
   const auto p = planner.place(job(8), states, Policy::kFabric, &traffic);
   ASSERT_TRUE(p.feasible) << p.reason;
@@ -263,7 +265,8 @@ TEST(BandwidthObjective, ThinCoreDoesNotCostASetInsideThePod) {
 TEST(BandwidthObjective, RunningRingOnAThickCoreIsMeasuredNotGuessed) {
   const auto f = csv(two_pods("", 16));
   const Planner planner(f);
-  placement::Traffic traffic(planner.routes(), planner.context().capacity);
+  placement::Traffic traffic(planner.routes(), planner.context().capacity,
+                             &planner.context().groups);
   ASSERT_TRUE(traffic.add(hosts(f, "n007,n021"), 4711, "4711"));
   const auto p = planner.place(job(8), free_only(f, kFree), Policy::kFabric, &traffic);
   ASSERT_TRUE(p.feasible) << p.reason;
@@ -278,7 +281,8 @@ TEST(BandwidthObjective, RunningRingOnALeafsUplinksIsAvoided) {
   const auto f = test::gen("fat2:leaves=4,down=4,up=1");
   const Planner planner(f);
   EXPECT_EQ(planner.routes().label(), "ftree");
-  placement::Traffic traffic(planner.routes(), planner.context().capacity);
+  placement::Traffic traffic(planner.routes(), planner.context().capacity,
+                             &planner.context().groups);
   ASSERT_TRUE(traffic.add(hosts(f, "node001,node005"), 1, "running"));
   // Free: leaf01 node002-004, leaf02 node006-008, leaf03 node009-011, leaf04 node013-015.
   const auto states = free_only(f, "node[002-004,006-008,009-011,013-015]");
@@ -401,6 +405,51 @@ TEST(Traffic, LoadsAndSlowdownsAreExact) {
   t.remove(*c);
   EXPECT_EQ(t.size(), 0u);
   for (auto l : t.load()) EXPECT_EQ(l, 0u);
+}
+
+// The group values a Traffic keeps current as jobs come and go (what the fabric policy's
+// estimate reads) are exactly edge_slowdown over the load now, for every route model.
+TEST(Traffic, TrackedGroupSlowdownsEqualRecomputed) {
+  const auto f = test::gen("fat3:pods=2,leaves=4,down=4,up=2,spine_up=1");
+  for (auto kind : {routes::Kind::kFtree, routes::Kind::kEcmp, routes::Kind::kAdaptive}) {
+    routes::Spec spec;
+    spec.automatic = false;
+    spec.kind = kind;
+    auto m = routes::make_model(f, spec);
+    ASSERT_TRUE(m) << m.error().to_string();
+    const Planner planner(f, {}, m->get());
+    const auto& ctx = planner.context();
+    const auto& g = ctx.groups;
+    // Block uplinks up and down, then both pods' links to the core up and down.
+    ASSERT_EQ(g.size(), 2 * ctx.blocks.size() + 2 * ctx.tier2_up.size());
+    ASSERT_EQ(ctx.tier2_up.size(), 2u);
+    EXPECT_EQ(g.fluid, kind == routes::Kind::kAdaptive);
+    placement::Traffic t(**m, ctx.capacity, &g);
+    EXPECT_EQ(t.groups(), &g);
+    std::size_t loaded = 0;
+    auto check = [&](const char* when) {
+      loaded = 0;
+      for (std::uint32_t i = 0; i < g.size(); ++i) {
+        const double want = placement::edge_slowdown(ctx.capacity, g.fluid, t.load(), g.links_of(i));
+        EXPECT_DOUBLE_EQ(t.group_slowdown(i), want) << to_string(kind) << " " << when << " group " << i;
+        loaded += want > 1 ? 1 : 0;
+      }
+    };
+    check("idle");
+    const auto a = t.add(hosts(f, "node001,node005,node017,node021"), 1, "a");
+    const auto b = t.add(hosts(f, "node002,node018"), 2, "b");
+    const auto c = t.add(hosts(f, "node003,node007,node011,node015"), 3, "c");
+    ASSERT_TRUE(a && b && c);
+    check("three jobs");
+    EXPECT_GT(loaded, 0u) << to_string(kind);  // the check compares loaded groups too
+    t.remove(*b);
+    check("b removed");
+    t.remove(*a);
+    t.remove(*c);
+    check("all removed");
+    EXPECT_EQ(loaded, 0u);
+    for (std::uint32_t i = 0; i < g.size(); ++i) EXPECT_DOUBLE_EQ(t.group_slowdown(i), g.idle[i]);
+  }
 }
 
 }  // namespace

@@ -95,6 +95,10 @@ struct Context {
   std::vector<double> pod_scarcity;
   /// Per host: its own links are sound (not degraded, not unhealthy, none lost, every rail).
   std::vector<std::uint8_t> healthy;
+  /// The link groups the fabric policy's estimate reads (traffic.hpp): block k's uplinks up
+  /// at k and down at B + k, then tier-2 group t's links up at 2B + t and down at 2B + T + t
+  /// (B blocks, T tier-2 groups). A Traffic made with them keeps their values current.
+  LinkGroups groups;
 
   [[nodiscard]] bool uplinked(std::size_t block) const { return !block_up[block].empty(); }
 };

@@ -49,11 +49,42 @@ struct Capacity {
 /// counts at (policy.conf).
 Capacity link_capacity(const fabric::Fabric& f, double unhealthy_capacity);
 
+/// The slowdown one more ring edge would see over a group of directed links with the load
+/// `bg` on them (empty: an idle fabric): the fabric policy's per-block and per-pod estimate.
+/// `fluid` (adaptive routing): the switches spread the edge over all of them, so the group
+/// counts as one pipe, max(1, host_gbps x (load + 1) / capacity) over its totals. Otherwise a
+/// static table or ecmp's hash puts it on one of them: the mean over the links of each one's
+/// slowdown with it. 1 for an empty group.
+double edge_slowdown(const Capacity& c, bool fluid, std::span<const routes::Load> bg,
+                     std::span<const routes::DirLink> links);
+
+/// Groups of directed links whose edge_slowdown the fabric policy reads for every decision
+/// (each block's uplinks, each pod's links to the core: Context::groups). A Traffic made with
+/// them keeps each group's value current as jobs come and go, so that a decision reads one
+/// number per group, not every link.
+struct LinkGroups {
+  bool fluid = false;                  ///< edge_slowdown's `fluid`
+  std::vector<std::uint32_t> start;    ///< group i: links[start[i], start[i + 1])
+  std::vector<routes::DirLink> links;  ///< every group's links, group after group
+  /// Directed link d: its groups are member[link_start[d], link_start[d + 1]).
+  std::vector<std::uint32_t> link_start, member;
+  std::vector<double> idle;  ///< per group: its edge_slowdown on an idle fabric
+
+  [[nodiscard]] std::size_t size() const { return idle.size(); }
+  [[nodiscard]] std::span<const routes::DirLink> links_of(std::size_t i) const {
+    return std::span(links).subspan(start[i], start[i + 1] - start[i]);
+  }
+};
+/// The groups, in the order given, over a fabric of c.gbps.size() directed links.
+LinkGroups link_groups(const Capacity& c, bool fluid,
+                       std::span<const std::vector<routes::DirLink>> groups);
+
 /// The load on the fabric: the running jobs' rings on a route model.
 class Traffic {
  public:
-  /// An idle fabric. The model and capacity must outlive the Traffic.
-  Traffic(const routes::Model& m, const Capacity& c);
+  /// An idle fabric. The model, capacity and groups must outlive the Traffic; with `groups`
+  /// it keeps their edge_slowdown current (group_slowdown).
+  Traffic(const routes::Model& m, const Capacity& c, const LinkGroups* groups = nullptr);
 
   /// Adds a running job's ring (hosts in rank order; fewer than two hosts add no load) over
   /// what the links already carry; `salt` tells its flows apart (ecmp). Returns its handle,
@@ -86,6 +117,10 @@ class Traffic {
   /// The jobs with load on directed link d.
   [[nodiscard]] std::span<const std::uint32_t> on(routes::DirLink d) const;
 
+  /// The groups it keeps current (nullptr: none), and a group's edge_slowdown now.
+  [[nodiscard]] const LinkGroups* groups() const { return groups_; }
+  [[nodiscard]] double group_slowdown(std::uint32_t g) const { return group_slowdown_[g]; }
+
   [[nodiscard]] const routes::Model& model() const { return *model_; }
   [[nodiscard]] const Capacity& capacity() const { return *cap_; }
 
@@ -98,9 +133,15 @@ class Traffic {
     bool live = false;
   };
   double measure(const Job& j) const;
+  /// Recomputes the groups of these links (their loads changed).
+  void regroup(std::span<const std::pair<routes::DirLink, routes::Load>> links);
 
   const routes::Model* model_;
   const Capacity* cap_;
+  const LinkGroups* groups_ = nullptr;
+  std::vector<double> group_slowdown_;
+  std::vector<std::uint8_t> group_dirty_;
+  std::vector<std::uint32_t> dirty_;
   std::vector<routes::Load> load_;
   std::vector<Job> jobs_;
   std::vector<std::uint32_t> free_;
