@@ -67,6 +67,9 @@ struct SetHash {
   }
 };
 
+// fill() picks each step's block from a tournament tree above this many steps.
+constexpr std::uint32_t kTreeSteps = 16;
+
 // Greedy fill of exactly L blocks from `order` (eligible blocks sorted by capacity
 // descending, then index) covering G groups; empty when impossible. A block of a pod not
 // yet used costs that pod's `pod_cost` more. `ranked`: the blocks with capacity (every block
@@ -89,39 +92,106 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
   for (auto k : order) pods = std::max(pods, pod[k] + 1);
   std::vector<std::uint32_t> in_pod(pods, 0);  // chosen blocks per pod
   auto price = [&](std::uint32_t k) { return cost[k] + (in_pod[pod[k]] ? 0.0 : pod_cost[pod[k]]); };
+  // Each step takes the cheapest candidate by (price, position). For many steps (L above
+  // kTreeSteps) a tournament tree over the positions answers it for any prefix of `order`
+  // in O(log n) (a taken block leaves it, a pod's blocks get cheaper when the pod opens);
+  // for few, a scan over the candidates is cheaper than building it. The same choice.
+  const std::size_t n = order.size();
+  using Key = std::pair<double, std::size_t>;  // (price, position), the lesser wins
+  const Key none{std::numeric_limits<double>::infinity(), n};
+  const bool use_tree = L > kTreeSteps;
+  std::size_t width = 1;
+  std::vector<Key> tree;
+  std::vector<std::vector<std::size_t>> of_pod;  // positions per pod
+  if (use_tree) {
+    while (width < n) width *= 2;
+    tree.assign(2 * width, none);
+    for (std::size_t j = 0; j < n; ++j) tree[width + j] = {price(order[j]), j};
+    for (std::size_t i = width - 1; i > 0; --i) tree[i] = std::min(tree[2 * i], tree[2 * i + 1]);
+    of_pod.resize(pods);
+    for (std::size_t j = 0; j < n; ++j) of_pod[pod[order[j]]].push_back(j);
+  }
+  auto set = [&](std::size_t j, Key key) {
+    std::size_t i = width + j;
+    tree[i] = key;
+    for (i /= 2; i > 0; i /= 2) tree[i] = std::min(tree[2 * i], tree[2 * i + 1]);
+  };
+  auto cheapest = [&](std::size_t end) {  // over the untaken positions in [0, end)
+    Key best = none;
+    if (!use_tree) {
+      for (std::size_t j = 0; j < end; ++j)
+        if (!taken[j]) best = std::min(best, Key{price(order[j]), j});
+      return best;
+    }
+    for (std::size_t lo = width, hi = width + end; lo < hi; lo /= 2, hi /= 2) {
+      if (lo & 1) best = std::min(best, tree[lo++]);
+      if (hi & 1) best = std::min(best, tree[--hi]);
+    }
+    return best;
+  };
   std::uint32_t need = G;
   Set out;
   std::vector<std::size_t> pos;  // positions in `order` of the chosen blocks
+  // Sum of the r - 1 largest untaken capacities (the first r - 1 untaken positions, the last
+  // of them at `last`, -1 when none) and the r-th (at `rth_at`): found by a scan for the first
+  // step, then kept as blocks are taken.
+  std::uint64_t top = 0;
+  std::int64_t last = -1;
+  std::size_t rth_at = 0;
+  {
+    std::uint32_t seen = 0;
+    for (std::size_t j = 0; j < n && seen < L; ++j, ++seen) {
+      if (seen + 1 < L) {
+        top += cap[order[j]];
+        last = static_cast<std::int64_t>(j);
+      } else {
+        rth_at = j;
+      }
+    }
+    if (seen < L) return {};
+  }
+  auto untaken_before = [&](std::int64_t i) {
+    for (--i; i >= 0 && taken[static_cast<std::size_t>(i)]; --i) {
+    }
+    return i;
+  };
   for (std::uint32_t step = 0; step < L; ++step) {
     const std::uint32_t r = L - step;  // blocks still to choose, this one included
-    // Sum of the r - 1 largest untaken capacities, and the r-th.
-    std::uint64_t top = 0, rth = 0;
-    std::uint32_t seen = 0;
-    for (std::size_t j = 0; j < order.size() && seen < r; ++j) {
-      if (taken[j]) continue;
-      if (seen + 1 < r)
-        top += cap[order[j]];
-      else
-        rth = cap[order[j]];
-      ++seen;
-    }
-    if (seen < r || top + rth < need) return {};
-    std::int64_t best = -1;
-    double best_price = 0;
-    seen = 0;
-    for (std::size_t j = 0; j < order.size(); ++j) {
-      if (taken[j]) continue;
-      const bool in_top = seen++ + 1 < r;
-      // `order` is by capacity, descending: past the top r - 1, the first block too small
-      // to complete the set ends the candidates.
-      if (!in_top && cap[order[j]] + top < need) break;
-      const double pr = price(order[j]);
-      if (best < 0 || pr < best_price) best = static_cast<std::int64_t>(j), best_price = pr;
-    }
-    const auto j = static_cast<std::size_t>(best);
+    const std::uint64_t rth = cap[order[rth_at]];
+    if (top + rth < need) return {};
+    // The candidates: the untaken blocks among the top r - 1, and the others that complete
+    // the set with them. `order` being by capacity descending, they are the untaken blocks
+    // before the first position too small to (every block of the top r - 1, and the r-th,
+    // is large enough).
+    const std::uint64_t least = need > top ? need - top : 0;
+    const auto end = static_cast<std::size_t>(
+        std::partition_point(order.begin(), order.end(),
+                             [&](std::uint32_t k) { return cap[k] >= least; }) -
+        order.begin());
+    const auto j = cheapest(end).second;
     taken[j] = 1;
     pos.push_back(j);
-    ++in_pod[pod[order[j]]];
+    if (r >= 2) {
+      // The first r - 2 untaken: the first r - 1 without j if it was one of them, else
+      // without their last, which becomes the (r - 1)-th.
+      const auto at_last = static_cast<std::size_t>(last);
+      if (j <= at_last) {
+        top -= cap[order[j]];
+        if (j == at_last) last = untaken_before(last);
+      } else {
+        top -= cap[order[at_last]];
+        rth_at = at_last;
+        last = untaken_before(last);
+      }
+    }
+    const auto p = pod[order[j]];
+    const bool opens = in_pod[p]++ == 0;
+    if (use_tree) {
+      set(j, none);
+      if (opens)
+        for (auto i : of_pod[p])
+          if (!taken[i]) set(i, {price(order[i]), i});
+    }
     need -= std::min(need, cap[order[j]]);
   }
   // Swaps: each chosen block, costliest first, for the unchosen one that lowers the set's
@@ -142,7 +212,8 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
       double best_cost = old_cost;
       for (auto j : cheap) {
         const auto kj = order[j];
-        if (cost[kj] >= old_cost) break;
+        // By cost: past the best found, no block can beat it (its price is at least its cost).
+        if (cost[kj] >= best_cost) break;
         if (taken[j] || cap[kj] + slack < cap[kx]) continue;
         const bool opens = pod[kj] != pod[kx] ? in_pod[pod[kj]] == 0 : in_pod[pod[kx]] == 1;
         const double c = cost[kj] + (opens ? pod_cost[pod[kj]] : 0.0);
