@@ -889,13 +889,26 @@ class Search {
     return p;
   }
 
-  // Capacity descending, then index (sorted as packed keys).
+  // Capacity descending, then index: a counting sort by capacity (a block holds at most a
+  // leaf's hosts, so capacities are small) of the blocks in index order.
   void by_capacity(std::vector<std::uint32_t>& ks) const {
-    thread_local std::vector<std::uint64_t> keys;
-    keys.clear();
-    for (auto k : ks) keys.push_back((std::uint64_t{~in_.cap[k]} << 32) | k);
-    std::sort(keys.begin(), keys.end());
-    for (std::size_t i = 0; i < ks.size(); ++i) ks[i] = static_cast<std::uint32_t>(keys[i]);
+    std::uint32_t most = 0;
+    for (auto k : ks) most = std::max(most, in_.cap[k]);
+    if (most > 4 * ks.size() + 64) {  // wide capacities: a comparison sort
+      std::vector<std::uint64_t> keys;
+      keys.reserve(ks.size());
+      for (auto k : ks) keys.push_back((std::uint64_t{~in_.cap[k]} << 32) | k);
+      std::sort(keys.begin(), keys.end());
+      for (std::size_t i = 0; i < ks.size(); ++i) ks[i] = static_cast<std::uint32_t>(keys[i]);
+      return;
+    }
+    if (!std::is_sorted(ks.begin(), ks.end())) std::sort(ks.begin(), ks.end());
+    std::vector<std::uint32_t> start(most + 2, 0);  // by capacity, descending
+    for (auto k : ks) ++start[most - in_.cap[k] + 1];
+    for (std::size_t c = 1; c < start.size(); ++c) start[c] += start[c - 1];
+    std::vector<std::uint32_t> out(ks.size());
+    for (auto k : ks) out[start[most - in_.cap[k]]++] = k;
+    ks = std::move(out);
   }
   // Groups the first L blocks of `order` (capacity descending) hold.
   std::uint64_t reach(const std::vector<std::uint32_t>& order, std::uint32_t L) const {
