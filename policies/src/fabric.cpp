@@ -67,9 +67,6 @@ struct SetHash {
   }
 };
 
-// fill() picks each step's block from a tournament tree above this many steps.
-constexpr std::uint32_t kTreeSteps = 16;
-
 // Greedy fill of exactly L blocks from `order` (eligible blocks sorted by capacity
 // descending, then index) covering G groups; empty when impossible. A block of a pod not
 // yet used costs that pod's `pod_cost` more. `ranked`: the blocks with capacity (every block
@@ -92,42 +89,17 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
   for (auto k : order) pods = std::max(pods, pod[k] + 1);
   std::vector<std::uint32_t> in_pod(pods, 0);  // chosen blocks per pod
   auto price = [&](std::uint32_t k) { return cost[k] + (in_pod[pod[k]] ? 0.0 : pod_cost[pod[k]]); };
-  // Each step takes the cheapest candidate by (price, position). For many steps (L above
-  // kTreeSteps) a tournament tree over the positions answers it for any prefix of `order`
-  // in O(log n) (a taken block leaves it, a pod's blocks get cheaper when the pod opens);
-  // for few, a scan over the candidates is cheaper than building it. The same choice.
+  // Each step takes the cheapest candidate by (price, position).
   const std::size_t n = order.size();
-  using Key = std::pair<double, std::size_t>;  // (price, position), the lesser wins
-  const Key none{std::numeric_limits<double>::infinity(), n};
-  const bool use_tree = L > kTreeSteps;
-  std::size_t width = 1;
-  std::vector<Key> tree;
-  std::vector<std::vector<std::size_t>> of_pod;  // positions per pod
-  if (use_tree) {
-    while (width < n) width *= 2;
-    tree.assign(2 * width, none);
-    for (std::size_t j = 0; j < n; ++j) tree[width + j] = {price(order[j]), j};
-    for (std::size_t i = width - 1; i > 0; --i) tree[i] = std::min(tree[2 * i], tree[2 * i + 1]);
-    of_pod.resize(pods);
-    for (std::size_t j = 0; j < n; ++j) of_pod[pod[order[j]]].push_back(j);
-  }
-  auto set = [&](std::size_t j, Key key) {
-    std::size_t i = width + j;
-    tree[i] = key;
-    for (i /= 2; i > 0; i /= 2) tree[i] = std::min(tree[2 * i], tree[2 * i + 1]);
-  };
   auto cheapest = [&](std::size_t end) {  // over the untaken positions in [0, end)
-    Key best = none;
-    if (!use_tree) {
-      for (std::size_t j = 0; j < end; ++j)
-        if (!taken[j]) best = std::min(best, Key{price(order[j]), j});
-      return best;
+    std::int64_t best = -1;
+    double best_price = 0;
+    for (std::size_t j = 0; j < end; ++j) {
+      if (taken[j]) continue;
+      const double pr = price(order[j]);
+      if (best < 0 || pr < best_price) best = static_cast<std::int64_t>(j), best_price = pr;
     }
-    for (std::size_t lo = width, hi = width + end; lo < hi; lo /= 2, hi /= 2) {
-      if (lo & 1) best = std::min(best, tree[lo++]);
-      if (hi & 1) best = std::min(best, tree[--hi]);
-    }
-    return best;
+    return static_cast<std::size_t>(best);
   };
   std::uint32_t need = G;
   Set out;
@@ -168,7 +140,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
         std::partition_point(order.begin(), order.end(),
                              [&](std::uint32_t k) { return cap[k] >= least; }) -
         order.begin());
-    const auto j = cheapest(end).second;
+    const auto j = cheapest(end);
     taken[j] = 1;
     pos.push_back(j);
     if (r >= 2) {
@@ -184,14 +156,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
         last = untaken_before(last);
       }
     }
-    const auto p = pod[order[j]];
-    const bool opens = in_pod[p]++ == 0;
-    if (use_tree) {
-      set(j, none);
-      if (opens)
-        for (auto i : of_pod[p])
-          if (!taken[i]) set(i, {price(order[i]), i});
-    }
+    ++in_pod[pod[order[j]]];
     need -= std::min(need, cap[order[j]]);
   }
   // Swaps: each chosen block, costliest first, for the unchosen one that lowers the set's
