@@ -238,7 +238,8 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
   }
 
   // How thin each pod's links to the tier above are: its leaves' uplink bandwidth as built
-  // (a degraded leaf uplink at its nominal rate: it must not make its pod look thicker) over
+  // (a degraded or lost leaf uplink at its nominal rate: it must not make its pod look
+  // thicker) over
   // the pod's own uplink capacity as it is (a degraded or unhealthy core link makes its pod
   // thinner); at least 1.
   std::uint32_t pods = 0;
@@ -248,9 +249,29 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
   for (const auto& dl : t.degraded_links)
     if (const double g = dl.nominal.gbps(); g > 0) built[idx(dl.link)] = g;
   std::vector<double> below(c.tier2_up.size(), 0);
+  std::vector<double> widest(b.size(), 0);  // per block: its fastest uplink as built
   for (std::size_t k = 0; k < b.size(); ++k)
     if (c.block_tier2[k] != kNone)
-      for (auto d : c.block_up[k]) below[c.block_tier2[k]] += built[d / 2];
+      for (auto d : c.block_up[k]) {
+        below[c.block_tier2[k]] += built[d / 2];
+        widest[k] = std::max(widest[k], built[d / 2]);
+      }
+  // A leaf uplink lost since the previous discovery counts too, at the rate of the leaf's
+  // fastest remaining uplink (a lost link has no rate): like a degraded one, it must not
+  // make its pod look thicker.
+  if (!t.lost_links.empty()) {
+    std::vector<std::uint32_t> block_of_leaf(f.num_nodes(), kNone);
+    for (std::uint32_t k = 0; k < b.size(); ++k)
+      for (NodeId n : b.leaves[k]) block_of_leaf[idx(n)] = k;
+    for (fabric::PortId p : t.lost_links) {
+      const auto& port = f.port(p);
+      if (t.level[idx(port.node)] != 1 ||
+          port.health.was_linked_type != fabric::NodeType::kSwitch)
+        continue;
+      const auto k = block_of_leaf[idx(port.node)];
+      if (k != kNone && c.block_tier2[k] != kNone) below[c.block_tier2[k]] += widest[k];
+    }
+  }
   for (std::size_t k = 0; k < b.size(); ++k) {
     const auto t2 = c.block_tier2[k];
     if (t2 == kNone) continue;

@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/fabric/health.hpp"
 #include "fabricplace/placement/report.hpp"
 #include "fabricplace/policies/policies.hpp"
 #include "test_support.hpp"
@@ -405,6 +406,26 @@ TEST(Traffic, LoadsAndSlowdownsAreExact) {
   t.remove(*c);
   EXPECT_EQ(t.size(), 0u);
   for (auto l : t.load()) EXPECT_EQ(l, 0u);
+}
+
+// A leaf uplink lost since the previous discovery leaves its pod as thin as before (it
+// carried the pod's share like the others), as a degraded one does; one that was never
+// there (no previous discovery says so) is simply not built.
+TEST(BandwidthObjective, ALostLeafUplinkDoesNotMakeItsPodThicker) {
+  const std::string spec = "fat3:pods=2,leaves=2,down=2,up=2,spine_up=1";
+  const auto before = test::gen(spec);
+  // 2 leaves x 2 uplinks over 2 core links per pod.
+  EXPECT_EQ(scarcity(Planner(before).context()), (std::vector<double>{2.0, 2.0}));
+  const auto cut = test::gen(spec + ",cut=p01-leaf01:3");
+  EXPECT_EQ(scarcity(Planner(cut).context()), (std::vector<double>{1.5, 2.0}));
+  fabric::FabricBuilder b("after");
+  ASSERT_TRUE(b.merge(cut));
+  ASSERT_EQ(fabric::note_lost_links(b, before), 1u);
+  const auto f = test::build(b);
+  ASSERT_EQ(f.topology().lost_links.size(), 1u);
+  const Planner planner(f);
+  EXPECT_EQ(scarcity(planner.context()), (std::vector<double>{2.0, 2.0}));
+  EXPECT_EQ(planner.context().uplink_why[0], "2.00:1 oversubscribed, 1 lost uplink");
 }
 
 // The group values a Traffic keeps current as jobs come and go (what the fabric policy's
