@@ -358,6 +358,10 @@ double thin_core(const Context& c, std::span<const std::uint32_t> blocks) {
     if (k != kNone) pods.push_back(b.pod[k]);
   std::sort(pods.begin(), pods.end());
   pods.erase(std::unique(pods.begin(), pods.end()), pods.end());
+  return thin_core_of_pods(c, pods);
+}
+
+double thin_core_of_pods(const Context& c, std::span<const std::uint32_t> pods) {
   double extra = 0;
   if (pods.size() > 1)
     for (auto p : pods) extra += c.pod_scarcity[p] - 1;

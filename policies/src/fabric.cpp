@@ -671,9 +671,7 @@ class Search {
     }
     std::sort(pods_.begin(), pods_.end());
     m.pods = static_cast<std::uint32_t>(std::unique(pods_.begin(), pods_.end()) - pods_.begin());
-    m.thin_core = 0;
-    if (m.pods > 1)
-      for (std::uint32_t i = 0; i < m.pods; ++i) m.thin_core += c_.pod_scarcity[pods_[i]] - 1;
+    m.thin_core = placement::thin_core_of_pods(c_, std::span(pods_).first(m.pods));
     m.leftover = free - in_.N;
     // Blocks are contiguous in the ring: L inter-block edges (none for one block), P of them
     // between pods when P > 1.

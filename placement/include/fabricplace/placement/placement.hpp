@@ -117,6 +117,8 @@ ThinTier thinnest_tier(const Context& c);
 
 /// Measures::thin_core of a placement on these blocks (any order, repeats and kNone allowed).
 double thin_core(const Context& c, std::span<const std::uint32_t> blocks);
+/// The same over the pods it uses, each once.
+double thin_core_of_pods(const Context& c, std::span<const std::uint32_t> pods);
 
 /// The measures of a placement, for every policy alike (docs/placement.md).
 struct Measures {
