@@ -272,12 +272,17 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
       if (k != kNone && c.block_tier2[k] != kNone) below[c.block_tier2[k]] += widest[k];
     }
   }
+  c.pod_assumed.assign(pods, 0);
+  auto assumed = [&](routes::DirLink d) { return f.link(fabric::LinkId{d / 2}).assumed.any(); };
   for (std::size_t k = 0; k < b.size(); ++k) {
     const auto t2 = c.block_tier2[k];
     if (t2 == kNone) continue;
     double up = 0;
     for (auto d : c.tier2_up[t2]) up += c.capacity.gbps[d];
     if (up > 0) c.pod_scarcity[b.pod[k]] = std::max(c.pod_scarcity[b.pod[k]], below[t2] / up);
+    auto& a = c.pod_assumed[b.pod[k]];
+    for (const auto* v : {&c.block_up[k], &c.tier2_up[t2]})
+      for (auto d : *v) a = a || assumed(d);
   }
 
   // Host links: every HCA link sound, none lost, none split off, every rail reached.
@@ -351,14 +356,14 @@ std::vector<std::pair<HostId, HostId>> job_edges(std::span<const HostId> ranked,
   return out;
 }
 
-double thin_core(const Context& c, std::span<const std::uint32_t> blocks) {
+std::vector<std::uint32_t> pods_of(const Context& c, std::span<const std::uint32_t> blocks) {
   const auto& b = c.blocks;
   std::vector<std::uint32_t> pods;
   for (auto k : blocks)
     if (k != kNone) pods.push_back(b.pod[k]);
   std::sort(pods.begin(), pods.end());
   pods.erase(std::unique(pods.begin(), pods.end()), pods.end());
-  return thin_core_of_pods(c, pods);
+  return pods;
 }
 
 double thin_core_of_pods(const Context& c, std::span<const std::uint32_t> pods) {
@@ -366,6 +371,13 @@ double thin_core_of_pods(const Context& c, std::span<const std::uint32_t> pods) 
   if (pods.size() > 1)
     for (auto p : pods) extra += c.pod_scarcity[p] - 1;
   return extra;
+}
+
+bool core_assumed_of_pods(const Context& c, std::span<const std::uint32_t> pods) {
+  if (pods.size() < 2) return false;
+  for (auto p : pods)
+    if (c.pod_assumed[p] && c.pod_scarcity[p] > 1) return true;
+  return false;
 }
 
 RingMeasures measure_ring(const Blocks& b, std::span<const HostId> ring,
@@ -426,7 +438,11 @@ Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& st
   m.ring_inter_leaf = ring.inter_leaf;
   m.ring_inter_pod = ring.inter_pod;
   m.tp_groups_split = ring.tp_groups_split;
-  if (ring.pods > 1) m.thin_core = thin_core(c, ring.blocks);
+  if (ring.pods > 1) {
+    const auto pods = pods_of(c, ring.blocks);
+    m.thin_core = thin_core_of_pods(c, pods);
+    m.core_assumed = core_assumed_of_pods(c, pods);
+  }
   std::vector<char> used(b.size(), 0);
   for (const auto k : ring.blocks)
     if (k != kNone) {

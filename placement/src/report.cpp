@@ -44,6 +44,12 @@ std::vector<std::pair<std::uint32_t, std::vector<HostId>>> segments(
   return out;
 }
 
+// The bottleneck's rate or count is one its source assumed (fabric::Assumed).
+bool bottleneck_assumed(const Context& c, const Forecast& fc) {
+  return fc.bottleneck != kNone &&
+         c.fabric->link(fabric::LinkId{fc.bottleneck / 2}).assumed.any();
+}
+
 std::string slowdown_str(const Forecast& fc) {
   return fc.routed ? num(fc.slowdown) : std::string("no route");
 }
@@ -57,7 +63,8 @@ std::string core_ratio(const Measures& m) {
 }
 std::string pods_str(const Measures& m) {
   std::string s = std::to_string(m.pods);
-  if (const auto r = core_ratio(m); !r.empty()) s += " (core " + r + ":1)";
+  if (const auto r = core_ratio(m); !r.empty())
+    s += " (core " + r + ":1" + (m.core_assumed ? ", assumed link figures" : "") + ")";
   return s;
 }
 
@@ -114,6 +121,7 @@ ojson bandwidth_json(const Context& c, const Forecast& fc) {
   } else {
     j["bottleneck"] = bottleneck_name(*c.fabric, fc);
     j["bottleneck_gbps"] = round2(c.capacity.gbps[fc.bottleneck]);
+    j["bottleneck_assumed"] = bottleneck_assumed(c, fc);
     j["load_before"] = round2(fc.before);
     j["load_after"] = round2(fc.after);
   }
@@ -126,6 +134,7 @@ ojson measures_json(const Context& c, const Measures& m) {
   return ojson{{"leaves", m.leaves},
                {"pods", m.pods},
                {"thin_core", round2(m.thin_core)},
+               {"core_assumed", m.core_assumed},
                {"ring_inter_leaf", m.ring_inter_leaf},
                {"ring_inter_pod", m.ring_inter_pod},
                {"bandwidth", bandwidth_json(c, m.bandwidth)},
@@ -145,7 +154,8 @@ std::string bottleneck_text(const Context& c, const Forecast& fc) {
   char share[16];
   std::snprintf(share, sizeof share, "%.0f", 100 * fc.share());
   std::string s = bottleneck_name(*c.fabric, fc) + " (" + routes::load_str(
-                      c.capacity.gbps[fc.bottleneck]) + " Gb/s): " +
+                      c.capacity.gbps[fc.bottleneck]) + " Gb/s" +
+                  (bottleneck_assumed(c, fc) ? ", assumed" : "") + "): " +
                   routes::load_str(fc.before) + " -> " + routes::load_str(fc.after) +
                   " ring edges; the job's ring runs at " + share + " % of a host link";
   if (fc.slowed)

@@ -671,7 +671,9 @@ class Search {
     }
     std::sort(pods_.begin(), pods_.end());
     m.pods = static_cast<std::uint32_t>(std::unique(pods_.begin(), pods_.end()) - pods_.begin());
-    m.thin_core = placement::thin_core_of_pods(c_, std::span(pods_).first(m.pods));
+    const auto pods = std::span(pods_).first(m.pods);
+    m.thin_core = placement::thin_core_of_pods(c_, pods);
+    m.core_assumed = placement::core_assumed_of_pods(c_, pods);
     m.leftover = free - in_.N;
     // Blocks are contiguous in the ring: L inter-block edges (none for one block), P of them
     // between pods when P > 1.

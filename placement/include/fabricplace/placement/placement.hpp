@@ -93,6 +93,9 @@ struct Context {
   /// bandwidth over its own uplink bandwidth, at least 1 (1 on 2-level fabrics). A ring
   /// across pods counts each pod it uses this many times in the pods term (score_of).
   std::vector<double> pod_scarcity;
+  /// Per pod: its pod_scarcity rests on link figures its source assumed (a tiers CSV or
+  /// topology.conf without rates or counts: fabric::Assumed), which --explain says.
+  std::vector<std::uint8_t> pod_assumed;
   /// Per host: its own links are sound (not degraded, not unhealthy, none lost, every rail).
   std::vector<std::uint8_t> healthy;
   /// The link groups the fabric policy's estimate reads (traffic.hpp): block k's uplinks up
@@ -115,10 +118,12 @@ struct ThinTier {
 };
 ThinTier thinnest_tier(const Context& c);
 
-/// Measures::thin_core of a placement on these blocks (any order, repeats and kNone allowed).
-double thin_core(const Context& c, std::span<const std::uint32_t> blocks);
-/// The same over the pods it uses, each once.
+/// The pods of these blocks (any order, repeats and kNone allowed), each once, ascending.
+std::vector<std::uint32_t> pods_of(const Context& c, std::span<const std::uint32_t> blocks);
+/// Measures::thin_core of a placement over these pods (each once), and whether a pod counted
+/// there has an assumed scarcity (Measures::core_assumed).
 double thin_core_of_pods(const Context& c, std::span<const std::uint32_t> pods);
+bool core_assumed_of_pods(const Context& c, std::span<const std::uint32_t> pods);
 
 /// The measures of a placement, for every policy alike (docs/placement.md).
 struct Measures {
@@ -138,6 +143,8 @@ struct Measures {
   /// When the ring crosses pods: the sum over its pods of Context::pod_scarcity - 1, what
   /// crossing thin links to the core adds to the pods term; 0 on one pod.
   double thin_core = 0;
+  /// Some pod counted in thin_core has an assumed core scarcity (Context::pod_assumed).
+  bool core_assumed = false;
   /// Bandwidth: the ring's predicted slowdown, bottleneck and what it adds to others
   /// (kNoRoute as the slowdown when some edge has no route).
   Forecast bandwidth;

@@ -1,0 +1,1 @@
+place --fabric tiers.csv --nodes 4 --json
