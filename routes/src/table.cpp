@@ -77,17 +77,27 @@ Result<Table> Table::empty_for(const Fabric& f, std::string source) {
                     " MiB (at most 1024 MiB): use --routes ecmp or adaptive, which need no table");
   }
   r.table_.assign(std::size_t{k} * r.ends_.size(), 0);
+  auto hop = [&](PortId p) {
+    Hop h;
+    if (idx(p) != kNone && f.port(p).link != fabric::kNoLink) {
+      h.link = dir_link(f, p);
+      h.peer = f.peer_node(p);
+    }
+    return h;
+  };
   r.port_begin_.assign(1, 0);
   for (NodeId s : f.switches()) {
     const auto ports = f.ports_of(s);
     const std::uint32_t top = ports.empty() ? 0 : ports.back().rec.number;
-    const std::size_t base = r.port_by_num_.size();
-    r.port_by_num_.resize(base + top + 1, PortId{kNone});
-    for (const auto& p : ports) {
-      r.port_by_num_[base + p.rec.number] =
-          PortId{static_cast<std::uint32_t>(&p - f.ports().data())};
-    }
-    r.port_begin_.push_back(static_cast<std::uint32_t>(r.port_by_num_.size()));
+    const std::size_t base = r.hop_by_num_.size();
+    r.hop_by_num_.resize(base + top + 1);
+    for (const auto& p : ports)
+      r.hop_by_num_[base + p.rec.number] = hop(PortId{static_cast<std::uint32_t>(&p - f.ports().data())});
+    r.port_begin_.push_back(static_cast<std::uint32_t>(r.hop_by_num_.size()));
+  }
+  for (std::uint32_t e = 0; e < r.ends_.size(); ++e) {
+    r.end_hop_.push_back(hop(r.ends_.port(e)));
+    r.end_node_.push_back(f.port(r.ends_.port(e)).node);
   }
   return r;
 }
@@ -112,23 +122,22 @@ bool Table::path(HostId src, HostId dst, std::vector<DirLink>& out) const {
 
 bool Table::path(std::uint32_t src, std::uint32_t dst, std::vector<DirLink>& out) const {
   if (src == dst) return true;
-  const Fabric& f = *fabric_;
-  const PortId sp = ends_.port(src);
-  const PortId dp = ends_.port(dst);
   const std::size_t start = out.size();
-  out.push_back(dir_link(f, sp));
-  NodeId node = f.peer_node(sp);
-  const NodeId dst_node = f.port(dp).node;
+  const Hop first = end_hop_[src];
+  out.push_back(first.link);
+  NodeId node = first.peer;
+  const NodeId dst_node = end_node_[dst];
   for (int hop = 0; hop < 64; ++hop) {
     if (node == dst_node) return true;
-    if (sw_index_[idx(node)] == kNone) break;  // a CA that is not the destination
-    const PortNum out_num = out_port(node, dst);
+    if (idx(node) == kNone) break;
     const std::size_t si = sw_index_[idx(node)];
+    if (si == kNone) break;  // a CA that is not the destination
+    const PortNum out_num = table_[si * ends_.size() + dst];
     if (out_num == 0 || out_num >= port_begin_[si + 1] - port_begin_[si]) break;
-    const PortId pid = port_by_num_[port_begin_[si] + out_num];
-    if (idx(pid) == kNone || f.port(pid).link == kNoLink) break;
-    out.push_back(dir_link(f, pid));
-    node = f.peer_node(pid);
+    const Hop h = hop_by_num_[port_begin_[si] + out_num];
+    if (h.link == kNone) break;
+    out.push_back(h.link);
+    node = h.peer;
   }
   out.resize(start);
   return false;

@@ -121,8 +121,17 @@ class Table {
   Ends ends_;
   std::vector<std::uint32_t> sw_index_;    ///< per node: dense switch index (kNone for CAs)
   std::vector<PortNum> table_;             ///< switches x end ports
-  std::vector<std::uint32_t> port_begin_;  ///< per switch index: its slice of port_by_num_
-  std::vector<PortId> port_by_num_;        ///< switch ports by number (kNone: no such port)
+  /// A port as path() follows it: the directed link leaving through it and the node at its
+  /// other end (kNone / kNoNode: no such port, or not linked). Compact, so that a hop reads
+  /// one small record instead of the fabric's port and link records.
+  struct Hop {
+    DirLink link = kNone;
+    NodeId peer = fabric::kNoNode;
+  };
+  std::vector<std::uint32_t> port_begin_;  ///< per switch index: its slice of hop_by_num_
+  std::vector<Hop> hop_by_num_;            ///< switch ports by number
+  std::vector<Hop> end_hop_;               ///< per end port: its own link up
+  std::vector<NodeId> end_node_;           ///< per end port: its node
 };
 
 /// The routes of opensm's ftree engine for a fat-tree (kUnsupported when the fabric is not
