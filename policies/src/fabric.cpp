@@ -412,14 +412,27 @@ class Search {
     in_.usable.assign(b_.size(), 0);
     in_.free_hosts.assign(b_.size(), 0);
     in_.cap.assign(b_.size(), 0);
-    // One pass over the hosts in index order (every host of a block is under it).
+    // One pass over the hosts in index order (every host of a block is under it), counting
+    // a run of hosts of one block in registers (a leaf's hosts are mostly consecutive).
     const auto* of = b_.of_host.data();
     const auto* st = states_.state.data();
+    const auto* ok = in_.ok.data();
+    std::uint32_t run = kNone, usable = 0, free = 0;
+    auto flush = [&] {
+      if (run == kNone) return;
+      in_.usable[run] += usable;
+      in_.free_hosts[run] += free;
+    };
     for (std::size_t h = 0; h < in_.ok.size(); ++h) {
-      if (of[h] == kNone) continue;
-      in_.usable[of[h]] += in_.ok[h];
-      in_.free_hosts[of[h]] += st[h] == HostState::kFree ? 1 : 0;
+      if (of[h] != run) {
+        flush();
+        run = of[h];
+        usable = free = 0;
+      }
+      usable += ok[h];
+      free += st[h] == HostState::kFree ? 1u : 0u;
     }
+    flush();
     for (std::size_t k = 0; k < b_.size(); ++k) in_.cap[k] = in_.usable[k] / in_.g;
   }
 
