@@ -780,17 +780,20 @@ class Search {
       }
       // Moves: drop one block and take one other (or none); then drop two and take one
       // (one block fewer). The first that lowers the score is kept.
-      auto try_set = [&](const std::vector<std::uint32_t>& drop, std::uint32_t add) {
-        std::uint64_t t = total;
-        for (auto k : drop) t -= in_.cap[k];
+      // A move: drop `d1` (and `d2` unless kNone), take `add` unless kNone. Most moves fail
+      // the capacity or the seen test: those cost a few operations and no allocation.
+      auto try_set = [&](std::uint32_t d1, std::uint32_t d2, std::uint32_t add) {
+        std::uint64_t t = total - in_.cap[d1] - (d2 != kNone ? in_.cap[d2] : 0);
         if (add != kNone) {
-          if (std::binary_search(best.begin(), best.end(), add)) return false;
           t += in_.cap[add];
+          if (t < in_.G || std::binary_search(best.begin(), best.end(), add)) return false;
+        } else if (t < in_.G) {
+          return false;
         }
-        if (t < in_.G) return false;
         Set next;
+        next.reserve(best.size());
         for (auto x : best)
-          if (std::find(drop.begin(), drop.end(), x) == drop.end()) next.push_back(x);
+          if (x != d1 && x != d2) next.push_back(x);
         if (add != kNone) next.insert(std::lower_bound(next.begin(), next.end(), add), add);
         if (seen_.contains(next)) return false;
         consider(std::move(next));
@@ -799,14 +802,14 @@ class Search {
         return cands_[0].score < best_score - 1e-9 * std::max(1.0, std::abs(best_score));
       };
       for (std::size_t i = 0; i < out.size() && !better && spent < budget; ++i) {
-        better = try_set({out[i]}, kNone);
+        better = try_set(out[i], kNone, kNone);
         for (std::size_t j = 0; j < in.size() && !better && spent < budget; ++j)
-          better = try_set({out[i]}, in[j]);
+          better = try_set(out[i], kNone, in[j]);
       }
       for (std::size_t i = 0; i < out.size() && !better && spent < budget; ++i)
         for (std::size_t i2 = i + 1; i2 < out.size() && !better && spent < budget; ++i2)
           for (std::size_t j = 0; j < in.size() && !better && spent < budget; ++j)
-            better = try_set({out[i], out[i2]}, in[j]);
+            better = try_set(out[i], out[i2], in[j]);
     }
   }
 
