@@ -251,20 +251,29 @@ Set exact(std::vector<std::uint32_t> order, const std::vector<std::uint32_t>& ca
       }
     const std::uint32_t c = cap[order[i]];
     const double w = cost[order[i]];
+    const double opens = pod_cost[pod[order[i]]];
     for (std::uint32_t k = std::min<std::uint32_t>(L, static_cast<std::uint32_t>(i) + 1); k >= 1;
-         --k)
-      for (std::size_t s0 = 0; s0 < S; ++s0)
-        for (const std::uint8_t from : {std::uint8_t{1}, std::uint8_t{2}}) {
-          const double base = (from == 1 ? closed : open)[(k - 1) * S + s0];
-          if (base == kInf) continue;
-          const double v = base + w + (from == 1 ? pod_cost[pod[order[i]]] : 0);
-          const std::size_t s = std::min<std::size_t>(G, s0 + c);
-          if (v < open[k * S + s]) {
-            open[k * S + s] = v;
-            how[(i * K + k) * S + s] = from;
-            if (s == G) from_full[i * K + k] = static_cast<std::uint32_t>(s0);
-          }
+         --k) {
+      // Row k - 1 is the state before block i (k descends), row k after it.
+      const double* from_closed = closed.data() + (k - 1) * S;
+      const double* from_open = open.data() + (k - 1) * S;
+      double* to = open.data() + k * S;
+      std::uint8_t* to_how = how.data() + (i * K + k) * S;
+      auto take = [&](double base, double extra, std::uint8_t from, std::size_t s0) {
+        if (base == kInf) return;
+        const double v = base + w + extra;
+        const std::size_t s = std::min<std::size_t>(G, s0 + c);
+        if (v < to[s]) {
+          to[s] = v;
+          to_how[s] = from;
+          if (s == G) from_full[i * K + k] = static_cast<std::uint32_t>(s0);
         }
+      };
+      for (std::size_t s0 = 0; s0 < S; ++s0) {
+        take(from_closed[s0], opens, 1, s0);  // opens the pod
+        take(from_open[s0], 0.0, 2, s0);
+      }
+    }
   }
   const std::size_t end = L * S + G;
   if (std::min(open[end], closed[end]) == kInf) return {};
