@@ -48,6 +48,24 @@ struct UplinkFaults {
   std::uint32_t degraded = 0, unhealthy = 0, lost = 0;
 };
 
+// The leaf whose uplink a lost link (Topology::lost_links, one port of it) was: the port's
+// own switch when it is a leaf that was linked to a switch, or, listed from the upper end,
+// the leaf it was linked to; kNoNode when it was no leaf uplink.
+NodeId lost_uplink_leaf(const fabric::Fabric& f, fabric::PortId p) {
+  const auto& t = f.topology();
+  const auto& port = f.port(p);
+  if (f.node(port.node).type != fabric::NodeType::kSwitch ||
+      port.health.was_linked_type != fabric::NodeType::kSwitch)
+    return fabric::kNoNode;
+  const auto level = t.level[idx(port.node)];
+  if (level == 1) return port.node;
+  if (level > 1)
+    if (const auto peer = f.find_guid(port.health.was_linked_to);
+        peer && t.level[idx(*peer)] == 1)
+      return *peer;
+  return fabric::kNoNode;
+}
+
 std::vector<UplinkFaults> uplink_faults(const fabric::Fabric& f) {
   const auto& t = f.topology();
   std::vector<UplinkFaults> out(f.num_nodes());
@@ -65,11 +83,8 @@ std::vector<UplinkFaults> uplink_faults(const fabric::Fabric& f) {
     if (auto n = leaf_end(d.link); n != fabric::kNoNode) ++out[idx(n)].degraded;
   for (const auto& u : t.unhealthy_links)
     if (auto n = leaf_end(u.link); n != fabric::kNoNode) ++out[idx(n)].unhealthy;
-  for (fabric::PortId p : t.lost_links) {
-    const auto& port = f.port(p);
-    if (t.level[idx(port.node)] == 1 && port.health.was_linked_type == fabric::NodeType::kSwitch)
-      ++out[idx(port.node)].lost;
-  }
+  for (fabric::PortId p : t.lost_links)
+    if (const auto leaf = lost_uplink_leaf(f, p); leaf != fabric::kNoNode) ++out[idx(leaf)].lost;
   return out;
 }
 
@@ -249,27 +264,29 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
   for (const auto& dl : t.degraded_links)
     if (const double g = dl.nominal.gbps(); g > 0) built[idx(dl.link)] = g;
   std::vector<double> below(c.tier2_up.size(), 0);
-  std::vector<double> widest(b.size(), 0);  // per block: its fastest uplink as built
   for (std::size_t k = 0; k < b.size(); ++k)
     if (c.block_tier2[k] != kNone)
-      for (auto d : c.block_up[k]) {
-        below[c.block_tier2[k]] += built[d / 2];
-        widest[k] = std::max(widest[k], built[d / 2]);
-      }
-  // A leaf uplink lost since the previous discovery counts too, at the rate of the leaf's
-  // fastest remaining uplink (a lost link has no rate): like a degraded one, it must not
-  // make its pod look thicker.
+      for (auto d : c.block_up[k]) below[c.block_tier2[k]] += built[d / 2];
+  // A leaf uplink lost since the previous discovery counts too, at the rate of that leaf's
+  // fastest remaining uplink as built (a lost link has no rate): like a degraded one, it
+  // must not make its pod look thicker.
   if (!t.lost_links.empty()) {
     std::vector<std::uint32_t> block_of_leaf(f.num_nodes(), kNone);
     for (std::uint32_t k = 0; k < b.size(); ++k)
       for (NodeId n : b.leaves[k]) block_of_leaf[idx(n)] = k;
     for (fabric::PortId p : t.lost_links) {
-      const auto& port = f.port(p);
-      if (t.level[idx(port.node)] != 1 ||
-          port.health.was_linked_type != fabric::NodeType::kSwitch)
-        continue;
-      const auto k = block_of_leaf[idx(port.node)];
-      if (k != kNone && c.block_tier2[k] != kNone) below[c.block_tier2[k]] += widest[k];
+      const auto leaf = lost_uplink_leaf(f, p);
+      if (leaf == fabric::kNoNode) continue;
+      const auto k = block_of_leaf[idx(leaf)];
+      if (k == kNone || c.block_tier2[k] == kNone) continue;
+      double widest = 0;
+      for (const auto& port : f.ports_of(leaf)) {
+        if (port.link == fabric::kNoLink) continue;
+        const auto& l = f.link(port.link);
+        if (t.level[idx(l.node_a == leaf ? l.node_b : l.node_a)] > 1)
+          widest = std::max(widest, built[idx(port.link)]);
+      }
+      below[c.block_tier2[k]] += widest;
     }
   }
   c.pod_assumed.assign(pods, 0);

@@ -91,6 +91,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
   auto price = [&](std::uint32_t k) { return cost[k] + (in_pod[pod[k]] ? 0.0 : pod_cost[pod[k]]); };
   // Each step takes the cheapest candidate by (price, position).
   const std::size_t n = order.size();
+  constexpr std::size_t kNoBlock = std::numeric_limits<std::size_t>::max();
   auto cheapest = [&](std::size_t end) {  // over the untaken positions in [0, end)
     std::int64_t best = -1;
     double best_price = 0;
@@ -99,7 +100,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
       const double pr = price(order[j]);
       if (best < 0 || pr < best_price) best = static_cast<std::int64_t>(j), best_price = pr;
     }
-    return static_cast<std::size_t>(best);
+    return best < 0 ? kNoBlock : static_cast<std::size_t>(best);
   };
   std::uint32_t need = G;
   Set out;
@@ -141,6 +142,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
                              [&](std::uint32_t k) { return cap[k] >= least; }) -
         order.begin());
     const auto j = cheapest(end);
+    if (j == kNoBlock) return {};  // only when `order` is not by capacity (never here)
     taken[j] = 1;
     pos.push_back(j);
     if (r >= 2) {
