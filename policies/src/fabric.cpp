@@ -32,6 +32,7 @@
 // inside one block crosses no uplink: s = 1).
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -602,10 +603,17 @@ class Search {
                        [](const auto& x, const auto& y) { return x.first > y.first; });
       std::vector<std::uint32_t> scope;
       std::size_t scope_pods = 0;
+      // Each pod's blocks are in capacity order (taken from ks): merged, the scope stays so.
+      auto by_cap = [&](std::uint32_t x, std::uint32_t y) {
+        return in_.cap[x] > in_.cap[y] || (in_.cap[x] == in_.cap[y] && x < y);
+      };
+      std::vector<std::uint32_t> merged;
       for (const auto& [r, pod] : strength) {
         ++scope_pods;
-        scope.insert(scope.end(), by_pod[pod].begin(), by_pod[pod].end());
-        by_capacity(scope);
+        merged.clear();
+        std::merge(scope.begin(), scope.end(), by_pod[pod].begin(), by_pod[pod].end(),
+                   std::back_inserter(merged), by_cap);
+        scope.swap(merged);
         if (reach(scope, L) >= in_.G) break;
       }
       if (scope_pods > 1 && scope.size() < ks.size()) fills(scope, L, false);
