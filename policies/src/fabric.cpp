@@ -998,19 +998,29 @@ class Search {
   }
 
   // The hosts take_ gives each block, blocks in `order`, usable hosts by index in each.
-  std::vector<HostId> lay_out(const std::vector<std::uint32_t>& order) const {
+  std::vector<HostId> lay_out(const std::vector<std::uint32_t>& order) {
     std::vector<HostId> hosts;
     hosts.reserve(in_.N);
     for (auto k : order) {
-      std::uint32_t want = take_[k] * in_.g;
-      for (HostId h : b_.hosts[k]) {
-        if (want == 0) break;
-        if (!in_.ok[idx(h)]) continue;
-        hosts.push_back(h);
-        --want;
-      }
+      const auto& usable = usable_of(k);
+      const std::size_t want = std::min<std::size_t>(std::size_t{take_[k]} * in_.g, usable.size());
+      hosts.insert(hosts.end(), usable.begin(), usable.begin() + static_cast<std::ptrdiff_t>(want));
     }
     return hosts;
+  }
+  // A block's usable hosts in index order, found the first time a layout needs them (a
+  // decision lays out many sets over the same blocks).
+  const std::vector<HostId>& usable_of(std::uint32_t k) {
+    if (usable_of_.size() != b_.size()) {
+      usable_of_.assign(b_.size(), {});
+      usable_known_.assign(b_.size(), 0);
+    }
+    if (!usable_known_[k]) {
+      usable_known_[k] = 1;
+      for (HostId h : b_.hosts[k])
+        if (in_.ok[idx(h)]) usable_of_[k].push_back(h);
+    }
+    return usable_of_[k];
   }
 
   // Pipeline stages: block orders that put stage boundaries on block boundaries. Blocks
@@ -1057,6 +1067,8 @@ class Search {
   placement::EdgeCache edge_cache_;  // the inter-block edges routed so far
   std::size_t scored_ = 0;  // candidates scored so far (bound or measured)
   std::vector<std::uint32_t> pods_;
+  std::vector<std::vector<HostId>> usable_of_;  // usable_of(), per block
+  std::vector<std::uint8_t> usable_known_;
 };
 
 }  // namespace
