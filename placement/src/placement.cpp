@@ -320,6 +320,7 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
     for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
       if (t.host_leaves[h].size() < t.rails.size()) c.healthy[h] = 0;
 
+  // In the order Context::block_group and tier2_group index.
   std::vector<std::vector<routes::DirLink>> groups;
   groups.reserve(2 * (c.block_up.size() + c.tier2_up.size()));
   for (const auto* v : {&c.block_up, &c.block_down, &c.tier2_up, &c.tier2_down})

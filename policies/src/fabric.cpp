@@ -478,7 +478,6 @@ class Search {
       if (!traffic_) return groups.idle[i];
       return placement::edge_slowdown(c_.capacity, groups.fluid, bg, groups.links_of(i));
     };
-    const std::size_t B = b_.size(), T = c_.tier2_up.size();
     const double n = in_.N;
     bw_.assign(b_.size(), 0);
     fit_.assign(b_.size(), 0);
@@ -495,7 +494,8 @@ class Search {
     for (std::size_t k = 0; k < b_.size(); ++k) {
       if (in_.cap[k] == 0) continue;
       const double s =
-          spans ? std::max(slowdown(k), slowdown(B + k)) : 1.0;
+          spans ? std::max(slowdown(c_.block_group(k, false)), slowdown(c_.block_group(k, true)))
+                : 1.0;
       bw_[k] = w_.slowdown * n * (s - 1);
       loaded_ = loaded_ || s > 1;
       const bool whole = in_.free_hosts[k] == b_.hosts[k].size();
@@ -505,7 +505,8 @@ class Search {
       if (spans && !pod_done[p] && c_.block_tier2[k] != kNone) {
         pod_done[p] = 1;
         const auto t = c_.block_tier2[k];
-        const double sp = std::max(slowdown(2 * B + t), slowdown(2 * B + T + t));
+        const double sp =
+            std::max(slowdown(c_.tier2_group(t, false)), slowdown(c_.tier2_group(t, true)));
         pod_cost_[p] += w_.slowdown * n * (sp - 1);
         loaded_ = loaded_ || sp > 1;
         pods_loaded_ = pods_loaded_ || sp > 1 || c_.pod_scarcity[p] > 1;
@@ -604,15 +605,13 @@ class Search {
       std::vector<std::uint32_t> scope;
       std::size_t scope_pods = 0;
       // Each pod's blocks are in capacity order (taken from ks): merged, the scope stays so.
-      auto by_cap = [&](std::uint32_t x, std::uint32_t y) {
-        return in_.cap[x] > in_.cap[y] || (in_.cap[x] == in_.cap[y] && x < y);
-      };
       std::vector<std::uint32_t> merged;
       for (const auto& [r, pod] : strength) {
         ++scope_pods;
         merged.clear();
         std::merge(scope.begin(), scope.end(), by_pod[pod].begin(), by_pod[pod].end(),
-                   std::back_inserter(merged), by_cap);
+                   std::back_inserter(merged),
+                   [&](auto x, auto y) { return capacity_first(x, y); });
         scope.swap(merged);
         if (reach(scope, L) >= in_.G) break;
       }
@@ -889,17 +888,17 @@ class Search {
     return p;
   }
 
+  // The order of blocks by capacity: descending, then index.
+  bool capacity_first(std::uint32_t x, std::uint32_t y) const {
+    return in_.cap[x] > in_.cap[y] || (in_.cap[x] == in_.cap[y] && x < y);
+  }
   // Capacity descending, then index: a counting sort by capacity (a block holds at most a
   // leaf's hosts, so capacities are small) of the blocks in index order.
   void by_capacity(std::vector<std::uint32_t>& ks) const {
     std::uint32_t most = 0;
     for (auto k : ks) most = std::max(most, in_.cap[k]);
     if (most > 4 * ks.size() + 64) {  // wide capacities: a comparison sort
-      std::vector<std::uint64_t> keys;
-      keys.reserve(ks.size());
-      for (auto k : ks) keys.push_back((std::uint64_t{~in_.cap[k]} << 32) | k);
-      std::sort(keys.begin(), keys.end());
-      for (std::size_t i = 0; i < ks.size(); ++i) ks[i] = static_cast<std::uint32_t>(keys[i]);
+      std::sort(ks.begin(), ks.end(), [&](auto x, auto y) { return capacity_first(x, y); });
       return;
     }
     if (!std::is_sorted(ks.begin(), ks.end())) std::sort(ks.begin(), ks.end());

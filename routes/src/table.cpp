@@ -132,7 +132,7 @@ bool Table::path(std::uint32_t src, std::uint32_t dst, std::vector<DirLink>& out
     if (idx(node) == kNone) break;
     const std::size_t si = sw_index_[idx(node)];
     if (si == kNone) break;  // a CA that is not the destination
-    const PortNum out_num = table_[si * ends_.size() + dst];
+    const PortNum out_num = table_[entry(si, dst)];
     if (out_num == 0 || out_num >= port_begin_[si + 1] - port_begin_[si]) break;
     const Hop h = hop_by_num_[port_begin_[si] + out_num];
     if (h.link == kNone) break;

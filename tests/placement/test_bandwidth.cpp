@@ -444,6 +444,18 @@ TEST(Traffic, TrackedGroupSlowdownsEqualRecomputed) {
     // Block uplinks up and down, then both pods' links to the core up and down.
     ASSERT_EQ(g.size(), 2 * ctx.blocks.size() + 2 * ctx.tier2_up.size());
     ASSERT_EQ(ctx.tier2_up.size(), 2u);
+    auto same = [&](std::size_t i, const std::vector<routes::DirLink>& want) {
+      const auto got = g.links_of(i);
+      return std::vector<routes::DirLink>(got.begin(), got.end()) == want;
+    };
+    for (std::size_t k = 0; k < ctx.blocks.size(); ++k) {
+      EXPECT_TRUE(same(ctx.block_group(k, false), ctx.block_up[k])) << k;
+      EXPECT_TRUE(same(ctx.block_group(k, true), ctx.block_down[k])) << k;
+    }
+    for (std::size_t t = 0; t < 2; ++t) {
+      EXPECT_TRUE(same(ctx.tier2_group(t, false), ctx.tier2_up[t])) << t;
+      EXPECT_TRUE(same(ctx.tier2_group(t, true), ctx.tier2_down[t])) << t;
+    }
     EXPECT_EQ(g.fluid, kind == routes::Kind::kAdaptive);
     placement::Traffic t(**m, ctx.capacity, &g);
     EXPECT_EQ(t.groups(), &g);

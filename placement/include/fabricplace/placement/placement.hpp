@@ -98,12 +98,19 @@ struct Context {
   std::vector<std::uint8_t> pod_assumed;
   /// Per host: its own links are sound (not degraded, not unhealthy, none lost, every rail).
   std::vector<std::uint8_t> healthy;
-  /// The link groups the fabric policy's estimate reads (traffic.hpp): block k's uplinks up
-  /// at k and down at B + k, then tier-2 group t's links up at 2B + t and down at 2B + T + t
-  /// (B blocks, T tier-2 groups). A Traffic made with them keeps their values current.
+  /// The link groups the fabric policy's estimate reads (traffic.hpp): every block's uplinks
+  /// up, then down, then every tier-2 group's links up, then down (block_group, tier2_group).
+  /// A Traffic made with them keeps their values current.
   LinkGroups groups;
 
   [[nodiscard]] bool uplinked(std::size_t block) const { return !block_up[block].empty(); }
+  /// The index in `groups` of a block's uplinks and of a tier-2 group's links (up or down).
+  [[nodiscard]] std::size_t block_group(std::size_t block, bool down) const {
+    return (down ? block_up.size() : 0) + block;
+  }
+  [[nodiscard]] std::size_t tier2_group(std::size_t t, bool down) const {
+    return 2 * block_up.size() + (down ? tier2_up.size() : 0) + t;
+  }
 };
 Context prepare(const fabric::Fabric& f, const Weights& w = {},
                 const routes::Model* routes = nullptr);

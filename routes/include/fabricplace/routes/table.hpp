@@ -93,12 +93,12 @@ class Table {
 
   /// The port switch `sw` forwards traffic for end `dst` to (0: no route).
   [[nodiscard]] PortNum out_port(NodeId sw, std::uint32_t dst) const {
-    return table_[std::size_t{sw_index_[idx(sw)]} * ends_.size() + dst];
+    return table_[entry(sw_index_[idx(sw)], dst)];
   }
   /// The port switch `sw` forwards traffic for host `dst`'s first end port to.
   [[nodiscard]] PortNum out_port(NodeId sw, HostId dst) const;
   void set(NodeId sw, std::uint32_t dst, PortNum port) {
-    table_[std::size_t{sw_index_[idx(sw)]} * ends_.size() + dst] = port;
+    table_[entry(sw_index_[idx(sw)], dst)] = port;
   }
   /// Switch `sw`'s entries, one per end port (for builders: set() without the lookup).
   [[nodiscard]] std::span<PortNum> row(NodeId sw) {
@@ -115,6 +115,10 @@ class Table {
 
  private:
   Table(const Fabric& f, std::string source) : fabric_(&f), source_(std::move(source)), ends_(f) {}
+  /// Where switch index `si`'s entry for end `dst` is in table_.
+  [[nodiscard]] std::size_t entry(std::size_t si, std::uint32_t dst) const {
+    return si * ends_.size() + dst;
+  }
 
   const Fabric* fabric_;
   std::string source_;
