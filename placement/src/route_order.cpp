@@ -21,11 +21,20 @@ class Overlay {
  public:
   explicit Overlay(std::size_t dir_links) : count_(dir_links, 0) {}
   [[nodiscard]] Load get(DirLink d) const { return count_[d]; }
-  void add(std::span<const LinkLoad> edge) {
+  /// Adds an edge's load; returns how many links it touched first (the last ones of
+  /// touched()).
+  std::size_t add(std::span<const LinkLoad> edge) {
+    std::size_t fresh = 0;
     for (const auto& [d, l] : edge) {
-      if (count_[d] == 0) touched_.push_back(d);
+      if (count_[d] == 0) touched_.push_back(d), ++fresh;
       count_[d] += l;
     }
+    return fresh;
+  }
+  /// Undoes the last add(edge), which returned `fresh`.
+  void remove(std::span<const LinkLoad> edge, std::size_t fresh) {
+    for (const auto& [d, l] : edge) count_[d] -= l;
+    touched_.resize(touched_.size() - fresh);
   }
   void reset() {
     for (DirLink d : touched_) count_[d] = 0;
@@ -100,78 +109,148 @@ Cost ring_cost(const Overlay& added, std::span<const double> inv_cap, std::span<
   return c;
 }
 
-/// The greedy boundary choice over stretches in this order; nothing when a pair has no route.
-std::optional<std::pair<std::vector<HostId>, Cost>> order_stretches(
-    const std::vector<std::vector<HostId>>& seg, PathCache& paths, Overlay& added,
-    std::span<const double> inv_cap, std::span<const Load> flows, std::size_t first_entry) {
-  const std::size_t L = seg.size();
-  added.reset();
-  const std::vector<LinkLoad>* path = nullptr;
-  // Loads in ring edges (kEdge = 1).
-  auto cost_of = [&](HostId x, HostId y, Cost& c) {
-    path = paths.get(x, y);
+/// The greedy boundary choice over the stretches in one order: which host of each stretch
+/// opens it (entry) and which closes it (exit), one boundary at a time in ring order, the
+/// first stretch's opening host fixed before and its closing edge chosen last.
+class Stretches {
+ public:
+  Stretches(const std::vector<std::vector<HostId>>& seg, PathCache& paths, Overlay& added,
+            std::span<const double> inv_cap, std::span<const Load> flows)
+      : seg_(seg), paths_(paths), added_(added), inv_cap_(inv_cap), flows_(flows),
+        entry_(seg.size(), kUnset), exit_(seg.size(), kUnset) {}
+
+  /// The ring with `first_entry` opening the first stretch; nothing when a pair has no route.
+  std::optional<std::pair<std::vector<HostId>, Cost>> order(std::size_t first_entry) {
+    if (!open(first_entry, nullptr)) return std::nullopt;
+    return close(first_entry);
+  }
+
+  /// Every opening host `e` < n of the first stretch: the same rings order(e) gives, in
+  /// order of e, each passed to `take` (nothing when a pair has no route). The boundaries
+  /// after the first stretch do not depend on e unless the first boundary's choice does:
+  /// that choice skips exits equal to e, and skipping a pair that never led the running
+  /// minimum leaves the minimum as it was. So the boundaries are chosen once with no opening
+  /// host fixed; only the first stretch's hosts that led that minimum at some point are
+  /// chosen again as order(e); every other e changes only the closing edge.
+  template <class Take>
+  void every_opening(std::size_t n, Take&& take) {
+    std::vector<std::size_t> leaders;
+    if (seg_.front().size() == 1 || !open(kUnset, &leaders)) {
+      for (std::size_t e = 0; e < n; ++e) take(order(e));
+      return;
+    }
+    bool shared = true;  // the state is open(kUnset)'s
+    for (std::size_t e = 0; e < n; ++e) {
+      if (std::find(leaders.begin(), leaders.end(), e) != leaders.end()) {
+        take(order(e));
+        shared = false;
+        continue;
+      }
+      if (!shared) shared = open(kUnset, nullptr);  // the same boundaries as before
+      if (shared) take(close(e));
+    }
+  }
+
+ private:
+  static constexpr std::size_t kUnset = static_cast<std::size_t>(-1);
+
+  // Loads in ring edges (kEdge = 1): the most loaded link of x -> y's path with the edge
+  // added, then the load summed over the path.
+  bool cost_of(HostId x, HostId y, Cost& c, const std::vector<LinkLoad>*& path) {
+    path = paths_.get(x, y);
     if (path == nullptr) return false;
     c = {};
     for (const auto& [d, own] : *path) {
-      const double load = routes::edges((d < flows.size() ? flows[d] : 0) + added.get(d));
-      c.worst = std::max(c.worst, (load + routes::edges(own)) * inv_cap[d]);
-      c.total += load * inv_cap[d];
+      const double load = routes::edges((d < flows_.size() ? flows_[d] : 0) + added_.get(d));
+      c.worst = std::max(c.worst, (load + routes::edges(own)) * inv_cap_[d]);
+      c.total += load * inv_cap_[d];
     }
     return true;
-  };
-  constexpr std::size_t kUnset = static_cast<std::size_t>(-1);
-  std::vector<std::size_t> entry(L, kUnset), exit(L, kUnset);  // indices into seg[k]
-  entry[0] = first_entry;
-  // Picks the best (exit of a, entry of b) pair; a fixed end has a single candidate.
-  auto choose = [&](std::size_t a, std::size_t bb) {
+  }
+
+  // Picks the best (exit of a, entry of b) pair; a fixed end has a single candidate. Exits
+  // are tried from the stretch's last host back, entries from its first: on ties the input
+  // order stands. `leaders`: the exits that led the running minimum, in turn.
+  bool choose(std::size_t a, std::size_t bb, std::vector<std::size_t>* leaders,
+              const std::vector<LinkLoad>*& best_path) {
     Cost best;
     std::size_t bx = kUnset, by = kUnset;
-    const std::vector<LinkLoad>* best_path = nullptr;
-    // Exits are tried from the stretch's last host back, entries from its first: on ties the
-    // input order stands.
-    for (std::size_t xr = seg[a].size(); xr-- > 0;) {
+    const std::vector<LinkLoad>* path = nullptr;
+    best_path = nullptr;
+    for (std::size_t xr = seg_[a].size(); xr-- > 0;) {
       const std::size_t x = xr;
-      if (seg[a].size() > 1 && x == entry[a]) continue;
-      for (std::size_t y = 0; y < seg[bb].size(); ++y) {
-        if (entry[bb] != kUnset && y != entry[bb]) continue;
-        if (entry[bb] == kUnset && seg[bb].size() > 1 && y == exit[bb]) continue;
+      if (seg_[a].size() > 1 && x == entry_[a]) continue;
+      for (std::size_t y = 0; y < seg_[bb].size(); ++y) {
+        if (entry_[bb] != kUnset && y != entry_[bb]) continue;
+        if (entry_[bb] == kUnset && seg_[bb].size() > 1 && y == exit_[bb]) continue;
         Cost c;
-        if (!cost_of(seg[a][x], seg[bb][y], c)) continue;
+        if (!cost_of(seg_[a][x], seg_[bb][y], c, path)) continue;
         if (bx == kUnset || c < best) {
           best = c;
           bx = x;
           by = y;
           best_path = path;
+          if (leaders && (leaders->empty() || leaders->back() != x)) leaders->push_back(x);
         }
       }
     }
     if (bx == kUnset) return false;  // no route known: keep the input order
-    exit[a] = bx;
-    entry[bb] = by;
-    added.add(*best_path);
+    exit_[a] = bx;
+    entry_[bb] = by;
     return true;
-  };
-  for (std::size_t k = 0; k + 1 < L; ++k) {
-    if (!choose(k, k + 1)) return std::nullopt;
   }
-  if (!choose(L - 1, 0)) return std::nullopt;
 
-  std::vector<HostId> out;
-  out.reserve(std::accumulate(seg.begin(), seg.end(), std::size_t{0},
-                              [](std::size_t n, const auto& s) { return n + s.size(); }));
-  for (std::size_t k = 0; k < L; ++k) {
-    const auto& s = seg[k];
-    if (s.size() == 1) {
-      out.push_back(s[0]);
-      continue;
+  // Every boundary but the closing one, with `first_entry` opening the first stretch.
+  bool open(std::size_t first_entry, std::vector<std::size_t>* leaders) {
+    added_.reset();
+    std::fill(entry_.begin(), entry_.end(), kUnset);
+    std::fill(exit_.begin(), exit_.end(), kUnset);
+    entry_[0] = first_entry;
+    for (std::size_t k = 0; k + 1 < seg_.size(); ++k) {
+      const std::vector<LinkLoad>* path = nullptr;
+      if (!choose(k, k + 1, k == 0 ? leaders : nullptr, path)) return false;
+      added_.add(*path);
     }
-    out.push_back(s[entry[k]]);
-    for (std::size_t i = 0; i < s.size(); ++i)
-      if (i != entry[k] && i != exit[k]) out.push_back(s[i]);
-    out.push_back(s[exit[k]]);
+    return true;
   }
-  return std::make_pair(std::move(out), ring_cost(added, inv_cap, flows));
-}
+
+  // The closing boundary with `first_entry` opening the first stretch, the ring and its
+  // cost; the overlay is left as open() made it.
+  std::optional<std::pair<std::vector<HostId>, Cost>> close(std::size_t first_entry) {
+    const std::size_t L = seg_.size();
+    const auto first = entry_[0], last_exit = exit_[L - 1];
+    entry_[0] = first_entry;
+    const std::vector<LinkLoad>* path = nullptr;
+    if (!choose(L - 1, 0, nullptr, path)) return std::nullopt;
+    const auto fresh = added_.add(*path);
+    auto cost = ring_cost(added_, inv_cap_, flows_);
+    added_.remove(*path, fresh);
+    std::vector<HostId> out;
+    out.reserve(std::accumulate(seg_.begin(), seg_.end(), std::size_t{0},
+                                [](std::size_t n, const auto& s) { return n + s.size(); }));
+    for (std::size_t k = 0; k < L; ++k) {
+      const auto& s = seg_[k];
+      if (s.size() == 1) {
+        out.push_back(s[0]);
+        continue;
+      }
+      out.push_back(s[entry_[k]]);
+      for (std::size_t i = 0; i < s.size(); ++i)
+        if (i != entry_[k] && i != exit_[k]) out.push_back(s[i]);
+      out.push_back(s[exit_[k]]);
+    }
+    entry_[0] = first;
+    exit_[L - 1] = last_exit;
+    return std::make_pair(std::move(out), cost);
+  }
+
+  const std::vector<std::vector<HostId>>& seg_;
+  PathCache& paths_;
+  Overlay& added_;
+  std::span<const double> inv_cap_;
+  std::span<const Load> flows_;
+  std::vector<std::size_t> entry_, exit_;  // indices into seg_[k]
+};
 
 /// TP groups (consecutive `gn` hosts) whose hosts span blocks.
 std::uint32_t splits(const Blocks& b, const std::vector<HostId>& ring, std::uint32_t gn) {
@@ -241,12 +320,11 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const routes::Model& route
   for (const auto* order : {&seg, &rev}) {
     // At most kOpeningCandidates opening hosts (a leaf rarely has more useful uplinks).
     const std::size_t n = std::min(order->front().size(), kOpeningCandidates);
-    for (std::size_t e = 0; e < n; ++e) {
-      auto cand = order_stretches(*order, paths, added, inv_cap, flows, e);
-      if (!cand) continue;
-      if (order == &rev && splits(b, cand->first, group_nodes) > plain_splits) continue;
+    Stretches(*order, paths, added, inv_cap, flows).every_opening(n, [&](auto cand) {
+      if (!cand) return;
+      if (order == &rev && splits(b, cand->first, group_nodes) > plain_splits) return;
       if (!best || cand->second < best->second) best = std::move(cand);
-    }
+    });
   }
   if (!best) return ring;
   return std::move(best->first);

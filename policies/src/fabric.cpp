@@ -31,6 +31,8 @@
 // With a block that holds the whole job the search is exhaustive over such blocks (a ring
 // inside one block crosses no uplink: s = 1).
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -39,6 +41,7 @@
 #include <set>
 #include <string>
 #include <unordered_set>
+#include <utility>
 
 #include "fabricplace/placement/route_order.hpp"
 #include "fabricplace/policies/policies.hpp"
@@ -523,17 +526,39 @@ class Search {
   }
 
   // The blocks that can take part (some capacity) by `cost` ascending, then capacity
-  // descending, then index: the order fill() takes a scope's blocks in by cost.
-  std::vector<std::uint32_t> rank(const std::vector<double>& cost) const {
-    // Sorted as keys (no indirection in the comparisons): the cost, then the capacity
-    // complemented and the index packed in one word.
-    thread_local std::vector<std::pair<double, std::uint64_t>> keys;
-    keys.clear();
-    for (std::uint32_t k = 0; k < b_.size(); ++k)
-      if (in_.cap[k] > 0) keys.emplace_back(cost[k], (std::uint64_t{~in_.cap[k]} << 32) | k);
-    std::sort(keys.begin(), keys.end());
-    std::vector<std::uint32_t> r(keys.size());
-    for (std::size_t i = 0; i < keys.size(); ++i) r[i] = static_cast<std::uint32_t>(keys[i].second);
+  // descending, then index: the order fill() takes a scope's blocks in by cost. A stable
+  // radix sort of the blocks in capacity order (by_cap_) on the cost's bits, mapped so that
+  // unsigned order is the doubles' order; passes whose byte is the same for every block are
+  // skipped (costs made of few terms share most bytes).
+  std::vector<std::uint32_t> rank(const std::vector<double>& cost) {
+    if (by_cap_.empty()) {
+      for (std::uint32_t k = 0; k < b_.size(); ++k)
+        if (in_.cap[k] > 0) by_cap_.push_back(k);
+      by_capacity(by_cap_);
+    }
+    const std::size_t n = by_cap_.size();
+    thread_local std::vector<std::pair<std::uint64_t, std::uint32_t>> a, t;
+    a.resize(n);
+    t.resize(n);
+    std::array<std::array<std::uint32_t, 256>, 8> count{};
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto k = by_cap_[i];
+      // + 0.0 makes -0.0 +0.0, which compares equal to it.
+      auto bits = std::bit_cast<std::uint64_t>(cost[k] + 0.0);
+      bits = bits >> 63 ? ~bits : bits | (std::uint64_t{1} << 63);
+      a[i] = {bits, k};
+      for (std::size_t d = 0; d < 8; ++d) ++count[d][(bits >> (8 * d)) & 0xff];
+    }
+    for (std::size_t d = 0; d < 8; ++d) {
+      auto& c = count[d];
+      if (n == 0 || c[(a[0].first >> (8 * d)) & 0xff] == n) continue;  // one value: in order
+      std::uint32_t sum = 0;
+      for (auto& x : c) sum += std::exchange(x, sum);
+      for (const auto& e : a) t[c[(e.first >> (8 * d)) & 0xff]++] = e;
+      a.swap(t);
+    }
+    std::vector<std::uint32_t> r(n);
+    for (std::size_t i = 0; i < n; ++i) r[i] = a[i].second;
     return r;
   }
 
@@ -1055,6 +1080,7 @@ class Search {
   std::map<std::uint32_t, std::vector<std::uint32_t>> parts_;  // component -> eligible blocks
   std::vector<double> full_, bw_, fit_, pod_cost_, pod_flat_;
   std::vector<std::uint32_t> rank_full_, rank_fit_, rank_bw_;  // rank(full_) ...
+  std::vector<std::uint32_t> by_cap_;  // the blocks with capacity, capacity descending
   bool loaded_ = false;       // some uplink is loaded or slower than a host link
   bool pods_loaded_ = false;  // some pod's links to the core are loaded, slow or thin
   std::vector<Candidate> cands_;
