@@ -60,16 +60,21 @@ struct Cost {
   static bool less(double a, double b) { return a < b - 1e-9 * std::max(std::abs(a), std::abs(b)); }
 };
 
-/// Edge loads between host pairs (one entry per link), computed once per ring however many
-/// orders are tried: the paths in one pool, found through an open-addressing table (a ring
-/// over 30 blocks of 16 hosts routes some 15,000 pairs).
+/// Edge loads between host pairs over the links that count (`weight` not 0: the links
+/// between switches; one entry per link), computed once per ring however many orders are
+/// tried: the paths in one pool, found through an open-addressing table. Sources of one
+/// switch_path_class() share their paths (a ring over 30 leaves of 16 hosts asks for some
+/// 15,000 pairs, which ftree routes in some 1,000).
 class PathCache {
  public:
   static constexpr std::uint32_t kNoRoute = std::numeric_limits<std::uint32_t>::max();
-  PathCache(const routes::Model& r, std::uint64_t salt) : routes_(r), salt_(salt), slots_(256) {}
+  PathCache(const routes::Model& r, std::uint64_t salt, std::span<const double> weight)
+      : routes_(r), salt_(salt), weight_(weight), slots_(256) {}
 
   /// The edge x -> y's path (see path()); kNoRoute when the model has no route.
   std::uint32_t get(HostId x, HostId y) {
+    // x's class stands for x unless it is y itself (an edge to itself is no path).
+    if (const auto c = routes_.switch_path_class(x); c != y) x = c;
     const auto key = (std::uint64_t{fabric::idx(x)} << 32) | fabric::idx(y);
     if (2 * (used_ + 1) > slots_.size()) grow();
     auto& slot = slots_[find(key)];
@@ -81,7 +86,10 @@ class PathCache {
       pool_.resize(start);
       return kNoRoute;
     }
-    // One entry per link: sort and merge.
+    // The links that count, one entry per link: filter, sort and merge.
+    pool_.erase(std::remove_if(pool_.begin() + static_cast<std::ptrdiff_t>(start), pool_.end(),
+                               [&](const LinkLoad& l) { return weight_[l.link] == 0; }),
+                pool_.end());
     const auto first = pool_.begin() + static_cast<std::ptrdiff_t>(start);
     std::sort(first, pool_.end(),
               [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
@@ -97,6 +105,7 @@ class PathCache {
     paths_.emplace_back(start, w - start);
     return slot.path;
   }
+  [[nodiscard]] const routes::Model& routes() const { return routes_; }
   /// A path get() returned (valid until the next get()).
   [[nodiscard]] std::span<const LinkLoad> path(std::uint32_t p) const {
     return {pool_.data() + paths_[p].first, paths_[p].second};
@@ -121,6 +130,7 @@ class PathCache {
   }
   const routes::Model& routes_;
   std::uint64_t salt_;
+  std::span<const double> weight_;
   std::vector<Slot> slots_;  // a power of two, at most half full
   std::size_t used_ = 0;
   std::vector<LinkLoad> pool_;
@@ -207,9 +217,15 @@ class Stretches {
     std::size_t bx = kUnset, by = kUnset;
     std::uint32_t path = PathCache::kNoRoute;
     best_path = PathCache::kNoRoute;
+    // Exits of one switch_path_class() have the same costs: the first tried stands for the
+    // others (they would only tie with it).
+    classes_.clear();
     for (std::size_t xr = seg_[a].size(); xr-- > 0;) {
       const std::size_t x = xr;
       if (seg_[a].size() > 1 && x == entry_[a]) continue;
+      const auto cls = paths_.routes().switch_path_class(seg_[a][x]);
+      if (std::find(classes_.begin(), classes_.end(), cls) != classes_.end()) continue;
+      classes_.push_back(cls);
       for (std::size_t y = 0; y < seg_[bb].size(); ++y) {
         if (entry_[bb] != kUnset && y != entry_[bb]) continue;
         if (entry_[bb] == kUnset && seg_[bb].size() > 1 && y == exit_[bb]) continue;
@@ -280,6 +296,7 @@ class Stretches {
   std::span<const double> inv_cap_;
   std::span<const Load> flows_;
   std::vector<std::size_t> entry_, exit_;  // indices into seg_[k]
+  std::vector<HostId> classes_;            // choose(): the exits' classes tried
 };
 
 /// TP groups (consecutive `gn` hosts) whose hosts span blocks.
@@ -319,7 +336,6 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const routes::Model& route
   std::optional<std::pair<std::vector<HostId>, Cost>> best;
   std::vector<std::vector<HostId>> rev(seg.rbegin(), seg.rend());
   const auto plain_splits = splits(b, ring, group_nodes);
-  PathCache paths(routes, salt);
   Overlay added(2 * routes.fabric().num_links());
   // 1 / capacity per directed switch-to-switch link; a link of unknown rate counts at the
   // fastest known rate (all alike when no rate is known, as from a topology.conf). Host links
@@ -332,6 +348,8 @@ std::vector<HostId> route_aware_ring(const Blocks& b, const routes::Model& route
     if (routes::switch_to_switch(fab, static_cast<routes::DirLink>(d)))
       inv_cap[d] = 1 / gbps[d / 2];
   }
+  // Links of weight 0 add nothing to a cost: the cache keeps the others only.
+  PathCache paths(routes, salt, inv_cap);
   // The input order is a candidate too, and wins ties: the boundaries are chosen greedily,
   // one at a time, and under a multipath model (ecmp's flows, adaptive's split) edges that
   // each look best alone can still meet, so a greedy ring may be worse than the one given.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <tuple>
 
 #include "fabricplace/common/file_io.hpp"
@@ -118,7 +119,17 @@ class TableModel final : public Model {
  public:
   TableModel(const Fabric& f, Kind kind, Table table)
       : Model(f, kind, std::string(to_string(kind)) + " (" + table.source() + ")"),
-        table_(std::move(table)) {}
+        table_(std::move(table)) {
+    // Classes: hosts by the switches their end ports attach to, rail by rail.
+    std::map<std::vector<NodeId>, HostId> first;
+    std::vector<NodeId> key;
+    classes_.resize(f.num_hosts());
+    for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
+      key.clear();
+      for (auto e : ends().of_host(HostId{h})) key.push_back(table_.attached(e));
+      classes_[h] = first.try_emplace(key, HostId{h}).first->second;
+    }
+  }
 
   [[nodiscard]] const Table* table() const override { return &table_; }
 

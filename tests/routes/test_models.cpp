@@ -169,6 +169,42 @@ TEST(RouteModel, TableModelsPutTheWholeEdgeOnTheirPath) {
   EXPECT_EQ(dir_link_name(f, path[1]), "leaf01[5] -> spine01[1]");
 }
 
+// switch_path_class(): a table model's sources on the same switches (rail by rail) load the
+// same links between switches towards every destination; ecmp hashes each source's flows.
+TEST(RouteModel, SwitchPathClassesShareTheLinksBetweenSwitches) {
+  auto between_switches = [](const Fabric& f, const Model& m, HostId x, HostId y) {
+    std::vector<LinkLoad> edge;
+    EXPECT_TRUE(m.edge_load(x, y, 3, edge));
+    std::map<DirLink, Load> out;
+    for (const auto& [d, l] : edge)
+      if (switch_to_switch(f, d)) out[d] += l;
+    return out;
+  };
+  for (const char* spec : {"fat2:leaves=2,down=4,up=2,spines=2", "rail:sus=2,hosts=4,rails=2"}) {
+    const Fabric f = gen(spec);
+    const auto m = model(f, Kind::kMinhop);
+    std::map<HostId, std::vector<HostId>> classes;
+    for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
+      classes[m->switch_path_class(HostId{h})].push_back(HostId{h});
+    // Four hosts per leaf (a rail group's hosts share every rail's leaf): node001 and node005
+    // name the two classes.
+    ASSERT_EQ(classes.size(), 2u) << spec;
+    EXPECT_EQ(classes.begin()->first, *f.find_host("node001")) << spec;
+    EXPECT_EQ(std::next(classes.begin())->first, *f.find_host("node005")) << spec;
+    for (const auto& [c, hosts] : classes)
+      for (HostId x : hosts)
+        for (std::uint32_t y = 0; y < f.num_hosts(); ++y) {
+          if (HostId{y} == x || HostId{y} == c) continue;
+          EXPECT_EQ(between_switches(f, *m, x, HostId{y}), between_switches(f, *m, c, HostId{y}))
+              << spec << ": host " << idx(x) << " to " << y;
+        }
+  }
+  const Fabric f = gen("fat2:leaves=2,down=4,up=2,spines=2");
+  const auto ecmp = model(f, Kind::kEcmp);
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
+    EXPECT_EQ(ecmp->switch_path_class(HostId{h}), HostId{h});
+}
+
 TEST(RouteModel, EcmpReproducesHashCollisionsForASeed) {
   // 8 hosts on leaf01 each send to a host on leaf02, one flow per edge, over 8 equal-cost
   // uplinks (one per spine). Balls into bins: with seed 1 some uplinks carry 2 or 3 flows and

@@ -115,6 +115,16 @@ class Model {
   /// The static table, for the table models (nullptr for ecmp and adaptive).
   [[nodiscard]] virtual const Table* table() const { return nullptr; }
 
+  /// Sources whose edges to any destination other than themselves load the same links
+  /// between switches share a class, named by its lowest-numbered host. Table models: the
+  /// hosts whose end ports attach, rail by rail, to the same switches (a path leaves the
+  /// source's switch by the destination's table entries alone). ecmp and adaptive hash or
+  /// steer each source's own flows: every host is its own class. An edge's host links are
+  /// its two hosts' own whatever the class.
+  [[nodiscard]] HostId switch_path_class(HostId src) const {
+    return classes_.empty() ? src : classes_[fabric::idx(src)];
+  }
+
   void set_description(std::string d) { description_ = std::move(d); }
 
  protected:
@@ -134,6 +144,8 @@ class Model {
   /// on the load overrides it (Adaptive).
   virtual bool load_ring(std::span<const HostId> ring, std::uint64_t salt,
                          std::span<const Load> background, std::vector<LinkLoad>& out) const;
+  /// Per host: its switch_path_class() (empty: every host its own).
+  std::vector<HostId> classes_;
 
  private:
   const Fabric* fabric_;

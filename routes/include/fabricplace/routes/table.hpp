@@ -112,6 +112,9 @@ class Table {
   bool path(HostId src, HostId dst, std::vector<DirLink>& out) const;
   /// The first end port of a host (kNone: none).
   [[nodiscard]] PortId host_port(HostId h) const;
+  /// The node end `end`'s own link reaches (its switch; kNoNode: not linked). path() goes
+  /// on from there by the destination's entries alone.
+  [[nodiscard]] NodeId attached(std::uint32_t end) const { return end_hop_[end].peer; }
 
  private:
   Table(const Fabric& f, std::string source) : fabric_(&f), source_(std::move(source)), ends_(f) {}
