@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <utility>
 
 #include "fabricplace/common/settings.hpp"
 #include "fabricplace/common/strings.hpp"
@@ -339,6 +340,40 @@ std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
   for (std::size_t h = 0; h < n; ++h)
     ok[h] = (st[h] == HostState::kFree) & (of[h] != kNone) & (!healthy_only | (good[h] != 0));
   for (HostId h : job.exclude) ok[idx(h)] = 0;
+  return ok;
+}
+
+std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
+                                       const NodeStates& states, bool healthy_only,
+                                       BlockCounts& counts) {
+  // The same test as above, in one pass with the counts.
+  const std::size_t n = states.state.size();
+  std::vector<std::uint8_t> ok(n);
+  const auto* st = states.state.data();
+  const auto* of = c.blocks.of_host.data();
+  const auto* good = c.healthy.data();
+  auto& usable = counts.usable;
+  auto& free = counts.free;
+  usable.assign(c.blocks.size(), 0);
+  free.assign(c.blocks.size(), 0);
+  // A run of hosts of one block (a leaf's hosts are mostly consecutive) is counted in
+  // registers.
+  std::uint32_t run = kNone, run_usable = 0, run_free = 0;
+  for (std::size_t h = 0; h < n; ++h) {
+    if (of[h] != run) {
+      if (run != kNone) usable[run] += run_usable, free[run] += run_free;
+      run = of[h];
+      run_usable = run_free = 0;
+    }
+    const std::uint8_t is_free = st[h] == HostState::kFree ? 1 : 0;
+    const std::uint8_t u = is_free & (run != kNone) & (!healthy_only | (good[h] != 0));
+    ok[h] = u;
+    run_usable += u;
+    run_free += is_free;
+  }
+  if (run != kNone) usable[run] += run_usable, free[run] += run_free;
+  for (HostId h : job.exclude)
+    if (std::exchange(ok[idx(h)], 0)) --usable[of[idx(h)]];
   return ok;
 }
 

@@ -71,27 +71,43 @@ struct SetHash {
   }
 };
 
+// Blocks by cost (Search::rank), and each block's place in that order.
+struct Ranking {
+  std::vector<std::uint32_t> blocks;
+  std::vector<std::uint32_t> at;  // per block: its index in `blocks` (kNone: not there)
+};
+
 // Greedy fill of exactly L blocks from `order` (eligible blocks sorted by capacity
 // descending, then index) covering G groups; empty when impossible. A block of a pod not
 // yet used costs that pod's `pod_cost` more. `ranked`: the blocks with capacity (every block
 // of `order`) by cost ascending, then capacity descending, then index (Search::rank), so
 // that its blocks of `order` come by cost and, on equal cost, in `order`'s own order.
 Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& cap,
-         const std::vector<double>& cost, const std::vector<std::uint32_t>& ranked,
+         const std::vector<double>& cost, const Ranking& ranked,
          const std::vector<std::uint32_t>& pod, const std::vector<double>& pod_cost,
          std::uint32_t L, std::uint32_t G) {
-  thread_local std::vector<std::int64_t> at;  // block -> its position in `order`, or -1
-  at.assign(cap.size(), -1);
-  for (std::size_t j = 0; j < order.size(); ++j) at[order[j]] = static_cast<std::int64_t>(j);
-  // Positions in `order`, cheapest first (ties: the earlier position).
-  std::vector<std::size_t> cheap;
-  cheap.reserve(order.size());
-  for (auto k : ranked)
-    if (at[k] >= 0) cheap.push_back(static_cast<std::size_t>(at[k]));
-  std::vector<char> taken(order.size(), 0);
+  // Scratch kept between calls (a decision fills some 20 times).
+  thread_local std::vector<std::size_t> cheap, pos;
+  thread_local std::vector<char> taken;
+  thread_local std::vector<std::uint32_t> in_pod;
+  // Positions in `order`, cheapest first (ties: the earlier position): a small scope sorts
+  // its own positions by rank, a large one filters the ranking.
+  cheap.clear();
+  if (order.size() * 8 < ranked.blocks.size()) {
+    for (std::size_t j = 0; j < order.size(); ++j) cheap.push_back(j);
+    std::sort(cheap.begin(), cheap.end(),
+              [&](auto x, auto y) { return ranked.at[order[x]] < ranked.at[order[y]]; });
+  } else {
+    thread_local std::vector<std::int64_t> at;  // block -> its position in `order`, or -1
+    at.assign(cap.size(), -1);
+    for (std::size_t j = 0; j < order.size(); ++j) at[order[j]] = static_cast<std::int64_t>(j);
+    for (auto k : ranked.blocks)
+      if (at[k] >= 0) cheap.push_back(static_cast<std::size_t>(at[k]));
+  }
+  taken.assign(order.size(), 0);
   std::uint32_t pods = 0;
   for (auto k : order) pods = std::max(pods, pod[k] + 1);
-  std::vector<std::uint32_t> in_pod(pods, 0);  // chosen blocks per pod
+  in_pod.assign(pods, 0);  // chosen blocks per pod
   auto price = [&](std::uint32_t k) { return cost[k] + (in_pod[pod[k]] ? 0.0 : pod_cost[pod[k]]); };
   // Each step takes the cheapest candidate by (price, position).
   const std::size_t n = order.size();
@@ -108,7 +124,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
   };
   std::uint32_t need = G;
   Set out;
-  std::vector<std::size_t> pos;  // positions in `order` of the chosen blocks
+  pos.clear();  // positions in `order` of the chosen blocks
   // Sum of the r - 1 largest untaken capacities (the first r - 1 untaken positions, the last
   // of them at `last`, -1 when none) and the r-th (at `rth_at`): found by a scan for the first
   // step, then kept as blocks are taken.
@@ -423,31 +439,11 @@ class Search {
     in_.g = job_.group_nodes();
     in_.N = job_.nodes;
     in_.G = job_.groups();
-    in_.ok = placement::usable_hosts(c_, job_, states_, /*healthy_only=*/true);
-    in_.usable.assign(b_.size(), 0);
-    in_.free_hosts.assign(b_.size(), 0);
+    placement::BlockCounts counts;
+    in_.ok = placement::usable_hosts(c_, job_, states_, /*healthy_only=*/true, counts);
+    in_.usable = std::move(counts.usable);
+    in_.free_hosts = std::move(counts.free);
     in_.cap.assign(b_.size(), 0);
-    // One pass over the hosts in index order (every host of a block is under it), counting
-    // a run of hosts of one block in registers (a leaf's hosts are mostly consecutive).
-    const auto* of = b_.of_host.data();
-    const auto* st = states_.state.data();
-    const auto* ok = in_.ok.data();
-    std::uint32_t run = kNone, usable = 0, free = 0;
-    auto flush = [&] {
-      if (run == kNone) return;
-      in_.usable[run] += usable;
-      in_.free_hosts[run] += free;
-    };
-    for (std::size_t h = 0; h < in_.ok.size(); ++h) {
-      if (of[h] != run) {
-        flush();
-        run = of[h];
-        usable = free = 0;
-      }
-      usable += ok[h];
-      free += st[h] == HostState::kFree ? 1u : 0u;
-    }
-    flush();
     for (std::size_t k = 0; k < b_.size(); ++k) in_.cap[k] = in_.usable[k] / in_.g;
   }
 
@@ -530,7 +526,7 @@ class Search {
   // radix sort of the blocks in capacity order (by_cap_) on the cost's bits, mapped so that
   // unsigned order is the doubles' order; passes whose byte is the same for every block are
   // skipped (costs made of few terms share most bytes).
-  std::vector<std::uint32_t> rank(const std::vector<double>& cost) {
+  Ranking rank(const std::vector<double>& cost) {
     if (by_cap_.empty()) {
       for (std::uint32_t k = 0; k < b_.size(); ++k)
         if (in_.cap[k] > 0) by_cap_.push_back(k);
@@ -557,8 +553,13 @@ class Search {
       for (const auto& e : a) t[c[(e.first >> (8 * d)) & 0xff]++] = e;
       a.swap(t);
     }
-    std::vector<std::uint32_t> r(n);
-    for (std::size_t i = 0; i < n; ++i) r[i] = a[i].second;
+    Ranking r;
+    r.blocks.resize(n);
+    r.at.assign(b_.size(), kNone);
+    for (std::size_t i = 0; i < n; ++i) {
+      r.blocks[i] = a[i].second;
+      r.at[a[i].second] = static_cast<std::uint32_t>(i);
+    }
     return r;
   }
 
@@ -818,7 +819,7 @@ class Search {
       if (in.empty()) {
         std::vector<char> member(b_.size(), 0);
         for (auto k : parts_[comp]) member[k] = 1;
-        for (auto k : rank_full_)
+        for (auto k : rank_full_.blocks)
           if (member[k]) in.push_back(k);
       }
       // Moves: drop one block and take one other (or none); then drop two and take one
@@ -962,7 +963,7 @@ class Search {
       // Each term alone (the whole part, small searches only, and only where the terms
       // differ): what a bandwidth-blind and a fit-blind choice would take.
       if (whole && loaded_ && order.size() * l <= kVariantBudget) {
-        if (rank_fit_.empty()) rank_fit_ = rank(fit_), rank_bw_ = rank(bw_);
+        if (rank_fit_.blocks.empty()) rank_fit_ = rank(fit_), rank_bw_ = rank(bw_);
         consider(fill(order, in_.cap, fit_, rank_fit_, b_.pod, pod_flat_, l, in_.G));
         consider(fill(order, in_.cap, bw_, rank_bw_, b_.pod, pod_cost_, l, in_.G));
       }
@@ -1079,7 +1080,7 @@ class Search {
   std::vector<std::uint32_t> one_;
   std::map<std::uint32_t, std::vector<std::uint32_t>> parts_;  // component -> eligible blocks
   std::vector<double> full_, bw_, fit_, pod_cost_, pod_flat_;
-  std::vector<std::uint32_t> rank_full_, rank_fit_, rank_bw_;  // rank(full_) ...
+  Ranking rank_full_, rank_fit_, rank_bw_;  // rank(full_) ...
   std::vector<std::uint32_t> by_cap_;  // the blocks with capacity, capacity descending
   bool loaded_ = false;       // some uplink is loaded or slower than a host link
   bool pods_loaded_ = false;  // some pod's links to the core are loaded, slow or thin

@@ -193,9 +193,18 @@ struct RingMeasures {
 RingMeasures measure_ring(const Blocks& b, std::span<const fabric::HostId> ring,
                           std::uint32_t group_nodes = 1);
 
+/// Per block: its hosts a job may use, and its free hosts (usable or not).
+struct BlockCounts {
+  std::vector<std::uint32_t> usable, free;
+};
+
 /// Hosts a job may use: free, not excluded and (when `healthy_only`) on sound host links.
 std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
                                        const NodeStates& states, bool healthy_only);
+/// The same, and counted per block in the same pass.
+std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
+                                       const NodeStates& states, bool healthy_only,
+                                       BlockCounts& counts);
 
 /// Measures a ranked host set and fills tp_groups, leaves, measures and score (feasible):
 /// its bandwidth over `traffic`'s running jobs (nullptr: an idle fabric) on the route model
