@@ -768,31 +768,55 @@ class Search {
   }
 
   // 4b. The estimates are averages; the measured bottleneck names the block (or pod) that
-  // actually slows the best set. While the best set is slowed, propose sets without that
-  // block (or that pod's uplinks), a few times, and measure them.
+  // actually slows the best set. While it is slowed, propose sets without that block (or
+  // that pod's uplinks) and measure them; then follow the best of those new sets the same
+  // way, each round avoiding every bottleneck found so far, a few rounds. So a job walks
+  // away from two or three loaded leaves in turn even where each set on the way is no better
+  // than the first (the one that avoids them all can need L + 2 blocks or more).
   void repair() {
     std::set<std::uint32_t> excluded_blocks, excluded_tier2;
-    for (int round = 0; round < kRepairs && !cands_.empty(); ++round) {
-      const auto& fc = cands_[0].m.bandwidth;
+    if (cands_.empty()) return;
+    Set probe = cands_[0].blocks;  // the set whose bottleneck the next round avoids
+    for (int round = 0; round < kRepairs; ++round) {
+      const auto at = std::find_if(cands_.begin(), cands_.end(),
+                                   [&](const Candidate& x) { return x.blocks == probe; });
+      if (at == cands_.end()) return;
+      if (!at->measured) measure(*at);
+      const auto& fc = at->m.bandwidth;
       if (fc.bottleneck == kNone || (fc.slowdown <= 1 && fc.slowed == 0)) return;
-      if (const auto k = c_.link_block[fc.bottleneck]; k != kNone)
-        excluded_blocks.insert(k);
-      else if (const auto t = c_.link_tier2[fc.bottleneck]; t != kNone)
-        excluded_tier2.insert(t);
-      else
+      const auto k = c_.link_block[fc.bottleneck];
+      const auto t = c_.link_tier2[fc.bottleneck];
+      if (k != kNone) {
+        if (!excluded_blocks.insert(k).second) return;
+      } else if (t != kNone) {
+        if (!excluded_tier2.insert(t).second) return;
+      } else {
         return;  // a host link or a link further up: no set of blocks avoids it
-      const std::size_t before = cands_.size();
+      }
+      std::vector<Set> fresh;
       for (const auto& [comp, ks] : parts_) {
         std::vector<std::uint32_t> order;
-        for (auto k : ks)
-          if (!excluded_blocks.contains(k) && !excluded_tier2.contains(c_.block_tier2[k]))
-            order.push_back(k);
+        for (auto b : ks)
+          if (!excluded_blocks.contains(b) && !excluded_tier2.contains(c_.block_tier2[b]))
+            order.push_back(b);
         if (const auto L = fewest(order); L > 0)
-          for (std::uint32_t l = L; l <= L + 1 && l <= order.size(); ++l)
-            consider(fill(order, in_.cap, full_, rank_full_, b_.pod, pod_cost_, l, in_.G));
+          for (std::uint32_t l = L; l <= L + 1 && l <= order.size(); ++l) {
+            auto set = fill(order, in_.cap, full_, rank_full_, b_.pod, pod_cost_, l, in_.G);
+            if (!set.empty()) fresh.push_back(set);
+            consider(std::move(set));
+          }
       }
-      if (cands_.size() == before) return;
+      if (fresh.empty()) return;
       score();
+      // The best of this round's sets (proposed now or before), measured, is the next probe.
+      const Candidate* next = nullptr;
+      for (auto& c : cands_)
+        if (std::find(fresh.begin(), fresh.end(), c.blocks) != fresh.end()) {
+          if (!c.measured) measure(c);
+          if (!next || better(c, *next)) next = &c;
+        }
+      probe = next->blocks;
+      std::stable_sort(cands_.begin(), cands_.end(), better);
     }
   }
 

@@ -62,7 +62,7 @@ std::string two_pods(const std::string& core_a = "", int core_links = 1) {
   std::string s = hosts_csv({"a", "b"}, 4, 4, "c1");
   s += "links,lower,upper,count,rate\nhost,leaf,1,400G\nleaf,spine,4,400G\nspine,core," +
        std::to_string(core_links) + ",400G\n";
-  if (!core_a.empty()) s += "sa,c1,1," + core_a + "\n";
+  if (!core_a.empty()) s += "sa,c1," + std::to_string(core_links) + "," + core_a + "\n";
   return s;
 }
 // Context::pod_scarcity of each pod that holds blocks, in block order.
@@ -134,8 +134,10 @@ TEST(BandwidthObjective, IdleThinCoreKeepsTheJobInOnePod) {
 }
 
 TEST(BandwidthObjective, DegradedCoreLinkKeepsTheJobInOnePod) {
-  // Pod a's core link at 100G: a ring over a1 and b1 runs at a quarter of a host link.
-  const auto f = csv(two_pods("100G"));
+  // The fabric of IdleHealthyCoreTakesTheFewestLeaves (a1 + b1 there), with pod a's 16 core
+  // links at 100G: a ring edge from a1 to b1 is two ecmp flows, each half the edge over a
+  // 100G link, so a ring over a1 and b1 runs at half a host link.
+  const auto f = csv(two_pods("100G", 16));
   const Planner planner(f);
   const auto states = free_only(f, kFree);
   const auto p = planner.place(job(8), states, Policy::kFabric);
@@ -145,19 +147,19 @@ TEST(BandwidthObjective, DegradedCoreLinkKeepsTheJobInOnePod) {
   EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
   ASSERT_TRUE(p.has_runner_up);
   EXPECT_EQ(p.runner_up_leaves, (std::vector<std::string>{"a1", "b1"}));
-  EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.slowdown, 4.0);
+  EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.slowdown, 2.0);
   // --explain says why, in bandwidth.
   const auto text = placement::placement_text(planner.context(), job(8), p, true);
-  EXPECT_NE(text.find("predicted slowdown      1.00          4.00\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("runner-up bottleneck: sa[5] -> c1[1] (100 Gb/s): 0 -> 1 ring edges; the "
-                      "job's ring runs at 25 % of a host link\n"),
+  EXPECT_NE(text.find("predicted slowdown      1.00          2.00\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("runner-up bottleneck: c1[3] -> sa[7] (100 Gb/s): 0 -> 0.5 ring edges; "
+                      "the job's ring runs at 50 % of a host link\n"),
             std::string::npos)
       << text;
   // Measured like any ring: the two-pod set over the slow link.
   const auto two = placement::evaluate(planner.context(), job(8), states,
                                        hosts(f, "n[001-004,017-020]"), "x");
-  EXPECT_DOUBLE_EQ(two.measures.bandwidth.slowdown, 4.0);
-  EXPECT_EQ(placement::bottleneck_name(f, two.measures.bandwidth), "sa[5] -> c1[1]");
+  EXPECT_DOUBLE_EQ(two.measures.bandwidth.slowdown, 2.0);
+  EXPECT_EQ(placement::bottleneck_name(f, two.measures.bandwidth), "c1[3] -> sa[7]");
 }
 
 TEST(BandwidthObjective, RunningRingOnTheCoreKeepsTheJobInOnePod) {
@@ -299,6 +301,29 @@ TEST(BandwidthObjective, RunningRingOnALeafsUplinksIsAvoided) {
   EXPECT_EQ(ranks(f, ff.hosts), "node[002-004,006-008]");
   EXPECT_DOUBLE_EQ(ff.measures.bandwidth.slowdown, 2.0);
   EXPECT_EQ(ff.measures.bandwidth.slowed, 1u);
+}
+
+// Two loaded leaves: running rings from leaf01 and leaf02 (node007-008, node015-016) to
+// leaf08 fill both uplinks of each. An 8-node job fits leaf01 + leaf02 (6 free each: the
+// fewest leaves, L = 2) but avoids both only on leaf03-06 (2 free each: L + 2). The repair
+// rounds follow the bottleneck from leaf01 to leaf02, then fill without either.
+TEST(BandwidthObjective, TwoLoadedLeavesAreAvoidedWithTwoLeavesMore) {
+  const auto f = test::gen("fat2:leaves=8,down=8,up=2");
+  const Planner planner(f);
+  placement::Traffic traffic(planner.routes(), planner.context().capacity,
+                             &planner.context().groups);
+  std::uint64_t id = 1;
+  for (const char* ring : {"node007,node057", "node008,node058", "node015,node059", "node016,node060"})
+    ASSERT_TRUE(traffic.add(hosts(f, ring), id++, "running"));
+  const auto states = free_only(f, "node[001-006,009-014,017-018,025-026,033-034,041-042]");
+  const auto p = planner.place(job(8), states, Policy::kFabric, &traffic);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(ranks(f, p.hosts), "node[017-018,025-026,033-034,041-042]");
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  EXPECT_EQ(p.measures.bandwidth.slowed, 0u);
+  // Idle, the fewest leaves.
+  const auto idle = planner.place(job(8), states, Policy::kFabric);
+  EXPECT_EQ(idle.leaves.size(), 2u);
 }
 
 // Pipeline stages (--pp 2, stages of 4 nodes) over leaf01 (2 free), leaf02 (4) and leaf03
