@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -521,6 +522,29 @@ TEST(PluginSubmit, ExactModeReadsTheRunningJobs) {
   ASSERT_TRUE(p) << p.error().to_string();
   EXPECT_EQ(p->running_jobs, 0u);
   EXPECT_TRUE(p->notes.empty());
+}
+
+TEST(PluginSubmit, ExactModeAvoidsTheRunningJobsLinks) {
+  // One uplink per leaf; a running job's ring node001 <-> node005 loads the uplinks of leaf01
+  // and leaf02. Without it the fewest leaves win (leaf01 + leaf02); with it, leaf03 + leaf04.
+  ExactRequest r;
+  r.fabric_path = "fat2:leaves=4,down=4,up=1";  // node[001-016], 4 per leaf
+  for (int h = 1; h <= 16; ++h) {
+    char line[32];
+    std::snprintf(line, sizeof line, "node%03d %s\n", h,
+                  h == 1 || h == 5 || h == 12 || h == 16 ? "alloc" : "idle");
+    r.states += line;
+  }
+  r.nodes = 6;
+  r.tp = 8;
+  auto p = exact_hostfile(r);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->hostfile, "node002\nnode003\nnode004\nnode006\nnode007\nnode008\n");
+  r.running = "4711 node[001,005]\n";
+  p = exact_hostfile(r);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->running_jobs, 1u);
+  EXPECT_EQ(p->hostfile, "node009\nnode010\nnode011\nnode013\nnode014\nnode015\n");
 }
 
 TEST(PluginLaunch, TpInRanksAndPaths) {
