@@ -889,10 +889,13 @@ class Search {
         traffic_ ? traffic_->load() : std::span<const routes::Load>{};
     placement::Placement p;
     if (job_.pp > 1 && cands_[0].blocks.size() > 1) {
-      // Pipeline stages: the block orders that align stages to blocks, and the route-aware
-      // ring, each measured whole; the lowest score wins (the first on ties).
+      // Pipeline stages: the block orders that align stages to blocks, the layout that keeps
+      // stage-to-stage pairs inside blocks, and the route-aware ring, each measured whole;
+      // the lowest score wins (the first on ties).
       std::vector<std::vector<HostId>> rings;
       for (const auto& order : stage_orders(cands_[0].blocks)) rings.push_back(lay_out(order));
+      if (auto columns = stage_columns(cands_[0].blocks); !columns.empty())
+        rings.push_back(std::move(columns));
       if (c_.routes && c_.routes->kind() != routes::Kind::kAdaptive)
         rings.push_back(placement::route_aware_ring(b_, *c_.routes, ring, bg, in_.g, job_.salt));
       bool first = true;
@@ -1091,6 +1094,36 @@ class Search {
     auto b = whole;
     b.insert(b.end(), rest.begin(), rest.end());
     out.push_back(b);
+    return out;
+  }
+
+  // Pipeline stages the other way round: node i of every stage in one block where it can
+  // be, so that the stage-to-stage pairs (node i of stage s <-> node i of stage s + 1, the
+  // pipeline's activations) stay inside blocks and only the stages' own rings cross them.
+  // Each block's hosts, in ring order, are cut into columns of pp TP groups, one per stage
+  // (what is left of each block joins a shared run, cut the same way); stage s is every
+  // column's s-th group. Empty when the stages do not hold whole TP groups.
+  std::vector<HostId> stage_columns(const Set& s) {
+    const std::uint32_t pp = job_.pp, g = in_.g, per = in_.N / pp;
+    if (pp < 2 || in_.N % pp != 0 || per % g != 0) return {};
+    Set ring = s;
+    std::stable_sort(ring.begin(), ring.end(),
+                     [&](auto x, auto y) { return b_.pod[x] < b_.pod[y]; });
+    const std::size_t column = std::size_t{g} * pp;
+    std::vector<HostId> whole, rest;  // hosts in whole columns; the rest, block by block
+    for (auto k : ring) {
+      const auto hosts = lay_out({k});
+      const std::size_t cut = hosts.size() / column * column;
+      whole.insert(whole.end(), hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(cut));
+      rest.insert(rest.end(), hosts.begin() + static_cast<std::ptrdiff_t>(cut), hosts.end());
+    }
+    whole.insert(whole.end(), rest.begin(), rest.end());
+    if (whole.size() != in_.N) return {};
+    std::vector<HostId> out;
+    out.reserve(in_.N);
+    for (std::uint32_t stage = 0; stage < pp; ++stage)
+      for (std::size_t c = 0; c < whole.size(); c += column)
+        for (std::uint32_t i = 0; i < g; ++i) out.push_back(whole[c + std::size_t{stage} * g + i]);
     return out;
   }
 
