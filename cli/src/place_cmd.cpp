@@ -89,7 +89,8 @@ Result<NodeStates> read_states(const fabric::Fabric& f, const PlaceOpts& o) {
     return placement::states_from_sinfo(f, *text, o.state);
   }
   if (o.from_slurm) {
-    auto text = run_slurm("sinfo -h -N -o '%N %t'");
+    // -a: every partition, hidden ones too (the plugin reads them all: SHOW_ALL).
+    auto text = run_slurm("sinfo -a -h -N -o '%N %t'");
     if (!text) return std::unexpected(text.error());
     return placement::states_from_sinfo(f, *text, "sinfo");
   }
@@ -97,7 +98,7 @@ Result<NodeStates> read_states(const fabric::Fabric& f, const PlaceOpts& o) {
 }
 
 // The running jobs: --running FILE (squeue output, rings or JSON), else with --from-slurm
-// `squeue -h -t R -o '%i %N'`; none without either.
+// `squeue -a -h -t R -o '%i %N'`; none without either.
 Result<placement::RunningJobs> read_running(const fabric::Fabric& f, const PlaceOpts& o) {
   if (!o.running.empty()) {
     auto text = read_file(o.running);
@@ -105,7 +106,7 @@ Result<placement::RunningJobs> read_running(const fabric::Fabric& f, const Place
     return placement::parse_running(f, *text, o.running);
   }
   if (o.from_slurm) {
-    auto text = run_slurm("squeue -h -t R -o '%i %N'");
+    auto text = run_slurm("squeue -a -h -t R -o '%i %N'");  // every partition
     if (!text) return std::unexpected(text.error());
     return placement::running_from_lines(f, *text, "squeue");
   }
