@@ -24,10 +24,14 @@
 //  4. score(): each distinct set gets its hosts and ring order and is measured exactly: its
 //     inter-block edges on the route model over the running jobs' load
 //     (placement::forecast_edges), its locality and fragmentation;
+//     repair(): while the best set is slowed, sets without its bottleneck's block (or pod),
+//     then without the bottleneck of the best of those too, a few rounds;
+//     improve(): local search on the measured objective (swap, drop, two for one);
 //  5. choose(): the lowest score wins (equal scores: the fewest faulty uplinks, then the set
 //     first in topology.conf order);
-//     its ring gets route-aware boundaries (placement::route_aware_ring), and the next
-//     distinct set is the runner-up --explain shows.
+//     its ring gets route-aware boundaries (placement::route_aware_ring), or with pipeline
+//     stages the best of the stage-aligned block orders, the column layout and the
+//     route-aware ring; the next distinct set is the runner-up --explain shows.
 // With a block that holds the whole job the search is exhaustive over such blocks (a ring
 // inside one block crosses no uplink: s = 1).
 #include <algorithm>
