@@ -81,6 +81,9 @@ struct Ranking {
   std::vector<std::uint32_t> at;  // per block: its index in `blocks` (kNone: not there)
 };
 
+// Fills of more blocks than this find their steps through per-pod lists (fill()).
+constexpr std::uint32_t kFillLists = 64;
+
 // Greedy fill of exactly L blocks from `order` (eligible blocks sorted by capacity
 // descending, then index) covering G groups; empty when impossible. A block of a pod not
 // yet used costs that pod's `pod_cost` more. `ranked`: the blocks with capacity (every block
@@ -91,9 +94,9 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
          const std::vector<std::uint32_t>& pod, const std::vector<double>& pod_cost,
          std::uint32_t L, std::uint32_t G) {
   // Scratch kept between calls (a decision fills some 20 times).
-  thread_local std::vector<std::size_t> cheap, pos;
+  thread_local std::vector<std::size_t> cheap, pos, by_pod, spare;
+  thread_local std::vector<std::uint32_t> in_pod, first, head, live, cheap_at;
   thread_local std::vector<char> taken;
-  thread_local std::vector<std::uint32_t> in_pod;
   // Positions in `order`, cheapest first (ties: the earlier position): a small scope sorts
   // its own positions by rank, a large one filters the ranking.
   cheap.clear();
@@ -108,23 +111,68 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
     for (auto k : ranked.blocks)
       if (at[k] >= 0) cheap.push_back(static_cast<std::size_t>(at[k]));
   }
-  taken.assign(order.size(), 0);
+  const std::size_t n = order.size();
+  taken.assign(n, 0);
   std::uint32_t pods = 0;
   for (auto k : order) pods = std::max(pods, pod[k] + 1);
   in_pod.assign(pods, 0);  // chosen blocks per pod
-  auto price = [&](std::uint32_t k) { return cost[k] + (in_pod[pod[k]] ? 0.0 : pod_cost[pod[k]]); };
-  // Each step takes the cheapest candidate by (price, position).
-  const std::size_t n = order.size();
+  // Large fills find each step's block through per-pod lists; small ones scan (cheaper than
+  // building the lists).
+  const bool many = L > kFillLists;
+  if (many) {
+    // Each pod's positions, cheapest first: by_pod[first[p] .. first[p + 1]); head[p] is the
+    // first of them still a candidate.
+    first.assign(pods + 1, 0);
+    for (auto j : cheap) ++first[pod[order[j]] + 1];
+    live.clear();  // the pods with blocks in `order`
+    for (std::uint32_t p = 0; p < pods; ++p)
+      if (first[p + 1] > 0) live.push_back(p);
+    std::partial_sum(first.begin(), first.end(), first.begin());
+    head.assign(first.begin(), first.end() - 1);
+    by_pod.resize(n);
+    for (auto j : cheap) by_pod[head[pod[order[j]]]++] = j;
+    head.assign(first.begin(), first.end() - 1);
+  }
+  // Each step takes the cheapest candidate by (price, position): a block costs its cost, plus
+  // its pod's cost when the pod has no chosen block yet. Within a pod the price follows the
+  // cost, so the cheapest of a pod is the first of its positions in [0, end) not taken, or on
+  // an equal price (a sum may round to the same double) the earliest position among those.
   constexpr std::size_t kNoBlock = std::numeric_limits<std::size_t>::max();
+  // `end` never grows from one step to the next: while the job needs more than the r - 1
+  // largest untaken capacities, it needs more than any one block, and what is left to cover
+  // falls by the taken block's capacity, the sum by at least as much. So the lists skip the
+  // positions at or past it for good.
   auto cheapest = [&](std::size_t end) {  // over the untaken positions in [0, end)
-    std::int64_t best = -1;
-    double best_price = 0;
-    for (std::size_t j = 0; j < end; ++j) {
-      if (taken[j]) continue;
-      const double pr = price(order[j]);
-      if (best < 0 || pr < best_price) best = static_cast<std::int64_t>(j), best_price = pr;
+    if (!many) {
+      std::size_t best = kNoBlock;
+      double best_price = 0;
+      for (std::size_t j = 0; j < end; ++j) {
+        if (taken[j]) continue;
+        const double pr = cost[order[j]] + (in_pod[pod[order[j]]] ? 0.0 : pod_cost[pod[order[j]]]);
+        if (best == kNoBlock || pr < best_price) best = j, best_price = pr;
+      }
+      return best;
     }
-    return best < 0 ? kNoBlock : static_cast<std::size_t>(best);
+    std::size_t best = kNoBlock;
+    double best_price = 0;
+    for (auto p : live) {
+      auto& h = head[p];
+      const auto stop = first[p + 1];
+      while (h < stop && (taken[by_pod[h]] || by_pod[h] >= end)) ++h;
+      if (h == stop) continue;
+      const double extra = in_pod[p] ? 0.0 : pod_cost[p];
+      std::size_t at = by_pod[h];
+      const double price = cost[order[at]] + extra;
+      for (auto i = h + 1; i < stop; ++i) {
+        const auto j = by_pod[i];
+        if (taken[j] || j >= end) continue;
+        if (cost[order[j]] + extra != price) break;
+        at = std::min(at, j);
+      }
+      if (best == kNoBlock || price < best_price || (price == best_price && at < best))
+        best = at, best_price = price;
+    }
+    return best;
   };
   std::uint32_t need = G;
   Set out;
@@ -186,7 +234,18 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
     need -= std::min(need, cap[order[j]]);
   }
   // Swaps: each chosen block, costliest first, for the unchosen one that lowers the set's
-  // cost most (pods included) while the set still covers the job; a few passes.
+  // cost most (pods included) while the set still covers the job; a few passes. A large fill
+  // reads the untaken positions, cheapest first, from `spare` (kept as blocks swap, in
+  // `cheap`'s order); a small one reads `cheap`, skipping the taken.
+  if (many) {
+    cheap_at.resize(n);
+    for (std::size_t i = 0; i < n; ++i) cheap_at[cheap[i]] = static_cast<std::uint32_t>(i);
+    spare.clear();
+    for (auto j : cheap)
+      if (!taken[j]) spare.push_back(j);
+  }
+  auto by_cheap = [&](std::size_t x, std::size_t y) { return cheap_at[x] < cheap_at[y]; };
+  const auto& pool = many ? spare : cheap;
   std::uint64_t total = 0;
   for (auto j : pos) total += cap[order[j]];
   for (int pass = 0; pass < 4; ++pass) {
@@ -201,7 +260,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
       const double old_cost = cost[kx] + freed;
       std::int64_t best = -1;
       double best_cost = old_cost;
-      for (auto j : cheap) {
+      for (auto j : pool) {
         const auto kj = order[j];
         // By cost: past the best found, no block can beat it (its price is at least its cost).
         if (cost[kj] >= best_cost) break;
@@ -216,6 +275,10 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
       ++in_pod[pod[order[j]]];
       taken[x] = 0;
       taken[j] = 1;
+      if (many) {
+        spare.erase(std::lower_bound(spare.begin(), spare.end(), j, by_cheap));
+        spare.insert(std::lower_bound(spare.begin(), spare.end(), x, by_cheap), x);
+      }
       total = total - cap[kx] + cap[order[j]];
       x = j;
       improved = true;
