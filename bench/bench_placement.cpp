@@ -128,7 +128,7 @@ void BM_Place(benchmark::State& state) {
   job.runner_up = false;  // as the plugin and the simulator place (no --explain)
   std::vector<double> us;
   std::size_t i = 0, feasible = 0, leaves = 0, split = 0;
-  double slowdown = 0, others = 0;
+  double slowdown = 0, others = 0, objective = 0;
   for (auto _ : state) {
     const auto k = i++ % sets.size();
     const auto& s = sets[k];
@@ -143,6 +143,7 @@ void BM_Place(benchmark::State& state) {
     split += r.measures.tp_groups_split;
     slowdown += r.feasible ? r.measures.bandwidth.slowdown : 0;
     others += r.feasible ? r.measures.bandwidth.others : 0;
+    objective += r.feasible ? fp::placement::score_of(p.context().weights, r.measures) : 0;
   }
   std::sort(us.begin(), us.end());
   state.counters["p50_us"] = us[us.size() / 2];
@@ -152,6 +153,10 @@ void BM_Place(benchmark::State& state) {
   state.counters["tp_split"] = static_cast<double>(split) / static_cast<double>(us.size());
   state.counters["slowdown"] = slowdown / static_cast<double>(std::max<std::size_t>(feasible, 1));
   state.counters["others"] = others / static_cast<double>(std::max<std::size_t>(feasible, 1));
+  // The fabric policy's objective (placement::score_of) of each policy's answer, mean over the
+  // feasible decisions: what a narrower or wider search costs or buys, next to its time.
+  state.counters["objective"] =
+      objective / static_cast<double>(std::max<std::size_t>(feasible, 1));
   state.SetLabel(std::string(fp::policies::to_string(policy)));
 }
 
