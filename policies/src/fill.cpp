@@ -10,9 +10,11 @@ namespace fabricplace::policies::detail {
 Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& cap,
          const std::vector<double>& cost, const Ranking& ranked,
          const std::vector<std::uint32_t>& pod, const std::vector<double>& pod_cost,
-         std::uint32_t L, std::uint32_t G, std::uint32_t lists_above) {
+         std::uint32_t L, std::uint32_t G, std::uint32_t lists_above,
+         std::uint32_t swap_lists_above) {
   // Scratch kept between calls (a decision fills some 20 times).
-  thread_local std::vector<std::size_t> cheap, pos, by_pod, spare;
+  thread_local std::vector<std::size_t> cheap, pos, by_pod;
+  thread_local std::vector<std::vector<std::size_t>> spare;  // per capacity (the swaps)
   thread_local std::vector<std::uint32_t> in_pod, first, head, live, cheap_at;
   thread_local std::vector<char> taken;
   // Positions in `order`, cheapest first (ties: the earlier position): a small scope sorts
@@ -152,18 +154,25 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
     need -= std::min(need, cap[order[j]]);
   }
   // Swaps: each chosen block, costliest first, for the unchosen one that lowers the set's
-  // cost most (pods included) while the set still covers the job; a few passes. A large fill
-  // reads the untaken positions, cheapest first, from `spare` (kept as blocks swap, in
-  // `cheap`'s order); a small one reads `cheap`, skipping the taken.
-  if (many) {
+  // cost most (pods included) while the set still covers the job; a few passes. The best
+  // swap is the untaken block of least price, on a tie the first in `cheap`, among those
+  // large enough. A small fill reads `cheap` in order, skipping the taken and the too small,
+  // and stops at the first block whose cost alone is no better. A large one reads only the
+  // untaken blocks large enough: `spare[c]`, the untaken positions of capacity c in
+  // `cheap`'s order (kept as blocks swap), for each c from the least that will do, each
+  // list until its cost alone can no longer win.
+  const bool swap_lists = L > swap_lists_above;
+  std::uint32_t max_cap = 0;
+  if (swap_lists) {
     cheap_at.resize(n);
     for (std::size_t i = 0; i < n; ++i) cheap_at[cheap[i]] = static_cast<std::uint32_t>(i);
-    spare.clear();
+    for (auto k : order) max_cap = std::max(max_cap, cap[k]);
+    if (spare.size() < max_cap + 1) spare.resize(max_cap + 1);
+    for (std::uint32_t c = 0; c <= max_cap; ++c) spare[c].clear();
     for (auto j : cheap)
-      if (!taken[j]) spare.push_back(j);
+      if (!taken[j]) spare[cap[order[j]]].push_back(j);
   }
   auto by_cheap = [&](std::size_t x, std::size_t y) { return cheap_at[x] < cheap_at[y]; };
-  const auto& pool = many ? spare : cheap;
   std::uint64_t total = 0;
   for (auto j : pos) total += cap[order[j]];
   for (int pass = 0; pass < 4; ++pass) {
@@ -178,14 +187,38 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
       const double old_cost = cost[kx] + freed;
       std::int64_t best = -1;
       double best_cost = old_cost;
-      for (auto j : pool) {
-        const auto kj = order[j];
-        // By cost: past the best found, no block can beat it (its price is at least its cost).
-        if (cost[kj] >= best_cost) break;
-        if (taken[j] || cap[kj] + slack < cap[kx]) continue;
+      auto price = [&](std::uint32_t kj) {
         const bool opens = pod[kj] != pod[kx] ? in_pod[pod[kj]] == 0 : in_pod[pod[kx]] == 1;
-        const double c = cost[kj] + (opens ? pod_cost[pod[kj]] : 0.0);
-        if (c < best_cost) best = static_cast<std::int64_t>(j), best_cost = c;
+        return cost[kj] + (opens ? pod_cost[pod[kj]] : 0.0);
+      };
+      if (!swap_lists) {
+        for (auto j : cheap) {
+          const auto kj = order[j];
+          // By cost: past the best found, no block can beat it (its price is at least its
+          // cost).
+          if (cost[kj] >= best_cost) break;
+          if (taken[j] || cap[kj] + slack < cap[kx]) continue;
+          if (const double c = price(kj); c < best_cost)
+            best = static_cast<std::int64_t>(j), best_cost = c;
+        }
+      } else {
+        const auto least = static_cast<std::uint32_t>(cap[kx] > slack ? cap[kx] - slack : 0);
+        for (std::uint32_t c = least; c <= max_cap; ++c) {
+          for (auto j : spare[c]) {
+            const auto kj = order[j];
+            const auto b = static_cast<std::size_t>(best);
+            // Past the best found (on an equal cost, past its place), no block of this list
+            // can beat it.
+            if (best < 0 ? cost[kj] >= best_cost
+                         : cost[kj] > best_cost ||
+                               (cost[kj] == best_cost && cheap_at[j] > cheap_at[b]))
+              break;
+            const double pr = price(kj);
+            if (best < 0 ? pr < best_cost
+                         : pr < best_cost || (pr == best_cost && cheap_at[j] < cheap_at[b]))
+              best = static_cast<std::int64_t>(j), best_cost = pr;
+          }
+        }
       }
       if (best < 0) continue;
       const auto j = static_cast<std::size_t>(best);
@@ -193,9 +226,11 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
       ++in_pod[pod[order[j]]];
       taken[x] = 0;
       taken[j] = 1;
-      if (many) {
-        spare.erase(std::lower_bound(spare.begin(), spare.end(), j, by_cheap));
-        spare.insert(std::lower_bound(spare.begin(), spare.end(), x, by_cheap), x);
+      if (swap_lists) {
+        auto& from = spare[cap[order[j]]];
+        from.erase(std::lower_bound(from.begin(), from.end(), j, by_cheap));
+        auto& to = spare[cap[kx]];
+        to.insert(std::lower_bound(to.begin(), to.end(), x, by_cheap), x);
       }
       total = total - cap[kx] + cap[order[j]];
       x = j;

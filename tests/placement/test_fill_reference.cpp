@@ -211,8 +211,9 @@ TEST(Fill, MatchesTheReferenceOnRandomScopes) {
     const auto G = 1 + static_cast<std::uint32_t>(rng() % (4 * L + 2));
     const auto want = reference_fill(order, cap, cost, r, pod, pod_cost, L, G);
     filled += !want.empty();
-    ASSERT_EQ(fill(order, cap, cost, r, pod, pod_cost, L, G, 0), want) << "iteration " << it;
-    ASSERT_EQ(fill(order, cap, cost, r, pod, pod_cost, L, G, kAbsent), want) << "iteration " << it;
+    ASSERT_EQ(fill(order, cap, cost, r, pod, pod_cost, L, G, 0, 0), want) << "iteration " << it;
+    ASSERT_EQ(fill(order, cap, cost, r, pod, pod_cost, L, G, kAbsent, kAbsent), want) << "iteration " << it;
+    ASSERT_EQ(fill(order, cap, cost, r, pod, pod_cost, L, G, kAbsent, 0), want) << "iteration " << it;
     ASSERT_EQ(fill(order, cap, cost, r, pod, pod_cost, L, G), want) << "iteration " << it;
   }
   EXPECT_GT(filled, 3300);  // most scopes hold their job: the sets compared are not all empty
