@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <utility>
@@ -332,46 +333,75 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
 
 std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
                                        const NodeStates& states, bool healthy_only) {
-  const std::size_t n = states.state.size();
-  std::vector<std::uint8_t> ok(n);
-  const auto* st = states.state.data();
-  const auto* of = c.blocks.of_host.data();
-  const auto* good = c.healthy.data();
-  for (std::size_t h = 0; h < n; ++h)
-    ok[h] = (st[h] == HostState::kFree) & (of[h] != kNone) & (!healthy_only | (good[h] != 0));
-  for (HostId h : job.exclude) ok[idx(h)] = 0;
-  return ok;
+  thread_local BlockCounts counts;  // not needed here; the counting pass is the fast one
+  return usable_hosts(c, job, states, healthy_only, counts);
 }
 
 std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
                                        const NodeStates& states, bool healthy_only,
                                        BlockCounts& counts) {
-  // The same test as above, in one pass with the counts.
+  // Usable: free (HostState::kFree), in a block, not excluded, and with `healthy_only` on
+  // sound host links (Context::healthy); tested block by block, with the counts. A block's hosts are mostly one
+  // run of consecutive ids: such a run is tested eight hosts at a time, in the bytes of one
+  // word (HostState::kFree is 0; `healthy` is 0 or 1).
+  static_assert(static_cast<int>(HostState::kFree) == 0);
   const std::size_t n = states.state.size();
-  std::vector<std::uint8_t> ok(n);
-  const auto* st = states.state.data();
-  const auto* of = c.blocks.of_host.data();
+  std::vector<std::uint8_t> ok(n, 0);
+  const auto* st = reinterpret_cast<const std::uint8_t*>(states.state.data());
   const auto* good = c.healthy.data();
+  auto* out = ok.data();
   auto& usable = counts.usable;
   auto& free = counts.free;
-  usable.assign(c.blocks.size(), 0);
-  free.assign(c.blocks.size(), 0);
-  // A run of hosts of one block (a leaf's hosts are mostly consecutive) is counted in
-  // registers.
-  std::uint32_t run = kNone, run_usable = 0, run_free = 0;
-  for (std::size_t h = 0; h < n; ++h) {
-    if (of[h] != run) {
-      if (run != kNone) usable[run] += run_usable, free[run] += run_free;
-      run = of[h];
-      run_usable = run_free = 0;
+  const std::size_t blocks = c.blocks.size();
+  usable.assign(blocks, 0);
+  free.assign(blocks, 0);
+  constexpr std::uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full, kOnes = 0x0101010101010101ull;
+  // Per byte of x: 1 where it is zero, else 0.
+  auto zero_bytes = [](std::uint64_t x) { return (~(((x & kLow7) + kLow7) | x) >> 7) & kOnes; };
+  auto sum_bytes = [](std::uint64_t x) { return static_cast<std::uint32_t>((x * kOnes) >> 56); };
+  for (std::size_t k = 0; k < blocks; ++k) {
+    const auto& hs = c.blocks.hosts[k];
+    if (hs.empty()) continue;
+    std::uint32_t u_count = 0, f_count = 0;
+    const auto lo = idx(hs.front());
+    const auto hi = idx(hs.back()) + 1;
+    if (hi - lo == hs.size() && hi <= n) {
+      std::size_t h = lo;
+      for (; h + 8 <= hi; h += 8) {
+        std::uint64_t s8 = 0, g8 = 0;
+        std::memcpy(&s8, st + h, 8);
+        const std::uint64_t f8 = zero_bytes(s8);
+        std::uint64_t u8 = f8;
+        if (healthy_only) {
+          std::memcpy(&g8, good + h, 8);
+          u8 &= ~zero_bytes(g8) & kOnes;
+        }
+        std::memcpy(out + h, &u8, 8);
+        u_count += sum_bytes(u8);
+        f_count += sum_bytes(f8);
+      }
+      for (; h < hi; ++h) {
+        const std::uint8_t is_free = st[h] == 0 ? 1 : 0;
+        const std::uint8_t u = is_free & (!healthy_only | (good[h] != 0));
+        out[h] = u;
+        u_count += u;
+        f_count += is_free;
+      }
+    } else {
+      for (HostId hid : hs) {
+        const auto h = idx(hid);
+        if (h >= n) continue;
+        const std::uint8_t is_free = st[h] == 0 ? 1 : 0;
+        const std::uint8_t u = is_free & (!healthy_only | (good[h] != 0));
+        out[h] = u;
+        u_count += u;
+        f_count += is_free;
+      }
     }
-    const std::uint8_t is_free = st[h] == HostState::kFree ? 1 : 0;
-    const std::uint8_t u = is_free & (run != kNone) & (!healthy_only | (good[h] != 0));
-    ok[h] = u;
-    run_usable += u;
-    run_free += is_free;
+    usable[k] = u_count;
+    free[k] = f_count;
   }
-  if (run != kNone) usable[run] += run_usable, free[run] += run_free;
+  const auto* of = c.blocks.of_host.data();
   for (HostId h : job.exclude)
     if (std::exchange(ok[idx(h)], 0)) --usable[of[idx(h)]];
   return ok;

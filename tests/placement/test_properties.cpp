@@ -74,6 +74,57 @@ std::uint32_t fewest_blocks(std::vector<std::uint32_t> cap, std::uint32_t G) {
   return 0;
 }
 
+// usable_hosts (words of eight hosts over each block's run of ids, host by host elsewhere)
+// against the test written plainly here, host by host: the same hosts and the same counts, on random fabrics, states, host health and exclusions, with blocks whose
+// hosts are one run of ids and, by trading hosts between blocks, blocks whose are not.
+TEST(PlacementProperties, UsableHostCountsMatchThePlainTest) {
+  std::mt19937 rng(2027);
+  int split_blocks = 0;
+  for (int it = 0; it < 120; ++it) {
+    const auto f = test::gen(random_fabric(rng).spec);
+    auto c = placement::prepare(f);
+    const std::size_t n = f.hosts().size();
+    if (it % 2 == 1 && c.blocks.size() >= 2) {
+      // Blocks 0 and 1 trade their first hosts: neither is one run of ids any more.
+      auto& a = c.blocks.hosts[0];
+      auto& b = c.blocks.hosts[1];
+      std::swap(a.front(), b.front());
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      for (auto h : a) c.blocks.of_host[idx(h)] = 0;
+      for (auto h : b) c.blocks.of_host[idx(h)] = 1;
+      split_blocks += 2;
+    }
+    placement::NodeStates st;
+    st.state.resize(n);
+    for (auto& x : st.state) x = static_cast<HostState>(rng() % 5);
+    for (auto& g : c.healthy) g = rng() % 4 != 0;
+    placement::JobRequest job;
+    for (std::size_t h = 0; h < n; ++h)
+      if (rng() % 9 == 0) job.exclude.push_back(HostId{static_cast<std::uint32_t>(h)});
+    for (const bool healthy_only : {false, true}) {
+      std::vector<std::uint8_t> want(n, 0);
+      for (std::size_t h = 0; h < n; ++h)
+        want[h] = st.state[h] == HostState::kFree && c.blocks.of_host[h] != fabric::kNone &&
+                  (!healthy_only || c.healthy[h] != 0);
+      for (auto h : job.exclude) want[idx(h)] = 0;
+      ASSERT_EQ(placement::usable_hosts(c, job, st, healthy_only), want) << it;
+      placement::BlockCounts counts;
+      ASSERT_EQ(placement::usable_hosts(c, job, st, healthy_only, counts), want) << it;
+      for (std::size_t k = 0; k < c.blocks.size(); ++k) {
+        std::uint32_t usable = 0, free = 0;
+        for (auto h : c.blocks.hosts[k]) {
+          usable += want[idx(h)];
+          free += st.state[idx(h)] == HostState::kFree;
+        }
+        ASSERT_EQ(counts.usable[k], usable) << "iteration " << it << ", block " << k;
+        ASSERT_EQ(counts.free[k], free) << "iteration " << it << ", block " << k;
+      }
+    }
+  }
+  EXPECT_GT(split_blocks, 100);
+}
+
 TEST(PlacementProperties, RandomFabricsBusySetsAndJobs) {
   std::mt19937 rng(20261130);
   int feasible_seen = 0, multi_leaf_seen = 0, brute_checked = 0, infeasible_seen = 0,
