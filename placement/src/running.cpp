@@ -303,7 +303,14 @@ Result<RunningJobs> running_from_lines(const fabric::Fabric& f, std::string_view
     std::string id;
     std::string_view hosts = line;
     if (sp == std::string_view::npos) {
-      id = std::to_string(lineno);  // a ring: numbered by its line
+      // A ring, numbered by its line; but a lone job id (squeue's %N left out, or a job
+      // without hosts) names no host: said, not read as a ring of a host called so.
+      if (slurm_job_id(line) && !f.find_host(line))
+        return fail(ErrorCode::kSyntax,
+                    std::string(kLineFormats) + ", got " + str::quoted(line) +
+                        ": a job id without its hosts",
+                    file, lineno);
+      id = std::to_string(lineno);
     } else {
       hosts = str::trim(line.substr(sp));
       id = line.substr(0, sp);

@@ -75,6 +75,10 @@ TEST(RunningJobs, RingsNumberedByLine) {
   auto mixed = running_from_lines(f, "node[001-002]\n99 node[003-004]\n", "mixed.txt");
   ASSERT_TRUE(mixed) << error_of(mixed);
   EXPECT_EQ(jobs_of(f, *mixed), "1@1: node001 node002\n99@2: node003 node004\n");
+  // A job id alone (squeue's %N left out) is not a ring of a host called so.
+  EXPECT_EQ(error_of(running_from_lines(f, "4711 node001\n4712_3\n", "squeue.txt")),
+            "squeue.txt:2: expected \"JOBID HOSTLIST\" (squeue -h -t R -o '%i %N') or one "
+            "hostlist (a ring) per line, got \"4712_3\": a job id without its hosts");
 }
 
 TEST(RunningJobs, JsonHostsAndHostlistsInRankOrder) {
