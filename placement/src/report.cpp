@@ -206,6 +206,24 @@ std::string pad(std::string s, std::size_t w) {
   return s;
 }
 
+// Rows of cells as aligned columns: each column as wide as `widths` says, or wider when a
+// cell needs it (its longest cell and one space); the last column is not padded.
+std::string columns(const std::vector<std::vector<std::string>>& rows,
+                    std::vector<std::size_t> widths) {
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i + 1 < row.size(); ++i) {
+      if (widths.size() <= i) widths.push_back(widths.empty() ? 1 : widths.back());
+      widths[i] = std::max(widths[i], row[i].size() + 1);
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i)
+      out += i + 1 < row.size() ? pad(row[i], widths[i]) : row[i];
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ring_text(const Context& c, const std::vector<HostId>& ranked) {
@@ -270,13 +288,12 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
   s += "\n";
   if (!explain) return s;
 
-  s +=
-      "\n" + pad("criterion", 24) + pad("chosen", 14) + (p.has_runner_up ? "runner-up" : "") + "\n";
+  std::vector<std::vector<std::string>> table;
+  table.push_back({"criterion", "chosen", p.has_runner_up ? "runner-up" : ""});
   for (const Row* r : rows_for(job))
-    s += pad(r->name, 24) + pad(r->get(m), 14) + (p.has_runner_up ? r->get(p.runner_up) : "") +
-         "\n";
-  s += pad("score", 24) + pad(num(p.score), 14) + (p.has_runner_up ? num(p.runner_up_score) : "") +
-       "\n";
+    table.push_back({r->name, r->get(m), p.has_runner_up ? r->get(p.runner_up) : ""});
+  table.push_back({"score", num(p.score), p.has_runner_up ? num(p.runner_up_score) : ""});
+  s += "\n" + columns(table, {24, 14});
   if (p.has_runner_up) {
     s += "runner-up leaves: ";
     for (std::size_t i = 0; i < p.runner_up_leaves.size(); ++i)
@@ -339,19 +356,22 @@ std::string placement_json(const Context& c, const JobRequest& job, const Placem
 
 std::string compare_text(const Context& c, const JobRequest& job,
                          const std::vector<Placement>& ps) {
-  std::string s = pad("", 24);
-  for (const auto& p : ps) s += pad(p.policy, 16);
-  s += "\n" + pad("feasible", 24);
-  for (const auto& p : ps) s += pad(p.feasible ? "yes" : "no", 16);
-  s += "\n";
-  for (const Row* r : rows_for(job)) {
-    s += pad(r->name, 24);
-    for (const auto& p : ps) s += pad(p.feasible ? r->get(p.measures) : "-", 16);
-    s += "\n";
+  std::vector<std::vector<std::string>> table(1, {""});
+  table.push_back({"feasible"});
+  for (const auto& p : ps) {
+    table[0].push_back(p.policy);
+    table[1].push_back(p.feasible ? "yes" : "no");
   }
-  s += pad("score", 24);
-  for (const auto& p : ps) s += pad(p.feasible ? num(p.score) : "-", 16);
-  s += "\n\n";
+  for (const Row* r : rows_for(job)) {
+    table.push_back({r->name});
+    for (const auto& p : ps) table.back().push_back(p.feasible ? r->get(p.measures) : "-");
+  }
+  table.push_back({"score"});
+  for (const auto& p : ps) table.back().push_back(p.feasible ? num(p.score) : "-");
+  // Every column is padded, the last too (as before: a trailing blank column).
+  for (auto& row : table) row.emplace_back();
+  std::string s = columns(table, {24, 16});
+  s += "\n";
   for (const auto& p : ps) {
     s += p.policy + ": ";
     if (!p.feasible)

@@ -165,6 +165,9 @@ TEST(BandwidthObjective, DegradedCoreLinkKeepsTheJobInOnePod) {
 TEST(BandwidthObjective, RunningRingOnTheCoreKeepsTheJobInOnePod) {
   // Healthy core links, but a running job's ring (n007 in a2, n021 in b2) crosses them both
   // ways: a ring over a1 and b1 would share them, slowing itself and the running job to 2.
+  // This core is 16:1, thin enough to keep the job in pod a when idle too (below), so what
+  // the running ring changes here is the runner-up's measure; the case where the running
+  // ring alone moves the job is LoadedCoreLinkKeepsTheJobInOnePodIdleCoreDoesNot.
   const auto f = csv(two_pods());
   const Planner planner(f);
   placement::Traffic traffic(planner.routes(), planner.context().capacity,
@@ -223,6 +226,32 @@ TEST(BandwidthObjective, LoadedCoreLinkKeepsTheJobInOnePodIdleCoreDoesNot) {
   ASSERT_TRUE(p.has_runner_up);
   EXPECT_EQ(p.runner_up_leaves, (std::vector<std::string>{"a1", "b1"}));
   EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.slowdown, 1.5);  // 3 edges on 800G
+}
+
+// The same fabric, idle, with pod a's one core link trained at 200G instead of 800G: the
+// fewest leaves (a1 + b1) would run the ring over it at half a host link, so the job takes
+// four leaves of pod a; the explanation names the slow link and the runner-up's ring share.
+TEST(BandwidthObjective, DegradedSingleCoreLinkKeepsTheJobInOnePod) {
+  std::string s = hosts_csv({"a", "b"}, 5, 4, "c1");
+  s += "links,lower,upper,count,rate\nhost,leaf,1,400G\nleaf,spine,1,400G\nspine,core,1,800G\n"
+       "sa,c1,1,200G\n";
+  const auto f = csv(s);
+  const Planner planner(f);
+  const auto states = free_only(f, "n[001-006,009,013,021-024]");
+  const auto p = planner.place(job(8), states, Policy::kFabric);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_EQ(p.leaves, (std::vector<std::string>{"a1", "a2", "a3", "a4"}));
+  EXPECT_EQ(ranks(f, p.hosts), "n[001-006,009,013]");
+  EXPECT_DOUBLE_EQ(p.measures.bandwidth.slowdown, 1.0);
+  ASSERT_TRUE(p.has_runner_up);
+  EXPECT_EQ(p.runner_up_leaves, (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_DOUBLE_EQ(p.runner_up.bandwidth.slowdown, 2.0);
+  const auto text = placement::placement_text(planner.context(), job(8), p, true);
+  EXPECT_NE(text.find("predicted slowdown      1.00          2.00\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("runner-up bottleneck: sa[2] -> c1[1] (200 Gb/s): 0 -> 1 ring edges; the "
+                      "job's ring runs at 50 % of a host link\n"),
+            std::string::npos)
+      << text;
 }
 
 // A thin core (4 leaves of 4 hosts per pod, one core link per pod spine: 4:1) and a job that
@@ -393,6 +422,37 @@ TEST(BandwidthObjective, PipelineFanOutOnTheHostLinkIsNotContention) {
 // The thinnest tier (the simulator's thin_tier_crossings): the leaves' uplinks on a 2:1
 // two-level fat-tree; the pods' core links when the pod spines have fewer core uplinks than
 // leaf ports (the core's share compounds the leaves'); the leaves when both are equally thin.
+// --compare's table stays in columns when a cell is wider than its column (a core ratio from
+// assumed link figures is 37 characters): every row's cells start where the header's do.
+TEST(Report, CompareColumnsWidenForLongCells) {
+  const auto f = test::gen("fat2:leaves=2,down=4,up=4");
+  const auto c = placement::prepare(f);
+  placement::Placement wide, narrow;
+  wide.policy = "fabric";
+  narrow.policy = "slurm-tree";
+  wide.feasible = narrow.feasible = true;
+  wide.measures.pods = 2;
+  wide.measures.thin_core = 3.0;
+  wide.measures.core_assumed = true;
+  narrow.measures.pods = 1;
+  const auto text = placement::compare_text(c, job(2), {wide, narrow});
+  const auto header = text.substr(0, text.find('\n'));
+  const auto col = header.find("slurm-tree");
+  ASSERT_NE(col, std::string::npos) << text;
+  EXPECT_GT(col, 24u + 37u) << text;  // the fabric column widened past its 16
+  std::size_t rows = 0;
+  for (std::size_t at = 0, end; (end = text.find('\n', at)) != at; at = end + 1, ++rows) {
+    const auto line = text.substr(at, end - at);
+    ASSERT_GT(line.size(), col) << line;
+    EXPECT_EQ(line[col - 1], ' ') << line;
+    EXPECT_NE(line[col], ' ') << line;
+  }
+  EXPECT_EQ(rows, 14u) << text;
+  EXPECT_NE(text.find("pods                    2 (core 2.50:1, assumed link figures) 1"),
+            std::string::npos)
+      << text;
+}
+
 TEST(ThinnestTier, IsTheTierWithTheLeastCapacityPerHost) {
   struct Case {
     const char* spec;
