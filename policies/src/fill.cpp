@@ -15,7 +15,7 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
   // Scratch kept between calls (a decision fills some 20 times).
   thread_local std::vector<std::size_t> cheap, pos, by_pod;
   thread_local std::vector<std::vector<std::size_t>> spare;  // per capacity (the swaps)
-  thread_local std::vector<std::uint32_t> in_pod, first, head, live, cheap_at;
+  thread_local std::vector<std::uint32_t> in_pod, first, head, live, cheap_at, run_end;
   thread_local std::vector<char> taken;
   // Positions in `order`, cheapest first (ties: the earlier position): a small scope sorts
   // its own positions by rank, a large one filters the ranking.
@@ -52,6 +52,13 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
     by_pod.resize(n);
     for (auto j : cheap) by_pod[head[pod[order[j]]]++] = j;
     head.assign(first.begin(), first.end() - 1);
+    // run_end[i]: the end of the run of equal costs that by_pod[i] is in, within its pod.
+    run_end.resize(n);
+    for (auto p : live)
+      for (auto i = first[p + 1]; i-- > first[p];)
+        run_end[i] = i + 1 < first[p + 1] && cost[order[by_pod[i + 1]]] == cost[order[by_pod[i]]]
+                         ? run_end[i + 1]
+                         : i + 1;
   }
   // Each step takes the cheapest candidate by (price, position): a block costs its cost, plus
   // its pod's cost when the pod has no chosen block yet. Within a pod the price follows the
@@ -83,12 +90,17 @@ Set fill(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_
       const double extra = in_pod[p] ? 0.0 : pod_cost[p];
       std::size_t at = by_pod[h];
       const double price = cost[order[at]] + extra;
-      for (auto i = h + 1; i < stop; ++i) {
-        const auto j = by_pod[i];
-        if (taken[j] || j >= end) continue;
-        if (cost[order[j]] + extra != price) break;
-        at = std::min(at, j);
-      }
+      // The head is the earliest position of its run of equal costs (a run is in position
+      // order). A later run can tie on price only when the pod's cost is added and rounds
+      // two costs together: then its first candidate competes.
+      if (extra != 0.0)
+        for (auto i = run_end[h]; i < stop && cost[order[by_pod[i]]] + extra == price;
+             i = run_end[i])
+          for (auto k = i; k < run_end[i]; ++k)
+            if (const auto j = by_pod[k]; !taken[j] && j < end) {
+              at = std::min(at, j);
+              break;
+            }
       if (best == kNoBlock || price < best_price || (price == best_price && at < best))
         best = at, best_price = price;
     }
