@@ -604,18 +604,27 @@ class Search {
     cand.measured = true;
     auto& m = cand.m;
     if (m.leaves < 2) return;
-    const auto ring = hosts_of(cand.blocks);
     edges_.clear();
     if (job_.pp > 1) {
+      const auto ring = hosts_of(cand.blocks);
       for (const auto& [x, y] : placement::job_edges(ring, job_.pp))
         if (b_.of_host[idx(x)] != b_.of_host[idx(y)]) edges_.emplace_back(x, y);
       m.pp_inter_leaf = static_cast<std::uint32_t>(edges_.size());
     } else {
-      for (std::size_t e = 0; e < ring.size(); ++e) {
-        const auto next = (e + 1) % ring.size();
-        if (b_.of_host[idx(ring[e])] != b_.of_host[idx(ring[next])])
-          edges_.emplace_back(ring[e], ring[next]);
+      // The ring's inter-block edges, in ring order, the closing one last: from the last host
+      // of each block's stretch to the first of the next one's (the hosts hosts_of() would
+      // lay out; only the boundaries cross uplinks).
+      takes(cand.blocks);
+      stretch_.clear();
+      for (auto k : ring_blocks(cand.blocks)) {
+        const auto& usable = usable_of(k);
+        const std::size_t want =
+            std::min<std::size_t>(std::size_t{take_[k]} * in_.g, usable.size());
+        if (want > 0) stretch_.emplace_back(usable.front(), usable[want - 1]);
       }
+      if (stretch_.size() > 1)
+        for (std::size_t i = 0; i < stretch_.size(); ++i)
+          edges_.emplace_back(stretch_[i].second, stretch_[(i + 1) % stretch_.size()].first);
     }
     if (c_.routes)
       m.bandwidth =
@@ -859,6 +868,14 @@ class Search {
     cands_.push_back({std::move(s), {}, 0});
   }
 
+  // A set's blocks in ring order: by pod, then index (placement::ring_order).
+  Set ring_blocks(const Set& s) const {
+    Set ring = s;
+    std::stable_sort(ring.begin(), ring.end(),
+                     [&](auto x, auto y) { return b_.pod[x] < b_.pod[y]; });
+    return ring;
+  }
+
   // Hosts of a set in ring order. One block takes what the others leave: a block that is not
   // wholly free if there is one (so no free block is broken into), the largest such (ties:
   // the last in fabric order); every other block gives all its groups. So what is left over
@@ -866,10 +883,7 @@ class Search {
   // hosts by index inside each.
   std::vector<HostId> hosts_of(const Set& s) {
     takes(s);
-    Set ring = s;
-    std::stable_sort(ring.begin(), ring.end(),
-                     [&](auto x, auto y) { return b_.pod[x] < b_.pod[y]; });
-    return lay_out(ring);
+    return lay_out(ring_blocks(s));
   }
 
   // The groups each block of a set gives (take_, valid for the set's blocks only).
@@ -937,9 +951,7 @@ class Search {
   // others follow as they are, or largest first. nullopt-free: always at least one order.
   std::vector<std::vector<std::uint32_t>> stage_orders(const Set& s) const {
     const std::uint32_t per = in_.N / job_.pp;
-    Set ring = s;
-    std::stable_sort(ring.begin(), ring.end(),
-                     [&](auto x, auto y) { return b_.pod[x] < b_.pod[y]; });
+    const Set ring = ring_blocks(s);
     std::vector<std::uint32_t> whole, rest;
     for (auto k : ring) (take_[k] * in_.g % per == 0 ? whole : rest).push_back(k);
     std::vector<std::vector<std::uint32_t>> out{ring};
@@ -963,9 +975,7 @@ class Search {
   std::vector<HostId> stage_columns(const Set& s) {
     const std::uint32_t pp = job_.pp, g = in_.g, per = in_.N / pp;
     if (pp < 2 || in_.N % pp != 0 || per % g != 0) return {};
-    Set ring = s;
-    std::stable_sort(ring.begin(), ring.end(),
-                     [&](auto x, auto y) { return b_.pod[x] < b_.pod[y]; });
+    const Set ring = ring_blocks(s);
     const std::size_t column = std::size_t{g} * pp;
     std::vector<HostId> whole, rest;  // hosts in whole columns; the rest, block by block
     for (auto k : ring) {
@@ -1004,6 +1014,7 @@ class Search {
   bool exact_whole_ = false;
   std::vector<std::uint32_t> take_;  // per block: groups taken (hosts_of)
   std::vector<std::pair<HostId, HostId>> edges_;
+  std::vector<std::pair<HostId, HostId>> stretch_;  // per block in ring order: first, last host
   placement::EdgeCache edge_cache_;  // the inter-block edges routed so far
   std::size_t scored_ = 0;  // candidates scored so far (bound or measured)
   std::vector<std::uint32_t> pods_;
