@@ -98,6 +98,9 @@ constexpr std::size_t kImproveHosts = std::size_t{1} << 15;
 constexpr std::size_t kRouteAwareBlocks = 32;
 // The single-term fills run only when blocks x L is at most this.
 constexpr std::size_t kVariantBudget = std::size_t{1} << 14;
+// On fabrics of more blocks than this, the refinements (the exact knapsack, the single-term
+// fills, the local search) run only where the best set found is slowed (Search::refine).
+constexpr std::size_t kRefineBlocks = 128;
 
 std::size_t exact_cells(std::size_t blocks, std::uint32_t L, std::uint32_t G) {
   return 2 * blocks * (std::size_t{L} + 1) * (std::size_t{G} + 1);
@@ -269,12 +272,14 @@ class Search {
       : c_(c), b_(c.blocks), w_(c.weights), job_(job), states_(states), traffic_(traffic), in_(c) {}
 
   placement::Placement run() {
+    large_ = b_.size() > kRefineBlocks;
     usable();
     if (!fewest_blocks()) return infeasible();
     estimate();
     propose();
     if (cands_.empty()) return infeasible();
     score();
+    refine();
     repair();
     improve();
     return choose();
@@ -633,6 +638,23 @@ class Search {
     cand.score = placement::score_of(w_, m);
   }
 
+  // 4a. On a large fabric (more than kRefineBlocks blocks) each refinement passes over
+  // hundreds of blocks; there they run only where the best set found is slowed or slows a
+  // running job, the estimate's blind spot. Elsewhere they ran in propose() and run again
+  // in improve() whatever the best set (on small fabrics they find the locality and fit the
+  // greedy fills miss, which the brute-force property test holds the search to).
+  bool slowed_best() const {
+    if (cands_.empty() || !cands_[0].measured) return false;
+    const auto& bw = cands_[0].m.bandwidth;
+    return bw.slowdown > 1 || bw.slowed > 0;
+  }
+  void refine() {
+    if ((exacts_.empty() && wholes_.empty()) || !slowed_best()) return;
+    for (const auto& e : exacts_) exact_fill(e.order, e.l, e.whole);
+    for (const auto& [order, l] : wholes_) single_terms(*order, l);
+    score();
+  }
+
   // 4b. The estimates are averages; the measured bottleneck names the block (or pod) that
   // actually slows the best set. While it is slowed, propose sets without that block (or
   // that pod's uplinks) and measure them; then follow the best of those new sets the same
@@ -691,6 +713,7 @@ class Search {
   void improve() {
     // Only where the estimates can mislead: some uplink is loaded or slow.
     if (!loaded_ || cands_.empty() || cands_[0].blocks.size() < 2) return;
+    if (large_ && !slowed_best()) return;  // see refine()
     const std::size_t budget =
         std::min<std::size_t>(kImproveSets, kImproveHosts / std::max<std::uint32_t>(in_.N, 1));
     std::size_t spent = 0;
@@ -846,22 +869,43 @@ class Search {
   // smaller blocks can then avoid a loaded one).
   void fills(const std::vector<std::uint32_t>& order, std::uint32_t L, bool whole) {
     for (std::uint32_t l = L; l <= L + (loaded_ ? 1u : 0u) && l <= order.size(); ++l) {
-      if (const std::size_t cells = exact_cells(order.size(), l, in_.G);
-          (whole || !exact_whole_) && cells <= exact_budget_) {
-        exact_budget_ -= cells;
-        exact_whole_ = exact_whole_ || whole;
-        consider(exact(order, in_.cap, full_, b_.pod, pod_cost_, l, in_.G));
-      }
+      // On a large loaded fabric the knapsack and the single-term fills wait for refine()
+      // (kept in the order they come, so that the knapsack's budget goes as it would).
+      const bool later = large_ && loaded_;
+      if (later)
+        exacts_.push_back({order, l, whole});
+      else
+        exact_fill(order, l, whole);
       consider(fill(order, in_.cap, full_, rank_full_, b_.pod, pod_cost_, l, in_.G));
       // Each term alone (the whole part, small searches only, and only where the terms
       // differ): what a bandwidth-blind and a fit-blind choice would take.
       if (whole && loaded_ && order.size() * l <= kVariantBudget) {
-        if (rank_fit_.blocks.empty()) rank_fit_ = rank(fit_), rank_bw_ = rank(bw_);
-        consider(fill(order, in_.cap, fit_, rank_fit_, b_.pod, pod_flat_, l, in_.G));
-        consider(fill(order, in_.cap, bw_, rank_bw_, b_.pod, pod_cost_, l, in_.G));
+        if (later)
+          wholes_.emplace_back(&order, l);
+        else
+          single_terms(order, l);
       }
     }
   }
+
+  void exact_fill(const std::vector<std::uint32_t>& order, std::uint32_t l, bool whole) {
+    if (const std::size_t cells = exact_cells(order.size(), l, in_.G);
+        (whole || !exact_whole_) && cells <= exact_budget_) {
+      exact_budget_ -= cells;
+      exact_whole_ = exact_whole_ || whole;
+      consider(exact(order, in_.cap, full_, b_.pod, pod_cost_, l, in_.G));
+    }
+  }
+  void single_terms(const std::vector<std::uint32_t>& order, std::uint32_t l) {
+    if (rank_fit_.blocks.empty()) rank_fit_ = rank(fit_), rank_bw_ = rank(bw_);
+    consider(fill(order, in_.cap, fit_, rank_fit_, b_.pod, pod_flat_, l, in_.G));
+    consider(fill(order, in_.cap, bw_, rank_bw_, b_.pod, pod_cost_, l, in_.G));
+  }
+  struct Exact {  // a knapsack refine() may run: its scope and size
+    std::vector<std::uint32_t> order;
+    std::uint32_t l = 0;
+    bool whole = false;
+  };
 
   void consider(Set s) {
     if (s.empty() || !seen_.insert(s).second) return;
@@ -1004,9 +1048,13 @@ class Search {
   std::vector<std::uint32_t> one_;
   std::map<std::uint32_t, std::vector<std::uint32_t>> parts_;  // component -> eligible blocks
   std::vector<double> full_, bw_, fit_, pod_cost_, pod_flat_;
+  std::vector<Exact> exacts_;  // knapsacks waiting for refine()
+  // The whole parts and sizes whose single-term fills wait for refine().
+  std::vector<std::pair<const std::vector<std::uint32_t>*, std::uint32_t>> wholes_;
   Ranking rank_full_, rank_fit_, rank_bw_;  // rank(full_) ...
   std::vector<std::uint32_t> by_cap_;  // the blocks with capacity, capacity descending
   bool loaded_ = false;       // some uplink is loaded or slower than a host link
+  bool large_ = false;        // more blocks than kRefineBlocks (refine())
   bool pods_loaded_ = false;  // some pod's links to the core are loaded, slow or thin
   std::vector<Candidate> cands_;
   std::unordered_set<Set, SetHash> seen_;

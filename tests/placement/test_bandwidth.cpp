@@ -422,6 +422,31 @@ TEST(BandwidthObjective, PipelineFanOutOnTheHostLinkIsNotContention) {
 // The thinnest tier (the simulator's thin_tier_crossings): the leaves' uplinks on a 2:1
 // two-level fat-tree; the pods' core links when the pod spines have fewer core uplinks than
 // leaf ports (the core's share compounds the leaves'); the leaves when both are equally thin.
+// A large fabric (136 leaves of 2 hosts, one uplink each: more blocks than the search's
+// kRefineBlocks), where the refinements run only where the best set is slowed. A running
+// ring loads leaf01 and leaf02's uplinks: a 4-node job that can avoid them takes leaf03 and
+// leaf04 at full speed; one that cannot (only hosts of those leaves and two others free) is
+// slowed, and the refinements run before it is placed on the only hosts there are.
+TEST(BandwidthObjective, LargeFabricAvoidsLoadedLeavesAndPlacesSlowedJobs) {
+  const auto f = test::gen("fat2:leaves=136,down=2,up=1,radix=160");
+  const Planner planner(f);
+  placement::Traffic traffic(planner.routes(), planner.context().capacity,
+                             &planner.context().groups);
+  ASSERT_TRUE(traffic.add(hosts(f, "node001,node003"), 4711, "4711"));
+  const auto avoid =
+      planner.place(job(4), free_only(f, "node[002,004-008]"), Policy::kFabric, &traffic);
+  ASSERT_TRUE(avoid.feasible) << avoid.reason;
+  EXPECT_EQ(ranks(f, avoid.hosts), "node[005-008]");
+  EXPECT_DOUBLE_EQ(avoid.measures.bandwidth.slowdown, 1.0);
+  EXPECT_EQ(avoid.measures.bandwidth.slowed, 0u);
+  const auto slowed =
+      planner.place(job(4), free_only(f, "node[002,004,010,012]"), Policy::kFabric, &traffic);
+  ASSERT_TRUE(slowed.feasible) << slowed.reason;
+  EXPECT_EQ(ranks(f, slowed.hosts), "node[002,004,010,012]");
+  EXPECT_DOUBLE_EQ(slowed.measures.bandwidth.slowdown, 2.0);
+  EXPECT_EQ(slowed.measures.bandwidth.slowed, 1u);
+}
+
 // --compare's table stays in columns when a cell is wider than its column (a core ratio from
 // assumed link figures is 37 characters): every row's cells start where the header's do.
 TEST(Report, CompareColumnsWidenForLongCells) {
