@@ -24,6 +24,8 @@
 //  4. score(): each distinct set gets its hosts and ring order and is measured exactly: its
 //     inter-block edges on the route model over the running jobs' load
 //     (placement::forecast_edges), its locality and fragmentation;
+//     refine(): on a large fabric the knapsack and the single-term fills of step 3 (and the
+//     local search below) run only where the best set is slowed or slows a running job;
 //     repair(): while the best set is slowed, sets without its bottleneck's block (or pod),
 //     then without the bottleneck of the best of those too, a few rounds;
 //     improve(): local search on the measured objective (swap, drop, two for one);
