@@ -419,11 +419,9 @@ TEST(BandwidthObjective, PipelineFanOutOnTheHostLinkIsNotContention) {
   EXPECT_TRUE(p.measures.bandwidth.bottleneck != fabric::kNone);
 }
 
-// The thinnest tier (the simulator's thin_tier_crossings): the leaves' uplinks on a 2:1
-// two-level fat-tree; the pods' core links when the pod spines have fewer core uplinks than
-// leaf ports (the core's share compounds the leaves'); the leaves when both are equally thin.
 // A large fabric (136 leaves of 2 hosts, one uplink each: more blocks than the search's
-// kRefineBlocks), where the refinements run only where the best set is slowed. A running
+// kRefineBlocks), where the refinements run only where the best set is slowed. (This runs
+// that path; what the refinements buy there is in the benchmark's objective column.) A running
 // ring loads leaf01 and leaf02's uplinks: a 4-node job that can avoid them takes leaf03 and
 // leaf04 at full speed; one that cannot (only hosts of those leaves and two others free) is
 // slowed, and the refinements run before it is placed on the only hosts there are.
@@ -478,6 +476,9 @@ TEST(Report, CompareColumnsWidenForLongCells) {
       << text;
 }
 
+// The thinnest tier (the simulator's thin_tier_crossings): the leaves' uplinks on a 2:1
+// two-level fat-tree; the pods' core links when the pod spines have fewer core uplinks than
+// leaf ports (the core's share compounds the leaves'); the leaves when both are equally thin.
 TEST(ThinnestTier, IsTheTierWithTheLeastCapacityPerHost) {
   struct Case {
     const char* spec;
