@@ -24,8 +24,9 @@
 //  4. score(): each distinct set gets its hosts and ring order and is measured exactly: its
 //     inter-block edges on the route model over the running jobs' load
 //     (placement::forecast_edges), its locality and fragmentation;
-//     refine(): on a large fabric the knapsack and the single-term fills of step 3 (and the
-//     local search below) run only where the best set is slowed or slows a running job;
+//     refine(): on a large loaded fabric the knapsack and the single-term fills of step 3
+//     (and the local search below) run only where the best set is slowed or slows a
+//     running job;
 //     repair(): while the best set is slowed, sets without its bottleneck's block (or pod),
 //     then without the bottleneck of the best of those too, a few rounds;
 //     improve(): local search on the measured objective (swap, drop, two for one);
@@ -100,8 +101,9 @@ constexpr std::size_t kImproveHosts = std::size_t{1} << 15;
 constexpr std::size_t kRouteAwareBlocks = 32;
 // The single-term fills run only when blocks x L is at most this.
 constexpr std::size_t kVariantBudget = std::size_t{1} << 14;
-// On fabrics of more blocks than this, the refinements (the exact knapsack, the single-term
-// fills, the local search) run only where the best set found is slowed (Search::refine).
+// On fabrics of more blocks than this with some uplink loaded or slow, the refinements (the
+// exact knapsack, the single-term fills, the local search) run only where the best set found
+// is slowed or slows a running job (Search::refine).
 constexpr std::size_t kRefineBlocks = 128;
 
 std::size_t exact_cells(std::size_t blocks, std::uint32_t L, std::uint32_t G) {
