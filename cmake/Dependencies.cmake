@@ -48,6 +48,25 @@ if(FABRICPLACE_WITH_SLURM)
   if(NOT FABRICPLACE_SLURM_INCLUDE)
     fabricplace_missing("slurm/spank.h" FABRICPLACE_WITH_SLURM "libslurm-dev")
   endif()
+  # The plugin loads only on the Slurm major.minor it is built for (SPANK_PLUGIN() stores
+  # SLURM_VERSION_NUMBER; docs/slurm.md, "Slurm versions"): say which one, and record it
+  # (FABRICPLACE_SLURM_SERIES names the lab tests' label, tests/slurm).
+  file(STRINGS "${FABRICPLACE_SLURM_INCLUDE}/slurm/slurm_version.h" _fp_slurm_number
+       REGEX "^#define SLURM_VERSION_NUMBER ")
+  if(NOT _fp_slurm_number MATCHES "0x([0-9a-fA-F][0-9a-fA-F]?)([0-9a-fA-F][0-9a-fA-F])([0-9a-fA-F][0-9a-fA-F])")
+    message(FATAL_ERROR "no SLURM_VERSION_NUMBER in ${FABRICPLACE_SLURM_INCLUDE}/slurm/slurm_version.h")
+  endif()
+  math(EXPR _fp_major "0x${CMAKE_MATCH_1}")
+  math(EXPR _fp_minor "0x${CMAKE_MATCH_2}")
+  math(EXPR _fp_micro "0x${CMAKE_MATCH_3}")
+  if(_fp_minor LESS 10)
+    set(_fp_minor "0${_fp_minor}")
+  endif()
+  set(FABRICPLACE_SLURM_VERSION "${_fp_major}.${_fp_minor}.${_fp_micro}")
+  set(FABRICPLACE_SLURM_SERIES "${_fp_major}.${_fp_minor}")
+  message(STATUS "fabricplace: SPANK plugin for Slurm ${FABRICPLACE_SLURM_SERIES} "
+                 "(${FABRICPLACE_SLURM_INCLUDE}/slurm/slurm_version.h: ${FABRICPLACE_SLURM_VERSION}); "
+                 "it loads only on Slurm ${FABRICPLACE_SLURM_SERIES}.x")
 endif()
 
 if(FABRICPLACE_DEVELOPER_MODE)

@@ -19,6 +19,7 @@ packages=(
   hwloc                                          # lstopo (node topology: GPUs, HCAs, cores)
   lua5.1                                         # etc/job_submit.lua's unit test (slurmctld's Lua)
   util-linux                                     # unshare (a UTS namespace per slurmd), flock
+  debootstrap                                    # the Debian 13 chroot of the Slurm 24.11 tests (tests/slurm/chroot.sh)
   time                                           # GNU time: peak memory of the hostile-input tests
   python3                                        # the CLI tests generate inputs and read JSON with it
 )

@@ -70,6 +70,12 @@ struct RouteOpts {
 /// Builds the route model `spec` names on `f`.
 Result<std::unique_ptr<const routes::Model>> load_routes(const fabric::Fabric& f,
                                                          const routes::Spec& spec);
+/// Runs a Slurm client command (`sinfo ...`, `squeue ...`, `srun --version`) and returns its
+/// standard output, at most the input limit (docs/sources.md, Limits); its own messages go to
+/// our stderr. Errors start with `context` (the option or command that asked).
+Result<std::string> run_slurm(const std::string& context, const std::string& command);
+/// `slurm check`: does the installed SPANK plugin match the Slurm that will load it?
+void add_slurm_commands(CLI::App& app, RunFn& run);
 /// Writes `content` to `path` atomically ("-" = stdout); returns the exit status.
 int write_output(const std::string& path, const std::string& content);
 

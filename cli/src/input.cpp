@@ -1,8 +1,12 @@
 // Shared CLI plumbing: error reports, fabric input options, atomic output.
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <iostream>
 
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/sim/trace.hpp"
 
@@ -111,6 +115,34 @@ CLI::Validator non_empty(const char* what, const char* name) {
 int write_output(const std::string& path, const std::string& content) {
   if (auto r = write_file_atomic(path, content); !r) return report(r.error());
   return kExitOk;
+}
+
+Result<std::string> run_slurm(const std::string& context, const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  const std::string program = command.substr(0, command.find(' '));
+  if (!p) return fail(ErrorCode::kIo, context + ": cannot run " + program + ": popen failed");
+  std::string out;
+  char buf[4096];
+  bool too_long = false;
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) {
+    if (out.size() + n > limits().input_bytes) {
+      too_long = true;  // read on to the end, so the command is not killed by SIGPIPE
+      continue;
+    }
+    out.append(buf, n);
+  }
+  const int status = pclose(p);
+  if (too_long)
+    return fail(ErrorCode::kIo, context + ": `" + command + "` printed more than " +
+                                    std::to_string(limits().input_bytes >> 20) +
+                                    " MiB, the input limit (FABRICPLACE_MAX_INPUT_MB raises it)");
+  if (status != 0) {
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return fail(ErrorCode::kIo, context + ": `" + command + "` failed" +
+                                    (code == 127 ? ": " + program + " not found in PATH"
+                                                 : " with exit status " + std::to_string(code)));
+  }
+  return out;
 }
 
 }  // namespace fabricplace::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   fabricplace::cli::add_rankfile_command(app, run);
   fabricplace::cli::add_simulate_command(app, run);
   fabricplace::cli::add_trace_commands(app, run);
+  fabricplace::cli::add_slurm_commands(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -40,37 +40,6 @@ struct PlaceOpts {
   RouteOpts routes;
 };
 
-// Runs a Slurm client command (`sinfo ...`, `squeue ...`) on the real cluster and returns
-// its standard output, at most the input limit (docs/sources.md, Limits); its own messages
-// go to our stderr.
-Result<std::string> run_slurm(const std::string& command) {
-  FILE* p = popen(command.c_str(), "r");
-  const std::string program = command.substr(0, command.find(' '));
-  if (!p) return fail(ErrorCode::kIo, "cannot run " + program + ": popen failed");
-  std::string out;
-  char buf[4096];
-  bool too_long = false;
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) {
-    if (out.size() + n > limits().input_bytes) {
-      too_long = true;  // read on to the end, so the command is not killed by SIGPIPE
-      continue;
-    }
-    out.append(buf, n);
-  }
-  const int status = pclose(p);
-  if (too_long)
-    return fail(ErrorCode::kIo, "--from-slurm: `" + command + "` printed more than " +
-                                    std::to_string(limits().input_bytes >> 20) +
-                                    " MiB, the input limit (FABRICPLACE_MAX_INPUT_MB raises it)");
-  if (status != 0) {
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return fail(ErrorCode::kIo, "--from-slurm: `" + command + "` failed" +
-                                    (code == 127 ? ": " + program + " not found in PATH"
-                                                 : " with exit status " + std::to_string(code)));
-  }
-  return out;
-}
-
 Result<NodeStates> read_states(const fabric::Fabric& f, const PlaceOpts& o) {
   const int given = static_cast<int>(o.free_opt->count() > 0) +
                     static_cast<int>(o.busy_opt->count() > 0) +
@@ -90,7 +59,7 @@ Result<NodeStates> read_states(const fabric::Fabric& f, const PlaceOpts& o) {
   }
   if (o.from_slurm) {
     // -a: every partition, hidden ones too (the plugin reads them all: SHOW_ALL).
-    auto text = run_slurm("sinfo -a -h -N -o '%N %t'");
+    auto text = run_slurm("--from-slurm", "sinfo -a -h -N -o '%N %t'");
     if (!text) return std::unexpected(text.error());
     return placement::states_from_sinfo(f, *text, "sinfo");
   }
@@ -106,7 +75,7 @@ Result<placement::RunningJobs> read_running(const fabric::Fabric& f, const Place
     return placement::parse_running(f, *text, o.running);
   }
   if (o.from_slurm) {
-    auto text = run_slurm("squeue -a -h -t R -o '%i %N'");  // every partition
+    auto text = run_slurm("--from-slurm", "squeue -a -h -t R -o '%i %N'");  // every partition
     if (!text) return std::unexpected(text.error());
     return placement::running_from_lines(f, *text, "squeue");
   }

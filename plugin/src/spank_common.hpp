@@ -59,11 +59,14 @@ void note_internal_error(const char* hook, const char* what) noexcept;
 
 /// Runs a hook body; an exception (std::bad_alloc included) becomes one logged error and the
 /// fallback (return 0): nothing crosses extern "C", and a failure to build the message is
-/// caught too.
+/// caught too. A hook returns 0 or -1, nothing else (docs/slurm.md, "Slurm versions"): -1
+/// only where the user asked for something invalid or impossible (option_cb, allocator_steer),
+/// which Slurm 22.05 to 26.05 all treat as the error it is; since 25.05 any other non-zero
+/// value (an ESPANK_* code, say) would be one too, so none is passed through.
 template <class Fn>
 int guard(const char* hook, Fn&& fn) noexcept {
   try {
-    return fn();
+    return fn() == 0 ? 0 : -1;
   } catch (const std::bad_alloc&) {
     note_internal_error(hook, "out of memory");
   } catch (const std::exception& e) {

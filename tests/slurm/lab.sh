@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# lab.sh - fabricplace's own throw-away Slurm 22.05 test cluster on ONE machine.
+# lab.sh - fabricplace's own throw-away Slurm test cluster on ONE machine: 22.05 on the host
+# (Debian 12), 24.11 inside tests/slurm/chroot.sh's Debian 13 (the same script, run there).
 #
 #   lab.sh up --fabric SPEC [--fabricplace PATH] [--dir DIR] [--plugstack FILE]
 #             [--job-submit FILE] [--restart]
@@ -250,6 +251,8 @@ check_can_run() {
   for b in slurmctld slurmd munged sinfo squeue scontrol srun sbatch scancel; do
     command -v "$b" >/dev/null || skip "no $b (install slurmctld, slurmd, slurm-client, munge)"
   done
+  slurm_version=$(slurmd -V 2>/dev/null | awk '{print $NF}')
+  [[ $slurm_version =~ ^[0-9]+\.[0-9]+ ]] || die "cannot read the Slurm version (slurmd -V printed '$slurm_version')"
   if [[ $(id -u) -ne 0 ]]; then
     skip "not root (slurmd starts job steps as the submitting user, so the lab runs as root; run as root or with sudo)"
   fi
@@ -362,6 +365,11 @@ lab_up() {
   if [[ -n $plugstack ]]; then sed "s|@LAB@|$dir|g" "$plugstack" >"$ETC/plugstack.conf"; else : >"$ETC/plugstack.conf"; fi
   rm -f "$ETC/job_submit.lua"
   if [[ -n $jobsubmit ]]; then sed "s|@LAB@|$dir|g" "$jobsubmit" >"$ETC/job_submit.lua"; fi
+  # The Slurm here (22.05 on Debian 12; 24.11 in tests/slurm/chroot.sh's Debian 13): from
+  # 23.x on, slurmd initialises a cgroup plugin even with proctrack/linuxproc and task/none,
+  # and fails ("Unable to initialize cgroup plugin") where the cgroup tree is not ours.
+  rm -f "$ETC/cgroup.conf"
+  if [[ ${slurm_version%%.*} -ge 23 ]]; then echo "CgroupPlugin=disabled" >"$ETC/cgroup.conf"; fi
   cat >"$ETC/slurm.conf" <<EOF
 # Written by tests/slurm/lab.sh from: $spec
 ClusterName=fplab
@@ -419,6 +427,7 @@ EOF
     echo "FABRICPLACE_LAB_DIR=$dir"
     echo "FABRICPLACE_LAB_FABRIC='$spec'"
     echo "FABRICPLACE_LAB_NODES=${#hosts[@]}"
+    echo "FABRICPLACE_LAB_SLURM=$slurm_version"
     echo "FABRICPLACE_LAB_UNSHARE=$([[ ${NO_UNSHARE:-0} == 1 ]] && echo 0 || echo 1)"
   } >"$dir/env"
 
@@ -443,7 +452,7 @@ EOF
     sleep 0.1
   done
   [[ ${NO_UNSHARE:-0} == 1 ]] && echo "slurm lab: note: NO_UNSHARE=1: no UTS namespaces, jobs see this machine's hostname"
-  echo "slurm lab: up ($dir): ${#hosts[@]} nodes idle in $(elapsed "$t0") s, fabric $spec"
+  echo "slurm lab: up ($dir): Slurm $slurm_version, ${#hosts[@]} nodes idle in $(elapsed "$t0") s, fabric $spec"
   echo "export SLURM_CONF=$SLURM_CONF    # or: . $dir/env"
 }
 

@@ -1,0 +1,218 @@
+// `fabricplace slurm check`: is the installed SPANK plugin built for the Slurm that will load
+// it? Slurm refuses a spank plugin of another major.minor and, for an `optional` one, says so
+// only at verbose level (docs/slurm.md, "Slurm versions"): this says it plainly.
+#include <glob.h>
+
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/slurm_plugin.hpp"
+#include "fabricplace/common/strings.hpp"
+
+namespace fabricplace::cli {
+
+namespace {
+
+namespace sl = fabricplace::slurm;
+
+struct CheckOpts {
+  std::string plugin, plugstack, slurm_conf, version;
+};
+
+/// A plugin line of plugstack.conf that names fabricplace: where it is and how it is listed.
+struct Entry {
+  std::string path, mode;  ///< mode: "optional" or "required"
+  std::string where;       ///< "plugstack.conf:3"
+};
+
+std::string getenv_or(const char* name, std::string fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+std::vector<std::string_view> words_of(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const auto start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+/// `Key=value` of slurm.conf (the first, case-insensitive key as Slurm reads it), or "".
+std::string conf_value(const std::string& text, std::string_view key) {
+  for (const auto raw : str::lines(text)) {
+    auto line = str::trim(raw);
+    if (line.size() <= key.size() || line[key.size()] != '=') continue;
+    if (!str::starts_with_icase(line, key)) continue;
+    auto v = str::trim(line.substr(key.size() + 1));
+    return std::string(v.substr(0, v.find_first_of(" \t#")));
+  }
+  return {};
+}
+
+/// Every fabricplace line of plugstack.conf `path` and the files it includes (globs, depth
+/// at most 8 as Slurm's own loader bounds it). Relative plugin paths are resolved against
+/// `plugin_dir` (slurm.conf's PluginDir) when it is known.
+Result<void> scan_plugstack(const std::string& path, const std::string& plugin_dir, int depth,
+                            std::vector<Entry>& out) {
+  if (depth > 8) return fail(ErrorCode::kSyntax, "includes nested more than 8 deep", path);
+  auto text = read_file(path);
+  if (!text) return std::unexpected(text.error());
+  if (auto ok = str::check_text(*text, path); !ok) return ok;
+  int n = 0;
+  for (const auto raw : str::lines(*text)) {
+    ++n;
+    const auto line = str::trim(raw.substr(0, raw.find('#')));
+    if (line.empty()) continue;
+    const auto words = words_of(line);
+    if (words[0] == "include") {
+      if (words.size() < 2)
+        return fail(ErrorCode::kSyntax, "include without a file or glob", path, n);
+      std::string pattern(words[1]);
+      if (pattern[0] != '/') pattern = dir_of(path) + "/" + pattern;
+      glob_t g{};
+      if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+        std::unique_ptr<glob_t, void (*)(glob_t*)> hold(&g, globfree);
+        for (std::size_t i = 0; i < g.gl_pathc; ++i)
+          if (auto r = scan_plugstack(g.gl_pathv[i], plugin_dir, depth + 1, out); !r) return r;
+      }
+      continue;
+    }
+    if (words[0] != "optional" && words[0] != "required")
+      return fail(ErrorCode::kSyntax,
+                  "expected `required PLUGIN ...`, `optional PLUGIN ...` or `include GLOB`, got '" +
+                      str::excerpt(words[0]) + "'",
+                  path, n);
+    if (words.size() < 2)
+      return fail(ErrorCode::kSyntax, std::string(words[0]) + " without a plugin path", path, n);
+    std::string plugin(words[1]);
+    if (plugin.find("fabricplace") == std::string::npos) continue;
+    if (plugin[0] != '/' && !plugin_dir.empty()) plugin = plugin_dir + "/" + plugin;
+    out.push_back({plugin, std::string(words[0]), path + ":" + std::to_string(n)});
+  }
+  return {};
+}
+
+/// The Slurm that loads the plugin here: --slurm-version, else `srun --version` (srun,
+/// salloc and sbatch load it at submission; slurmstepd, of the same installation, at launch),
+/// else `slurmd -V` (srun needs a reachable configuration even to print its version; slurmd
+/// does not, but login nodes have none).
+Result<std::pair<sl::Version, std::string>> slurm_here(const CheckOpts& o) {
+  if (!o.version.empty()) {
+    auto v = sl::parse_version(o.version, "--slurm-version");
+    if (!v) return std::unexpected(v.error());
+    return std::pair{*v, std::string("--slurm-version")};
+  }
+  std::string tried;
+  for (const char* command : {"srun --version", "slurmd -V"}) {
+    auto text = run_slurm("slurm check", std::string(command) + " 2>/dev/null");
+    if (!text) {
+      tried += (tried.empty() ? "" : "; ") + text.error().message;
+      continue;
+    }
+    auto v = sl::parse_version(str::trim(*text), command);
+    if (!v) return std::unexpected(v.error());
+    return std::pair{*v, std::string(command)};
+  }
+  return fail(ErrorCode::kIo, tried + "; give the Slurm version with --slurm-version");
+}
+
+int check(const CheckOpts& o) {
+  std::vector<Entry> entries;
+  if (!o.plugin.empty()) {
+    entries.push_back({o.plugin, "", "--plugin"});
+  } else {
+    const std::string conf = !o.slurm_conf.empty() ? o.slurm_conf
+                                                   : getenv_or("SLURM_CONF", "/etc/slurm/slurm.conf");
+    std::string conf_text;
+    if (auto t = read_file(conf)) conf_text = std::move(*t);
+    std::string plugstack = o.plugstack;
+    if (plugstack.empty()) plugstack = conf_value(conf_text, "PlugStackConfig");
+    if (plugstack.empty()) plugstack = dir_of(conf) + "/plugstack.conf";
+    std::string plugin_dir = conf_value(conf_text, "PluginDir");
+    plugin_dir = plugin_dir.substr(0, plugin_dir.find(':'));
+    if (auto r = scan_plugstack(plugstack, plugin_dir, 0, entries); !r) return report(r.error());
+    if (entries.empty())
+      return report(Error{ErrorCode::kUsage,
+                          "no fabricplace plugin is listed (nor included) here; give --plugin "
+                          "FILE to check a plugin file",
+                          plugstack, 0});
+  }
+  // Each file's version first: a file that is no plugin is said whatever Slurm is here.
+  std::vector<std::uint32_t> numbers;
+  int rc = kExitOk;
+  for (const auto& e : entries) {
+    auto number = sl::read_elf_u32(e.path, "plugin_version");
+    numbers.push_back(number ? *number : 0);
+    if (!number) rc = report(number.error());
+  }
+  auto here = slurm_here(o);
+  if (!here) return report(here.error());
+  const auto& [slurm, how] = *here;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    if (numbers[i] == 0) continue;
+    const auto built = sl::from_number(numbers[i]);
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%06x", numbers[i]);
+    const std::string what = e.path + " (" + e.where + "): built for Slurm " + built.series() +
+                             " (plugin_version " + hex + ", " + built.to_string() + ")";
+    if (built.same_series(slurm)) {
+      std::cout << "fabricplace: " << what << "; Slurm here is " << slurm.to_string() << " ("
+                << how << "): it loads\n";
+      continue;
+    }
+    std::cerr << "fabricplace: error: " << what << ", but Slurm here is " << slurm.to_string()
+              << " (" << how << "): Slurm refuses it (\"Incompatible Slurm plugin ... version\") "
+              << (e.mode == "required"
+                      ? "and, as it is `required`, every srun, salloc, sbatch and job step fails"
+                  : e.mode == "optional"
+                      ? "and, as it is `optional`, drops it with a verbose-level message only: "
+                        "srun, salloc and sbatch reject --fabric-* as unrecognized options"
+                      : "(an `optional` plugin is dropped with a verbose-level message only; a "
+                        "`required` one fails every job)")
+              << "; install the plugin built against Slurm " << slurm.series()
+              << "'s headers (cmake says \"SPANK plugin for Slurm " << slurm.series() << "\")\n";
+    rc = kExitError;
+  }
+  return rc;
+}
+
+}  // namespace
+
+void add_slurm_commands(CLI::App& app, RunFn& run) {
+  auto* slurm = app.add_subcommand("slurm", "the Slurm side: is the plugin built for this Slurm?");
+  slurm->require_subcommand(1);
+  auto o = std::make_shared<CheckOpts>();
+  auto* cmd = slurm->add_subcommand(
+      "check",
+      "compare the SPANK plugin's plugin_version with the Slurm that loads it (Slurm loads a "
+      "spank plugin only on the major.minor it was built for); exit 1 when they differ");
+  cmd->add_option("--plugin", o->plugin,
+                  "the plugin file (default: every fabricplace line of plugstack.conf)")
+      ->check(non_empty("a plugin file", "--plugin"));
+  cmd->add_option("--plugstack", o->plugstack,
+                  "plugstack.conf (default: slurm.conf's PlugStackConfig, else plugstack.conf "
+                  "beside slurm.conf)")
+      ->check(non_empty("a file", "--plugstack"));
+  cmd->add_option("--slurm-conf", o->slurm_conf,
+                  "slurm.conf (default: $SLURM_CONF, else /etc/slurm/slurm.conf)")
+      ->check(non_empty("a file", "--slurm-conf"));
+  cmd->add_option("--slurm-version", o->version,
+                  "the Slurm to compare with, MAJOR.MINOR[.MICRO] (default: `srun --version`)")
+      ->check(non_empty("a version", "--slurm-version"));
+  cmd->callback([&run, o] { run = [o] { return check(*o); }; });
+}
+
+}  // namespace fabricplace::cli
