@@ -1,6 +1,7 @@
 --[[
 fabricplace job_submit.lua: the slurmctld half of fabricplace's constrain mode
-(JobSubmitPlugins=lua; Slurm 22.05 runs it with Lua 5.1 inside slurmctld).
+(JobSubmitPlugins=lua; Slurm 22.05 runs it with Lua 5.1 inside slurmctld, Debian 13's 24.11
+with Lua 5.4), and on Slurm 23.11+ the pin of exact mode (FABRICPLACE_NODES, below).
 
 sbatch/salloc --fabric-tp=T (plugin fabricplace.so, mode constrain) puts FABRICPLACE_TP=T and
 FABRICPLACE_GPUS_PER_NODE=G into the job's SPANK environment. When a TP group spans nodes
@@ -243,6 +244,17 @@ local fabric_table, fabric_error, fabric_tries = nil, nil, 0
 
 function M.submit(job_desc, jobs, part_list)
   local env = M.spank_env(job_desc)
+  -- Exact mode on Slurm 23.11+: the plugin placed the job at submission and hands its nodes
+  -- here (sbatch there refuses -N with a hostfile, the pin of older versions).
+  if (env.FABRICPLACE_NODES or "") ~= "" then
+    if (job_desc.req_nodes or "") ~= "" then
+      log("job %s names its nodes (-w); left alone", tostring(job_desc.name))
+      return
+    end
+    job_desc.req_nodes = env.FABRICPLACE_NODES
+    log("job %s: exact mode: pinned to %s", tostring(job_desc.name), env.FABRICPLACE_NODES)
+    return
+  end
   local tp, gpn = tonumber(env.FABRICPLACE_TP), tonumber(env.FABRICPLACE_GPUS_PER_NODE)
   if tp == nil or gpn == nil or tp <= gpn then return end  -- TP inside a node: nothing to pin
   if job_desc.features ~= nil and job_desc.features ~= "" then

@@ -8,6 +8,7 @@
 #include "fabricplace/fabric/export.hpp"
 #include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/report.hpp"
+#include "fabricplace/fabric/slurm_block.hpp"
 #include "fabricplace/fabric/slurm_tree.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/fabric/spec.hpp"
@@ -112,17 +113,19 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
     auto format = std::make_shared<std::string>();
     auto out = std::make_shared<std::string>("-");
     auto allow_partial = std::make_shared<bool>(false);
-    auto* cmd = fabric->add_subcommand("export",
-                                       "write the fabric as Slurm topology.conf, per-leaf Slurm "
-                                       "node features, DOT, JSON, an ibsim net file, an "
-                                       "ibnetdiscover dump or a tiers CSV");
+    auto* cmd = fabric->add_subcommand(
+        "export",
+        "write the fabric as Slurm topology.conf (tree or block), per-leaf Slurm "
+        "node features, DOT, JSON, an ibsim net file, an "
+        "ibnetdiscover dump or a tiers CSV");
     in->add(cmd, "fabric: dump(s), JSON, topology.conf, tiers CSV or spec");
     cmd->add_option("--format", *format,
-                    "slurm-topology | slurm-features | hostmap | lua | dot | json | ibsim-net | "
-                    "ibnetdiscover | ibnetdiscover-p | tiers-csv")
+                    "slurm-topology | slurm-block | slurm-block-nodes | slurm-features | hostmap | "
+                    "lua | dot | json | ibsim-net | ibnetdiscover | ibnetdiscover-p | tiers-csv")
         ->required()
-        ->check(CLI::IsMember({"slurm-topology", "slurm-features", "hostmap", "lua", "dot", "json",
-                               "ibsim-net", "ibnetdiscover", "ibnetdiscover-p", "tiers-csv"}));
+        ->check(CLI::IsMember({"slurm-topology", "slurm-block", "slurm-block-nodes",
+                               "slurm-features", "hostmap", "lua", "dot", "json", "ibsim-net",
+                               "ibnetdiscover", "ibnetdiscover-p", "tiers-csv"}));
     add_output_option(cmd, *out, "output file ('-' = stdout)");
     cmd->add_flag(
         "--allow-partial", *allow_partial,
@@ -144,11 +147,20 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
                       0});
         }
         std::string text;
-        if (*format == "slurm-topology" || *format == "slurm-features") {
+        if (format->starts_with("slurm-") && *format != "slurm-yaml") {
           const auto tree = slurm_tree(*f);
           for (const auto& w : tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
-          text = *format == "slurm-topology" ? to_slurm_topology(*f, tree)
-                                             : to_slurm_features(*f, tree);
+          if (*format == "slurm-topology") {
+            text = to_slurm_topology(*f, tree);
+          } else if (*format == "slurm-features") {
+            text = to_slurm_features(*f, tree);
+          } else {
+            // topology/block (docs/slurm.md, "topology/block"): blocks, or the placeholders'
+            // State=FUTURE node lines for slurm.conf.
+            const auto blocks = slurm_blocks(*f, tree);
+            text = *format == "slurm-block" ? to_slurm_block(*f, blocks)
+                                            : to_slurm_block_nodes(blocks);
+          }
         } else if (*format == "hostmap") {
           // Hosts per leaf and pod for the SPANK plugin's launch path (docs/slurm.md).
           text = placement::to_host_map_text(placement::host_map(placement::prepare(*f)));

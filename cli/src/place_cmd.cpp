@@ -32,7 +32,10 @@ struct PlaceOpts {
   std::uint32_t nodes = 0, gpus_per_node = 8, tp = 0, pp = 1;
   std::string exclude, free, busy, state;
   // Given on the command line (an empty --free '' means "nothing is free").
-  CLI::Option *tp_opt = nullptr, *free_opt = nullptr, *busy_opt = nullptr, *state_opt = nullptr;
+  std::uint32_t segment = 0;
+  std::string slurm_version = "22.05";
+  CLI::Option *tp_opt = nullptr, *free_opt = nullptr, *busy_opt = nullptr, *state_opt = nullptr,
+              *segment_opt = nullptr;
   bool from_slurm = false;
   std::string running;  ///< --running FILE
   std::string policy = "fabric", policy_config;
@@ -91,12 +94,20 @@ int run_place(const PlaceOpts& o) {
   auto shape = placement::JobShape::make(spec);
   if (!shape) return report(shape.error());
   JobRequest job = placement::request(*shape);
-  std::optional<policies::Policy> policy = policies::parse_policy(o.policy);
-  if (!policy)
+  if (o.segment_opt->count()) job.segment = o.segment;
+  const auto series = policies::parse_slurm_series(o.slurm_version);
+  if (!series)
     return report(Error{ErrorCode::kUsage,
-                        "--policy " + o.policy + ": expected fabric, slurm-tree or first-fit",
+                        "--slurm-version " + o.slurm_version + ": expected 22.05 or 24.11",
                         {},
                         0});
+  std::optional<policies::Policy> policy = policies::parse_policy(o.policy);
+  if (!policy)
+    return report(
+        Error{ErrorCode::kUsage,
+              "--policy " + o.policy + ": expected fabric, slurm-tree, slurm-block or first-fit",
+              {},
+              0});
   // --routes is checked before any input is read (a usage error, exit 2).
   auto route_specs = o.routes.specs();
   if (!route_specs) return report(route_specs.error());
@@ -120,8 +131,8 @@ int run_place(const PlaceOpts& o) {
   if (!running) return report(running.error());
   for (const auto& w : running->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
   // No node states given: every host is free but those the running jobs hold.
-  const bool states_given = o.free_opt->count() || o.busy_opt->count() || o.state_opt->count() ||
-                            o.from_slurm;
+  const bool states_given =
+      o.free_opt->count() || o.busy_opt->count() || o.state_opt->count() || o.from_slurm;
   if (!states_given)
     for (const auto& j : running->jobs)
       for (auto h : j.hosts) states->state[fabric::idx(h)] = placement::HostState::kBusy;
@@ -149,7 +160,7 @@ int run_place(const PlaceOpts& o) {
   // The route model in force: the objective measures every ring on it.
   auto model = load_routes(*f, route_specs->front());
   if (!model) return report(model.error());
-  const policies::Planner planner(*f, weights, model->get());
+  const policies::Planner planner(*f, weights, model->get(), *series);
   const auto& ctx = planner.context();
   for (const auto& w : ctx.tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
   // The running jobs' rings load the fabric; the objective weighs them.
@@ -220,7 +231,15 @@ void add_place_command(CLI::App& app, RunFn& run) {
   cmd->add_option("--running", o->running,
                   "running jobs: saved `squeue -h -t R -o '%i %N'` output, one hostlist per "
                   "line (rings), or JSON {\"id\": [hosts...]} (docs/placement.md)");
-  cmd->add_option("--policy", o->policy, "fabric | slurm-tree | first-fit")->capture_default_str();
+  cmd->add_option("--policy", o->policy, "fabric | slurm-tree | slurm-block | first-fit")
+      ->capture_default_str();
+  cmd->add_option("--slurm-version", o->slurm_version,
+                  "the Slurm whose topology/tree selection slurm-tree reproduces: 22.05 or 24.11")
+      ->capture_default_str();
+  o->segment_opt = cmd->add_option(
+      "--segment", o->segment,
+      "slurm-block only: Slurm's --segment, groups of this many nodes each inside one base "
+      "block (default: the TP group's nodes when a group spans nodes, else none; 0 = none)");
   cmd->add_option("--policy-config", o->policy_config,
                   "the objective's weights (default: the built-in ones, as in "
                   "etc/fabricplace/policy.conf)");

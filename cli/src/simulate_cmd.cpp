@@ -28,6 +28,7 @@ struct SimulateOpts {
   std::vector<std::string> traces;
   std::string trace_format = "auto";
   std::string policies = "fabric,slurm-tree,first-fit";
+  std::string slurm_version = "22.05";
   std::string out;
   RouteOpts routes;
   std::string policy_config;
@@ -71,6 +72,8 @@ int run_simulate(const SimulateOpts& o) {
   }
   auto pols = sim::parse_sim_policies(o.policies);
   if (!pols) return report(pols.error());
+  const auto series = policies::parse_slurm_series(o.slurm_version);
+  if (!series) return usage("--slurm-version " + o.slurm_version + ": expected 22.05 or 24.11");
   if (!(o.sopt.comm_fraction >= 0 && o.sopt.comm_fraction <= 1)) {
     return usage("--comm-fraction must be between 0 and 1");
   }
@@ -147,7 +150,7 @@ int run_simulate(const SimulateOpts& o) {
   std::vector<sim::Simulator> simulators;
   simulators.reserve(models.size());
   for (const auto& m : models) {
-    planners.push_back(std::make_unique<policies::Planner>(*f, weights, m.get()));
+    planners.push_back(std::make_unique<policies::Planner>(*f, weights, m.get(), *series));
     simulators.emplace_back(*planners.back(), o.sopt);
   }
   // Every (route model, policy) pair is a run.
@@ -345,7 +348,10 @@ void add_simulate_command(CLI::App& app, RunFn& run) {
   cmd->add_option("--trace-format", o->trace_format, "auto | philly | itp | swf")
       ->capture_default_str();
   cmd->add_option("--policies", o->policies,
-                  "comma-separated: fabric, slurm-tree, first-fit")
+                  "comma-separated: fabric, slurm-tree, slurm-block, first-fit")
+      ->capture_default_str();
+  cmd->add_option("--slurm-version", o->slurm_version,
+                  "the Slurm whose topology/tree selection slurm-tree reproduces: 22.05 or 24.11")
       ->capture_default_str();
   cmd->add_option("--out", o->out, "directory for jobs.csv, summary.csv, report.html")
       ->required()

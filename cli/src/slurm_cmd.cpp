@@ -133,8 +133,8 @@ int check(const CheckOpts& o) {
   if (!o.plugin.empty()) {
     entries.push_back({o.plugin, "", "--plugin"});
   } else {
-    const std::string conf = !o.slurm_conf.empty() ? o.slurm_conf
-                                                   : getenv_or("SLURM_CONF", "/etc/slurm/slurm.conf");
+    const std::string conf =
+        !o.slurm_conf.empty() ? o.slurm_conf : getenv_or("SLURM_CONF", "/etc/slurm/slurm.conf");
     std::string conf_text;
     if (auto t = read_file(conf)) conf_text = std::move(*t);
     std::string plugstack = o.plugstack;
@@ -169,8 +169,8 @@ int check(const CheckOpts& o) {
     const std::string what = e.path + " (" + e.where + "): built for Slurm " + built.series() +
                              " (plugin_version " + hex + ", " + built.to_string() + ")";
     if (built.same_series(slurm)) {
-      std::cout << "fabricplace: " << what << "; Slurm here is " << slurm.to_string() << " ("
-                << how << "): it loads\n";
+      std::cout << "fabricplace: " << what << "; Slurm here is " << slurm.to_string() << " (" << how
+                << "): it loads\n";
       continue;
     }
     std::cerr << "fabricplace: error: " << what << ", but Slurm here is " << slurm.to_string()

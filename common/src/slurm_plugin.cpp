@@ -56,7 +56,9 @@ std::string Version::series() const {
   return std::to_string(major) + "." + (minor < 10 ? "0" : "") + std::to_string(minor);
 }
 
-Version from_number(std::uint32_t n) { return {(n >> 16) & 0xffU, (n >> 8) & 0xffU, n & 0xffU}; }
+Version from_number(std::uint32_t n) {
+  return {(n >> 16) & 0xffU, (n >> 8) & 0xffU, n & 0xffU};
+}
 
 Result<Version> parse_version(std::string_view text, std::string_view what) {
   // The last whitespace-separated word: "slurm 22.05.8", "slurm-wlm 24.11.5", "24.11.5".
@@ -91,9 +93,7 @@ Result<Version> parse_version(std::string_view text, std::string_view what) {
 
 Result<std::uint32_t> read_elf_u32_bytes(std::string_view bytes, std::string_view symbol,
                                          const std::string& name) {
-  const auto bad = [&](const std::string& why) {
-    return fail(ErrorCode::kSyntax, why, name);
-  };
+  const auto bad = [&](const std::string& why) { return fail(ErrorCode::kSyntax, why, name); };
   if (bytes.size() < EI_NIDENT || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0)
     return bad("not an ELF file (expected a shared object such as fabricplace.so)");
   const auto cls = static_cast<unsigned char>(bytes[EI_CLASS]);
@@ -150,7 +150,8 @@ Result<std::uint32_t> read_elf_u32_bytes(std::string_view bytes, std::string_vie
       if (holder.type == SHT_NOBITS)
         return bad(std::string(symbol) + " is zero-initialised (not a stored version)");
       if (value < holder.addr || value - holder.addr > holder.size ||
-          holder.size - (value - holder.addr) < 4 || !r.has(holder.offset + (value - holder.addr), 4))
+          holder.size - (value - holder.addr) < 4 ||
+          !r.has(holder.offset + (value - holder.addr), 4))
         return bad(std::string(symbol) + " lies outside its section (a corrupt file)");
       return static_cast<std::uint32_t>(r.get(holder.offset + (value - holder.addr), 4));
     }

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "launch.hpp"
@@ -133,6 +134,7 @@ void unpin() {
     unsetenv("SLURM_HOSTFILE");
   std::remove(st.srun_hostfile.c_str());
   st.srun_hostfile.clear();
+  st.exact_nodes.clear();
   st.exact = false;
 }
 
@@ -222,6 +224,18 @@ int allocator_steer() {
                std::to_string(placed->running_hosts) + " host(s) read from slurmctld");
   for (const auto& n : placed->notes) note_verbose(n);
   const std::string& hosts = placed->hostfile;
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+  // Since 23.11 sbatch refuses -N with a hostfile ("--nodes is incompatible with
+  // --distribution=arbitrary"), and it has no other variable that names nodes: the pin goes
+  // to job_submit.lua in the job's SPANK environment (FABRICPLACE_NODES, set in
+  // init_post_opt), which makes it the job's node list (docs/slurm.md, "Slurm versions").
+  std::vector<std::string> names;
+  for (const auto& h : fp::str::split(hosts, '\n'))
+    if (!h.empty()) names.emplace_back(h);
+  st.exact_nodes = fp::hostlist::compress(names);
+  st.exact = true;
+  return 0;
+#endif
   // One line per task: sbatch wants at least as many lines as tasks (-n, --ntasks-per-node).
   std::uint64_t per_node = 1;
   if (req.shape.ntasks_per_node)
@@ -259,6 +273,10 @@ int allocator_post_opt(spank_t sp) {
   auto& st = state();
   if (!st.enabled || spank_context() != S_CTX_ALLOCATOR) return 0;
   const auto req = final_request();
+  if (st.exact && !st.exact_nodes.empty()) {
+    spank_job_control_setenv(sp, "FABRICPLACE_NODES", st.exact_nodes.c_str(), 1);
+    return 0;
+  }
   if (st.exact) {
     // sbatch has read the pinned nodes (_opt_verify). The job must not inherit the file,
     // and the batch step undoes what a hostfile implies for its sruns (user_init):

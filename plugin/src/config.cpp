@@ -1,6 +1,7 @@
 #include "config.hpp"
 
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/policies/policies.hpp"
 
 namespace fabricplace::plugin {
 
@@ -21,9 +22,10 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
         return fail(ErrorCode::kUsage, "hostmap=: expected the path of a host map file");
       c.host_map_path = value;
     } else if (key == "policy") {
-      if (value != "fabric" && value != "slurm-tree" && value != "first-fit")
-        return fail(ErrorCode::kUsage,
-                    "policy=" + str::quoted(value) + ": expected fabric, slurm-tree or first-fit");
+      if (!policies::parse_policy(value))
+        return fail(ErrorCode::kUsage, "policy=" + str::quoted(value) +
+                                           ": expected fabric, slurm-tree, slurm-block or "
+                                           "first-fit");
       c.policy = value;
     } else if (key == "mode") {
       if (value != "constrain" && value != "exact" && value != "off")

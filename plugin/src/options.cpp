@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/policies/policies.hpp"
 
 namespace fabricplace::plugin {
 
@@ -59,9 +60,11 @@ Result<void> set_option(JobOptions& o, Option which, const char* value) {
       return {};
     }
     case Option::kPolicy:
-      if (v != "fabric" && v != "slurm-tree" && v != "first-fit")
-        return fail(ErrorCode::kUsage,
-                    name + ": expected fabric, slurm-tree or first-fit, got " + str::quoted(v));
+      if (!policies::parse_policy(v))
+        return fail(ErrorCode::kUsage, name +
+                                           ": expected fabric, slurm-tree, slurm-block or "
+                                           "first-fit, got " +
+                                           str::quoted(v));
       o.policy = v;
       return {};
     case Option::kRankfile:

@@ -31,6 +31,7 @@ struct State {
   std::string srun_hostfile;  ///< the SLURM_HOSTFILE this process wrote (srun, exact mode)
   bool srun_aside = false;    ///< srun could not write its hostfile: Slurm's order, for good
   bool exact = false;         ///< exact mode pinned the nodes (allocator)
+  std::string exact_nodes;    ///< Slurm 23.11+: the pin, for job_submit.lua (FABRICPLACE_NODES)
   bool validated = false;     ///< the request passed the submission checks (allocator)
   // Remote: the ring of this step, computed in user_init, read by task_init (forked after).
   std::optional<fp::placement::RankLayout> ring;

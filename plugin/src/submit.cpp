@@ -130,7 +130,11 @@ Result<ExactPlacement> exact_hostfile(const ExactRequest& r) {
       return std::unexpected(f.error());
     }
     entry.first = std::make_unique<fabric::Fabric>(std::move(*f));
-    entry.second = std::make_unique<policies::Planner>(*entry.first);
+    // slurm-tree as the Slurm this plugin is built for selects (FABRICPLACE_SLURM_SERIES).
+    entry.second =
+        std::make_unique<policies::Planner>(*entry.first, placement::Weights{}, nullptr,
+                                            policies::parse_slurm_series(FABRICPLACE_SLURM_SERIES)
+                                                .value_or(policies::SlurmSeries::k2205));
   }
   const auto& f = *entry.first;
   const auto policy = policies::parse_policy(r.policy);

@@ -10,6 +10,8 @@ std::string_view to_string(Policy p) {
       return "fabric";
     case Policy::kSlurmTree:
       return "slurm-tree";
+    case Policy::kSlurmBlock:
+      return "slurm-block";
     case Policy::kFirstFit:
       return "first-fit";
   }
@@ -19,6 +21,19 @@ std::string_view to_string(Policy p) {
 std::optional<Policy> parse_policy(std::string_view name) {
   for (Policy p : kPolicies)
     if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
+std::string_view to_string(SlurmSeries s) {
+  return s == SlurmSeries::k2411 ? "24.11" : "22.05";
+}
+
+std::optional<SlurmSeries> parse_slurm_series(std::string_view v) {
+  for (auto s : {SlurmSeries::k2205, SlurmSeries::k2411}) {
+    const auto name = to_string(s);
+    if (v == name || (v.starts_with(name) && v.size() > name.size() && v[name.size()] == '.'))
+      return s;
+  }
   return std::nullopt;
 }
 
@@ -34,10 +49,13 @@ std::unique_ptr<const routes::Model> auto_routes(const fabric::Fabric& f) {
 }
 }  // namespace
 
-Planner::Planner(const fabric::Fabric& f, const placement::Weights& w, const routes::Model* routes)
+Planner::Planner(const fabric::Fabric& f, const placement::Weights& w, const routes::Model* routes,
+                 SlurmSeries tree_series)
     : own_routes_(routes ? nullptr : auto_routes(f)),
       ctx_(placement::prepare(f, w, routes ? routes : own_routes_.get())),
-      slurm_(slurm_tables(ctx_.tree)) {}
+      slurm_(slurm_tables(ctx_.tree)),
+      tree_series_(tree_series),
+      blocks_(fabric::slurm_blocks(f, ctx_.tree)) {}
 
 placement::Placement Planner::place(const placement::JobRequest& job,
                                     const placement::NodeStates& states, Policy policy,
@@ -46,7 +64,9 @@ placement::Placement Planner::place(const placement::JobRequest& job,
     case Policy::kFabric:
       return fabric_aware(ctx_, job, states, traffic);
     case Policy::kSlurmTree:
-      return slurm_tree(ctx_, slurm_, job, states, traffic);
+      return slurm_tree(ctx_, slurm_, job, states, traffic, tree_series_);
+    case Policy::kSlurmBlock:
+      return slurm_block(ctx_, blocks_, job, states, traffic);
     case Policy::kFirstFit:
       return first_fit(ctx_, job, states, traffic);
   }

@@ -1,7 +1,9 @@
 // slurm-tree: Slurm 22.05's topology/tree node selection (select/cons_tres, job_test.c,
 // _eval_nodes_topo with _topo_choose_best_switch, _topo_compare_switches and _topo_add_dist;
 // switch tables from topology_tree.c), for whole-node jobs of equal node weight and no
-// required nodes, run on the one-parent tree our topology.conf export writes.
+// required nodes, run on the one-parent tree our topology.conf export writes; and Slurm
+// 24.11's (topology/tree/eval_nodes_tree.c, the same steps moved into the topology plugin)
+// with its two changes, marked "24.11" below.
 //
 // What Slurm does, step by step (docs/placement.md, "The slurm-tree baseline"):
 //  1. cnt[s] = usable nodes under switch s. The top switch is the LAST switch in file order
@@ -32,13 +34,15 @@ namespace {
 using fabric::HostId;
 using fabric::idx;
 
-// _topo_compare_switches: > 0 when switch i is the better choice, < 0 when j is.
+// _topo_compare_switches: > 0 when switch i is the better choice, < 0 when j is. `i_fit_out`
+// (24.11): whether the last switch compared on i's side holds the rest.
 int compare_switches(const SlurmTables& t, const std::vector<std::uint32_t>& cnt, std::uint32_t rem,
-                     std::uint32_t i, std::uint32_t j) {
+                     std::uint32_t i, std::uint32_t j, bool* i_fit_out = nullptr) {
   // Slurm's climb has no bound; parent-0 roots could make it cycle on forests of unequal
   // depth, so stop after as many steps as there are switches.
   for (std::uint32_t steps = 0; steps <= t.n; ++steps) {
     const bool i_fit = cnt[i] >= rem, j_fit = cnt[j] >= rem;
+    if (i_fit_out) *i_fit_out = i_fit;
     if (i_fit && j_fit) {
       if (cnt[i] < cnt[j]) return 1;
       if (cnt[i] > cnt[j]) return -1;
@@ -117,7 +121,8 @@ SlurmTables slurm_tables(const fabric::SlurmTree& tree) {
 placement::Placement slurm_tree(const placement::Context& c, const SlurmTables& t,
                                 const placement::JobRequest& job,
                                 const placement::NodeStates& states,
-                                const placement::Traffic* traffic) {
+                                const placement::Traffic* traffic, SlurmSeries series) {
+  const bool v2411 = series == SlurmSeries::k2411;
   constexpr auto kInf = SlurmTables::kInfinite;
   const auto& tree = c.tree;
   const auto ok = placement::usable_hosts(c, job, states, /*healthy_only=*/false);
@@ -182,8 +187,10 @@ placement::Placement slurm_tree(const placement::Context& c, const SlurmTables& 
         continue;
       }
       const auto b = static_cast<std::uint32_t>(best);
-      const int tcs = compare_switches(t, cnt, rem, i, b);
-      if ((dist[i] < dist[b] && tcs >= 0) || (dist[i] == dist[b] && tcs > 0)) best = i;
+      bool i_fit = false;
+      const int tcs = compare_switches(t, cnt, rem, i, b, &i_fit);
+      const bool nearer = v2411 ? i_fit : tcs >= 0;  // 24.11: nearer and holding the rest
+      if ((dist[i] < dist[b] && nearer) || (dist[i] == dist[b] && tcs > 0)) best = i;
     }
     if (best < 0) break;
     const auto b = static_cast<std::uint32_t>(best);
@@ -195,6 +202,9 @@ placement::Placement slurm_tree(const placement::Context& c, const SlurmTables& 
       chosen.push_back(h);
       --rem;
     }
+    if (v2411)  // _decrement_node_cnt: the leaf and every switch above it lose its count
+      for (auto a = b, used = cnt[b]; a != fabric::kNone; a = tree.switches[a].parent)
+        cnt[a] = cnt[a] <= used ? 0 : cnt[a] - used;
     cnt[b] = 0;
   }
   if (rem > 0) {

@@ -31,9 +31,8 @@ TEST(SlurmPlugin, ReadsTheExportedVersion) {
 TEST(SlurmPlugin, SaysWhatIsMissing) {
   auto undefined = sl::read_elf_u32(FABRICPLACE_PLUGIN_FIXTURE, "referenced_only");
   ASSERT_FALSE(undefined);
-  EXPECT_EQ(undefined.error().to_string(),
-            std::string(FABRICPLACE_PLUGIN_FIXTURE) +
-                ": no exported referenced_only: not a Slurm plugin");
+  EXPECT_EQ(undefined.error().to_string(), std::string(FABRICPLACE_PLUGIN_FIXTURE) +
+                                               ": no exported referenced_only: not a Slurm plugin");
   auto wide = sl::read_elf_u32(FABRICPLACE_PLUGIN_FIXTURE, "not_four_bytes");
   ASSERT_FALSE(wide);
   EXPECT_EQ(wide.error().message, "not_four_bytes is not a 32-bit object defined in the file");
@@ -56,8 +55,8 @@ TEST(SlurmPlugin, TruncatedOrCorruptFilesAreErrors) {
     errors += !sl::read_elf_u32_bytes(std::string_view(b).substr(0, n), "plugin_version", "t");
   EXPECT_GT(errors, 0U);
   // Truncated before the section headers (at the end of the file): always an error.
-  EXPECT_FALSE(sl::read_elf_u32_bytes(std::string_view(b).substr(0, b.size() - 1),
-                                      "plugin_version", "t"));
+  EXPECT_FALSE(
+      sl::read_elf_u32_bytes(std::string_view(b).substr(0, b.size() - 1), "plugin_version", "t"));
   std::string c = b;
   for (std::size_t i = 0; i < std::min<std::size_t>(c.size(), 4096); ++i) {
     const char keep = c[i];
@@ -71,8 +70,10 @@ TEST(SlurmVersion, ParsesWhatSlurmPrints) {
   struct Case {
     const char* text;
     const char* want;
-  } cases[] = {{"slurm-wlm 22.05.8", "22.05.8"}, {"slurm 24.11.5\n", "24.11.5"},
-               {"24.11", "24.11.0"},             {"25.05.0-1", "25.05.0"},
+  } cases[] = {{"slurm-wlm 22.05.8", "22.05.8"},
+               {"slurm 24.11.5\n", "24.11.5"},
+               {"24.11", "24.11.0"},
+               {"25.05.0-1", "25.05.0"},
                {"  23.02.7  ", "23.02.7"}};
   for (const auto& c : cases) {
     auto v = sl::parse_version(c.text, "t");

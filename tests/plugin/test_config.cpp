@@ -30,7 +30,7 @@ TEST(PluginConfig, RejectsBadArguments) {
   EXPECT_EQ(parse_plugin_args({"mode=fast"}).error().message,
             "mode=\"fast\": expected constrain, exact or off");
   EXPECT_EQ(parse_plugin_args({"policy=best"}).error().message,
-            "policy=\"best\": expected fabric, slurm-tree or first-fit");
+            "policy=\"best\": expected fabric, slurm-tree, slurm-block or first-fit");
   EXPECT_EQ(parse_plugin_args({"gpus_per_node=0"}).error().message,
             "gpus_per_node=\"0\": expected an integer from 1 to 1024");
   EXPECT_EQ(parse_plugin_args({"colour=red"}).error().message,

@@ -52,7 +52,7 @@ TEST(PluginOptions, ValuesAndMessages) {
   EXPECT_EQ(error_of(set_option(o, Option::kMode, "fast")),
             "--fabric-mode: expected constrain, exact or off, got \"fast\"");
   EXPECT_EQ(error_of(set_option(o, Option::kPolicy, "best")),
-            "--fabric-policy: expected fabric, slurm-tree or first-fit, got \"best\"");
+            "--fabric-policy: expected fabric, slurm-tree, slurm-block or first-fit, got \"best\"");
   EXPECT_EQ(error_of(set_option(o, Option::kRankfile, "/tmp/r\n")),
             "--fabric-rankfile: expected a file path prefix, got \"/tmp/r\\n\"");
   EXPECT_EQ(error_of(set_option(o, Option::kRankfile, "/tmp/r")), "");

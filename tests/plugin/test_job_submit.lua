@@ -96,6 +96,17 @@ local named = { name = "named", min_nodes = 2, req_nodes = "node[009-010]",
                 spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
 M.submit(named, {})
 eq("-w: left alone", named.features, nil)
+-- Exact mode on Slurm 23.11+: the plugin's pin becomes the node list, no constraint; a -w of
+-- the user's own wins.
+local pinned = { name = "pinned", min_nodes = 4,
+                 spank_job_env = { [0] = "FABRICPLACE_NODES=node[005-006,009-010]" } }
+M.submit(pinned, {})
+eq("exact pin: req_nodes", pinned.req_nodes, "node[005-006,009-010]")
+eq("exact pin: no constraint", pinned.features, nil)
+local pinned_w = { name = "pinned_w", min_nodes = 2, req_nodes = "node001",
+                   spank_job_env = { [0] = "FABRICPLACE_NODES=node[005-006]" } }
+M.submit(pinned_w, {})
+eq("exact pin: the user's -w wins", pinned_w.req_nodes, "node001")
 local odd = { name = "odd", min_nodes = 3,
               spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
 M.LOG = os.tmpname()

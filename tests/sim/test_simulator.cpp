@@ -256,7 +256,7 @@ TEST(SimPolicies, Parse) {
   EXPECT_EQ(sim::parse_sim_policies("fabric,fabric").error().message,
             "policy 'fabric' given twice");
   EXPECT_EQ(sim::parse_sim_policies("slurm-tree+routes").error().message,
-            "unknown policy 'slurm-tree+routes': expected fabric, slurm-tree or first-fit");
+            "unknown policy 'slurm-tree+routes': expected fabric, slurm-tree, slurm-block or first-fit");
   EXPECT_EQ(sim::parse_sim_policies("fabric+routes").error().message,
             "policy 'fabric+routes' is now 'fabric': the fabric policy always orders its ring "
             "on the routes");

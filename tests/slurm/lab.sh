@@ -3,7 +3,7 @@
 # (Debian 12), 24.11 inside tests/slurm/chroot.sh's Debian 13 (the same script, run there).
 #
 #   lab.sh up --fabric SPEC [--fabricplace PATH] [--dir DIR] [--plugstack FILE]
-#             [--job-submit FILE] [--restart]
+#             [--job-submit FILE] [--topology tree|block] [--restart]
 #   lab.sh down [--dir DIR] [--purge]
 #   lab.sh status [--dir DIR]
 #   lab.sh restart-ctld [--dir DIR] [--kill]
@@ -11,7 +11,8 @@
 #   lab.sh start-slurmd NODE [--dir DIR]
 #
 # The nodes, topology.conf and per-node features come from `fabricplace fabric export SPEC`
-# (--format slurm-topology / slurm-features); DIR/etc/fabric.json (and fabric.hostmap and
+# (--format slurm-topology / slurm-features; with --topology block, Slurm 23.11+:
+# slurm-block, and slurm-block-nodes for the placeholders' State=FUTURE nodes); DIR/etc/fabric.json (and fabric.hostmap and
 # fabric.lua, for the SPANK plugin and job_submit.lua) is the same fabric as
 # JSON, for `fabricplace place --fabric`. One munged on a private socket, one slurmctld and
 # one slurmd per host (multiple-slurmd: `slurmd -N nodeNNN`, each under `unshare --uts` so
@@ -44,11 +45,13 @@ usage() { sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 cmd=$1; shift
 dir=${FABRICPLACE_LAB:-/tmp/fabricplace-slurmlab}
-spec="" fp=${FABRICPLACE:-fabricplace} plugstack="" jobsubmit="" restart=0 purge=0 kill=0 node=""
+spec="" topology=tree fp=${FABRICPLACE:-fabricplace} plugstack="" jobsubmit="" restart=0 purge=0 kill=0 node=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --kill) kill=1; shift ;;
     --fabric) spec=${2:?--fabric needs a value}; shift 2 ;;
+    --topology) topology=${2:?--topology needs a value}; shift 2
+                [[ $topology == tree || $topology == block ]] || { echo "$prog: --topology tree or block" >&2; usage; } ;;
     --fabricplace) fp=${2:?--fabricplace needs a value}; shift 2 ;;
     --dir) dir=${2:?--dir needs a value}; shift 2 ;;
     --plugstack) plugstack=${2:?--plugstack needs a value}; shift 2 ;;
@@ -318,8 +321,18 @@ lab_up() {
   rm -rf "${ST:?}/ctld/"* "${ST:?}/spool/"*  # a clean cluster every time
 
   # ---- the fabric: topology.conf, features, JSON -----------------------------------
-  "$fp" fabric export "$spec" --format slurm-topology -o "$ETC/topology.conf" ||
-    die "fabricplace fabric export $spec --format slurm-topology failed"
+  if [[ $topology == block ]]; then
+    [[ ${slurm_version%%.*} -ge 24 || $slurm_version == 23.11* ]] ||
+      die "--topology block needs Slurm 23.11 or later (this is $slurm_version)"
+    "$fp" fabric export "$spec" --format slurm-block -o "$ETC/topology.conf" ||
+      die "fabricplace fabric export $spec --format slurm-block failed"
+    "$fp" fabric export "$spec" --format slurm-block-nodes -o "$ETC/placeholders.conf" ||
+      die "fabricplace fabric export $spec --format slurm-block-nodes failed"
+  else
+    "$fp" fabric export "$spec" --format slurm-topology -o "$ETC/topology.conf" ||
+      die "fabricplace fabric export $spec --format slurm-topology failed"
+    : >"$ETC/placeholders.conf"
+  fi
   "$fp" fabric export "$spec" --format slurm-features -o "$ETC/features.conf" ||
     die "fabricplace fabric export $spec --format slurm-features failed"
   "$fp" fabric export "$spec" --format json -o "$ETC/fabric.json" ||
@@ -330,12 +343,12 @@ lab_up() {
     die "fabricplace fabric export $spec --format lua failed"
   hosts=()
   local line h
-  while read -r line; do
+  while read -r line; do   # the hosts under a leaf: tree and block list the same ones
     mapfile -t -O "${#hosts[@]}" hosts < <(expand_hostlist "$line")
-  done < <(sed -n 's/^SwitchName=[^ ]* .*Nodes=\([^ ]*\).*/\1/p' "$ETC/topology.conf")
-  [[ ${#hosts[@]} -gt 0 ]] || die "no hosts in $ETC/topology.conf"
+  done < <(sed -n 's/^NodeName=\([^ ]*\) .*/\1/p' "$ETC/features.conf")
+  [[ ${#hosts[@]} -gt 0 ]] || die "no hosts in $ETC/features.conf"
   [[ ${#hosts[@]} -le 64 ]] || die "$spec has ${#hosts[@]} hosts; the lab runs at most 64 slurmds on one machine"
-  [[ $(printf '%s\n' "${hosts[@]}" | sort | uniq -d) == "" ]] || die "a host is under two leaves in $ETC/topology.conf"
+  [[ $(printf '%s\n' "${hosts[@]}" | sort | uniq -d) == "" ]] || die "a host is under two leaves in $ETC/features.conf"
   declare -A feat=()
   local nl f
   while read -r nl f; do
@@ -401,7 +414,7 @@ SchedulerType=sched/backfill
 # bf_interval=1: backfill every second (default 30); max_switch_wait: --switches=N@T may
 # wait a day; batch_sched_delay=0: schedule batch jobs right at submission
 SchedulerParameters=bf_interval=1,max_switch_wait=86400,batch_sched_delay=0
-TopologyPlugin=topology/tree
+TopologyPlugin=topology/$topology
 PlugStackConfig=$ETC/plugstack.conf
 ${jobsubmit:+JobSubmitPlugins=lua}
 MailProg=/bin/true
@@ -421,6 +434,7 @@ EOF
     printf 'NodeName=%s NodeHostname=%s NodeAddr=127.0.1.%d Port=%d CPUs=%d%s State=UNKNOWN\n' \
       "$h" "$h" "$k" $((BASE_PORT + k)) "$cpus" "${feat[$h]:+ Features=${feat[$h]}}" >>"$ETC/slurm.conf"
   done
+  grep -v '^#' "$ETC/placeholders.conf" >>"$ETC/slurm.conf"  # topology/block's State=FUTURE nodes
   {
     echo "# source me: the Slurm lab in $dir (tests/slurm/lab.sh)"
     echo "export SLURM_CONF=$SLURM_CONF"
@@ -428,6 +442,7 @@ EOF
     echo "FABRICPLACE_LAB_FABRIC='$spec'"
     echo "FABRICPLACE_LAB_NODES=${#hosts[@]}"
     echo "FABRICPLACE_LAB_SLURM=$slurm_version"
+    echo "FABRICPLACE_LAB_TOPOLOGY=$topology"
     echo "FABRICPLACE_LAB_UNSHARE=$([[ ${NO_UNSHARE:-0} == 1 ]] && echo 0 || echo 1)"
   } >"$dir/env"
 

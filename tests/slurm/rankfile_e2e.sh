@@ -85,7 +85,7 @@ check "rank file hosts in ring order ($ring)" \
   test "$(sed -n 's/^rank [0-9]*=\([^ ]*\) .*/\1/p' rankfile.txt | uniq | paste -sd' ')" == "$ring"
 
 # ---- Open MPI ------------------------------------------------------------------------
-check "mpirun --rankfile exits 0" test "$(cat mpirun.rc 2>/dev/null)" == 0
+check "mpirun --rankfile exits 0 ($(cat mpirun.rc 2>/dev/null))" test "$(cat mpirun.rc 2>/dev/null)" == 0
 want=$(sed -n 's/^rank \([0-9]*\)=\([^ ]*\) slot=\(.*\)$/\1 \2 \3/p' rankfile.txt)
 got=$(sort -n mpirun.out 2>/dev/null)
 check "mpirun ran $(grep -c . <<<"$want") ranks" test "$(grep -c . <<<"$got")" == "$(grep -c . <<<"$want")"
@@ -111,7 +111,7 @@ check "SLURM_HOSTFILE has ntasks lines, each host's tasks contiguous" \
   test "$(uniq hostfile.txt | paste -sd' ')" == "$ring" -a "$(grep -c . hostfile.txt)" == $((4 * K))
 
 # ---- mpirun --hostfile (one line per task) --map-by seq -------------------------------------
-check "mpirun --hostfile --map-by seq exits 0" test "$(cat seq.rc 2>/dev/null)" == 0
+check "mpirun --hostfile --map-by seq exits 0 ($(cat seq.rc 2>/dev/null))" test "$(cat seq.rc 2>/dev/null)" == 0
 check "mpirun --map-by seq: rank i on line i of the file" \
   test "$(sort -n seq.out 2>/dev/null)" == "$(awk '{ print NR - 1, $1 }' hostfile.txt)"
 

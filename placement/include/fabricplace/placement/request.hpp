@@ -4,6 +4,7 @@
 #include <functional>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,11 @@ struct JobRequest : JobShape {
   /// Callers that act on the choice alone (the plugin, the simulator) say false: it does not
   /// change the choice and saves a whole-ring evaluation.
   bool runner_up = true;
+  /// Slurm's --segment (24.05+) for the slurm-block policy: the job is placed as groups of
+  /// this many nodes, each inside one base block; 0 = no segment. Unset: the TP group's nodes
+  /// when a group spans nodes (what the plugin asks Slurm 24.11 for, docs/slurm.md), else
+  /// none. The other policies ignore it (`fabric` keeps its TP groups inside a block itself).
+  std::optional<std::uint32_t> segment;
 };
 
 /// A request of this shape, excluding no host.

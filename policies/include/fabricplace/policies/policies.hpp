@@ -1,5 +1,6 @@
-// The placement policies: `fabric` (ours), `slurm-tree` (a faithful reimplementation of
-// Slurm 22.05's topology/tree selection, the baseline) and `first-fit` (node index order).
+// The placement policies: `fabric` (ours), the baselines `slurm-tree` and `slurm-block`
+// (faithful reimplementations of Slurm 22.05's topology/tree and Slurm 24.11's topology/block
+// selection, the latter with --segment) and `first-fit` (node index order).
 //
 // Contract
 // - A Planner is built once per fabric (and policy weights) and is then read-only: place()
@@ -15,19 +16,21 @@
 #pragma once
 
 #include <array>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
 
+#include "fabricplace/fabric/slurm_block.hpp"
 #include "fabricplace/placement/placement.hpp"
 
 namespace fabricplace::policies {
 
-enum class Policy : std::uint8_t { kFabric, kSlurmTree, kFirstFit };
-inline constexpr std::array kPolicies{Policy::kFabric, Policy::kSlurmTree, Policy::kFirstFit};
-std::string_view to_string(Policy p);  ///< "fabric", "slurm-tree", "first-fit"
+enum class Policy : std::uint8_t { kFabric, kSlurmTree, kSlurmBlock, kFirstFit };
+inline constexpr std::array kPolicies{Policy::kFabric, Policy::kSlurmTree, Policy::kSlurmBlock,
+                                      Policy::kFirstFit};
+std::string_view to_string(Policy p);  ///< "fabric", "slurm-tree", "slurm-block", "first-fit"
 std::optional<Policy> parse_policy(std::string_view name);
 
 /// Slurm's view of the topology.conf export: per switch (in file order) its level (leaf 0),
@@ -43,13 +46,29 @@ struct SlurmTables {
 };
 SlurmTables slurm_tables(const fabric::SlurmTree& tree);
 
+/// Which Slurm's topology/tree selection `slurm-tree` reproduces. 24.11 (eval_nodes_tree.c)
+/// differs from 22.05 (job_test.c) in two steps: a nearer leaf wins only when it holds the
+/// rest of the job (22.05: unless a farther one compares better), and every switch above a
+/// used leaf loses that leaf's nodes from its count (22.05 never lowers them). Both are held
+/// to a live slurmctld of their version (tests/slurm, differential_tree).
+enum class SlurmSeries : std::uint8_t { k2205, k2411 };
+std::string_view to_string(SlurmSeries s);                                ///< "22.05", "24.11"
+std::optional<SlurmSeries> parse_slurm_series(std::string_view version);  ///< "24.11[.x]"
+
 placement::Placement first_fit(const placement::Context& c, const placement::JobRequest& job,
                                const placement::NodeStates& states,
                                const placement::Traffic* traffic = nullptr);
 placement::Placement slurm_tree(const placement::Context& c, const SlurmTables& t,
                                 const placement::JobRequest& job,
                                 const placement::NodeStates& states,
-                                const placement::Traffic* traffic = nullptr);
+                                const placement::Traffic* traffic = nullptr,
+                                SlurmSeries series = SlurmSeries::k2205);
+/// Slurm 24.11's topology/block selection (eval_nodes_block) on our slurm-block export, with
+/// the job's --segment (JobRequest::segment).
+placement::Placement slurm_block(const placement::Context& c, const fabric::SlurmBlocks& blocks,
+                                 const placement::JobRequest& job,
+                                 const placement::NodeStates& states,
+                                 const placement::Traffic* traffic = nullptr);
 placement::Placement fabric_aware(const placement::Context& c, const placement::JobRequest& job,
                                   const placement::NodeStates& states,
                                   const placement::Traffic* traffic = nullptr);
@@ -58,8 +77,10 @@ class Planner {
  public:
   /// `routes`: the route model in force (it must outlive the planner); nullptr: the planner
   /// builds the one `--routes auto` would (routes::make_model).
+  /// `tree_series`: the Slurm whose topology/tree `slurm-tree` reproduces.
   explicit Planner(const fabric::Fabric& f, const placement::Weights& w = {},
-                   const routes::Model* routes = nullptr);
+                   const routes::Model* routes = nullptr,
+                   SlurmSeries tree_series = SlurmSeries::k2205);
   /// `traffic`: the running jobs' load (on the same route model); nullptr: an idle fabric.
   [[nodiscard]] placement::Placement place(const placement::JobRequest& job,
                                            const placement::NodeStates& states, Policy policy,
@@ -71,6 +92,8 @@ class Planner {
   std::unique_ptr<const routes::Model> own_routes_;
   placement::Context ctx_;
   SlurmTables slurm_;
+  SlurmSeries tree_series_;
+  fabric::SlurmBlocks blocks_;
 };
 
 }  // namespace fabricplace::policies

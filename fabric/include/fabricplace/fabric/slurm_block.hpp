@@ -1,0 +1,54 @@
+// Slurm's topology/block view of a Fabric (Slurm 23.11+): base blocks, BlockSizes, and the
+// topology.conf that states them.
+//
+// A base block is a leaf of the Slurm tree (slurm_tree.hpp): a leaf switch, or on a
+// rail-optimised fabric a rail group. Slurm aggregates base blocks into higher-level blocks
+// strictly by their position in topology.conf (a block of 2^k base blocks is positions
+// [j * 2^k, (j + 1) * 2^k)), so the order and the gaps matter (docs/slurm.md, "topology/block"):
+//  - Base blocks come pod by pod (a pod = the leaves under one spine group, when the tree
+//    has a level above the spines; otherwise the whole fabric is one pod), each pod at a
+//    position that is a multiple of S, the smallest power of two that holds the largest pod.
+//  - A pod with fewer leaves is padded with placeholder blocks up to S, so a missing leaf
+//    never shifts the pods after it. Slurm 24.11 wants at least the base size of defined
+//    nodes in every block, so a placeholder holds that many nodes that slurm.conf must
+//    declare State=FUTURE (never scheduled): to_slurm_block_nodes() writes those lines.
+//  - BlockSizes = the base size (the fewest hosts of any leaf: 24.11 refuses a block with
+//    fewer nodes than the first size) and, when there are several pods, base * S: a job that
+//    needs more than one leaf stays inside one pod when one pod can hold it.
+//
+// The slurm-block placement policy runs on exactly this structure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabricplace/fabric/fabric.hpp"
+#include "fabricplace/fabric/slurm_tree.hpp"
+
+namespace fabricplace::fabric {
+
+struct SlurmBlock {
+  std::string name;
+  std::vector<HostId> hosts;             ///< natural order; empty for a placeholder
+  std::vector<std::string> placeholder;  ///< a placeholder's State=FUTURE node names
+  std::uint32_t pod = 0;                 ///< position / pod_slots
+};
+
+struct SlurmBlocks {
+  std::vector<SlurmBlock> blocks;    ///< base blocks in topology.conf order
+  std::uint32_t base_size = 0;       ///< BlockSizes' first value (nodes)
+  std::uint32_t pod_slots = 1;       ///< S: base blocks per pod position (a power of two)
+  std::vector<std::uint32_t> sizes;  ///< BlockSizes, in nodes
+  std::uint32_t pods = 0;
+  bool virtual_leaves = false;        ///< rail-optimised: base blocks are rail groups
+  std::vector<std::string> warnings;  ///< the tree's (hosts left out, ...)
+};
+
+SlurmBlocks slurm_blocks(const Fabric& fabric, const SlurmTree& tree);
+/// topology.conf for TopologyPlugin=topology/block: BlockName= lines, then BlockSizes=.
+std::string to_slurm_block(const Fabric& fabric, const SlurmBlocks& blocks);
+/// The slurm.conf lines that declare the placeholders' nodes (`NodeName=... State=FUTURE`);
+/// only comments when there is no placeholder.
+std::string to_slurm_block_nodes(const SlurmBlocks& blocks);
+
+}  // namespace fabricplace::fabric

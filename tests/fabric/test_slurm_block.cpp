@@ -1,0 +1,76 @@
+// topology/block export: base blocks pod by pod, each pod at a multiple of a power of two
+// positions, placeholders (State=FUTURE nodes) where a pod has fewer leaves, BlockSizes from
+// the smallest leaf. `scontrol show topology` of a live slurmctld 24.11 lists what this
+// writes (tests/slurm, differential_block).
+#include "fabricplace/fabric/slurm_block.hpp"
+
+#include <gtest/gtest.h>
+
+#include "fabricplace/fabric/sources.hpp"
+
+using namespace fabricplace;
+using namespace fabricplace::fabric;
+
+namespace {
+
+Fabric spec(const std::string& s) {
+  auto f = load_fabric(s);
+  EXPECT_TRUE(f) << f.error().to_string();
+  return std::move(*f);
+}
+
+std::string body(const std::string& text) {  // the file without its comments and blank lines
+  std::string out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    auto end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const auto line = text.substr(at, end - at);
+    if (!line.empty() && line[0] != '#') out += line + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(SlurmBlockExport, PodsOfThreeLeavesArePaddedToFour) {
+  const Fabric f = spec("fat3:pods=2,leaves=3,down=4,up=4");
+  const auto b = slurm_blocks(f, slurm_tree(f));
+  EXPECT_EQ(b.base_size, 4u);
+  EXPECT_EQ(b.pod_slots, 4u);
+  EXPECT_EQ(b.sizes, (std::vector<std::uint32_t>{4, 16}));
+  EXPECT_EQ(body(to_slurm_block(f, b)),
+            "BlockName=p01-leaf01 Nodes=node[001-004]\n"
+            "BlockName=p01-leaf02 Nodes=node[005-008]\n"
+            "BlockName=p01-leaf03 Nodes=node[009-012]\n"
+            "BlockName=fabricplace-pad01 Nodes=fabricplace-pad01-[1-4]\n"
+            "BlockName=p02-leaf01 Nodes=node[013-016]\n"
+            "BlockName=p02-leaf02 Nodes=node[017-020]\n"
+            "BlockName=p02-leaf03 Nodes=node[021-024]\n"
+            "BlockName=fabricplace-pad02 Nodes=fabricplace-pad02-[1-4]\n"
+            "BlockSizes=4,16\n");
+  EXPECT_EQ(body(to_slurm_block_nodes(b)),
+            "NodeName=fabricplace-pad01-[1-4] State=FUTURE\n"
+            "NodeName=fabricplace-pad02-[1-4] State=FUTURE\n");
+}
+
+TEST(SlurmBlockExport, PowerOfTwoPodsNeedNoPlaceholder) {
+  const Fabric f = spec("fat3:pods=2,leaves=2,down=4,up=4");
+  const auto b = slurm_blocks(f, slurm_tree(f));
+  EXPECT_EQ(b.sizes, (std::vector<std::uint32_t>{4, 8}));
+  EXPECT_EQ(body(to_slurm_block_nodes(b)), "");
+  EXPECT_EQ(b.blocks.size(), 4u);
+}
+
+TEST(SlurmBlockExport, TwoLevelFabricIsOnePod) {
+  const Fabric f = spec("fat2:leaves=3,down=4,up=4");
+  const auto b = slurm_blocks(f, slurm_tree(f));
+  EXPECT_EQ(b.pods, 1u);
+  EXPECT_EQ(b.pod_slots, 1u);
+  EXPECT_EQ(body(to_slurm_block(f, b)),
+            "BlockName=leaf01 Nodes=node[001-004]\n"
+            "BlockName=leaf02 Nodes=node[005-008]\n"
+            "BlockName=leaf03 Nodes=node[009-012]\n"
+            "BlockSizes=4\n");
+}

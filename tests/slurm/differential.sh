@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# differential.sh FABRICPLACE SPEC [--topology tree|block] [--seed S] [--cases N]
+#                 [--case FREE:N[:SEGMENT]]...
+#
+# fabricplace's reimplementation of Slurm's node selection must choose the same nodes as a
+# real slurmctld of the lab's version on the same fabric and the same busy nodes:
+#   tree  (default): `place --policy slurm-tree --slurm-version V` against select/cons_tres +
+#         topology/tree (Slurm 22.05, or 24.11 whose selection differs: docs/placement.md);
+#   block: `place --policy slurm-block --segment S` against topology/block (Slurm 23.11+)
+#         with `sbatch --segment=S` (24.05+), on our slurm-block export (placeholders
+#         included). First `scontrol show topology` must list exactly the blocks we wrote.
+# The lab comes up from SPEC; per case a node-exclusive `sbatch -w BUSY` job occupies the
+# busy nodes, then a probe `sbatch -N n` job is placed by Slurm and compared, as a set, with
+# `fabricplace place --fabric DIR/etc/fabric.json -N n --busy BUSY --policy ...`. Where ours
+# says no placement, Slurm must leave the probe pending (or refuse it at submission).
+#
+#   --seed S, --cases N  N random cases (default 24) from seed S (default 20250101):
+#                        no node busy, every leaf partly busy, leaves whole/empty/partial,
+#                        or each node busy with a random probability; n in 1..free; with
+#                        block, a segment: none, a divisor of n up to the base block, or
+#                        now and then one too large.
+#   --case FREE:N[:SEG]  a hand-picked case: FREE = free nodes per leaf in topology order,
+#                        e.g. 1,2,4,3:6 (a leaf's busy nodes are its first ones); SEG the
+#                        segment (block; 0 or absent = none).
+#
+# One line per case; exit 1 listing every mismatch, 77 (SKIP) where Slurm cannot run.
+set -uo pipefail
+usage="usage: differential.sh FABRICPLACE SPEC [--topology tree|block] [--seed S] [--cases N] [--case FREE:N[:SEG]]..."
+FABRICPLACE=${1:?$usage}
+spec=${2:?$usage}
+shift 2
+seed=20250101 ncases=24 hand=() topology=tree
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --topology) topology=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --cases) ncases=$2; shift 2 ;;
+    --case) hand+=("$2"); shift 2 ;;
+    *) echo "differential.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+case $topology in tree) policy=slurm-tree ;; block) policy=slurm-block ;;
+  *) echo "differential.sh: --topology tree or block" >&2; exit 2 ;; esac
+# shellcheck source=tests/slurm/common.sh
+. "$(dirname "$0")/common.sh"
+
+t_start=$(now_s)
+lab_start "$spec" --topology "$topology"
+etc=$LAB_DIR/etc
+tag=${spec%%:*}
+
+# ---- the fabric as Slurm sees it: leaves (in topology order), hosts, leaf parents ---------
+# features.conf lists, per leaf in topology.conf order, its hosts and the leaf's name then its
+# parents' (tree and block exports share the leaves).
+leaf_names=() leaf_hosts=()   # leaf_hosts[i]: space-separated hosts of leaf i
+declare -A parent=()
+while read -r nl features; do
+  leaf_names+=("${features%%,*}")
+  leaf_hosts+=("$(scontrol show hostnames "$nl" | paste -sd' ')")
+  [[ $features == *,* ]] && parent[${features%%,*}]=$(cut -d, -f2 <<<"$features")
+done < <(sed -n 's/^NodeName=\([^ ]*\) Features=\([^ ]*\).*/\1 \2/p' "$etc/features.conf")
+nleaves=${#leaf_names[@]}
+base=$(sed -n 's/^BlockSizes=\([0-9]*\).*/\1/p' "$etc/topology.conf")
+
+if [[ $topology == block ]]; then
+  # scontrol show topology lists every base block as we wrote it (name and nodes, placeholders
+  # included), then the aggregated ones.
+  want=$(sed -n 's/^BlockName=\([^ ]*\) Nodes=\([^ ]*\)$/\1 \2/p' "$etc/topology.conf")
+  got=$(scontrol show topology 2>&1 | sed -n 's/^BlockName=\([^ ]*\) BlockIndex=[0-9]* Nodes=\([^ ]*\) BlockSize=.*/\1 \2/p' |
+          head -n "$(grep -c . <<<"$want")")
+  if [[ $got != "$want" ]]; then
+    echo "FAIL: scontrol show topology does not list the blocks we wrote:"
+    scontrol show topology
+    echo "---- topology.conf"; cat "$etc/topology.conf"
+    LAB_KEEP=1; exit 1
+  fi
+  echo "PASS: scontrol show topology lists the $(grep -c . <<<"$want") base blocks of topology.conf ($(grep -c '^BlockName=fabricplace-pad' "$etc/topology.conf") placeholders), BlockSizes=$(sed -n 's/^BlockSizes=//p' "$etc/topology.conf")"
+fi
+
+compress() {  # hosts on stdin (any order) -> sorted hostlist expression, "-" if none
+  local l; l=$(grep . | sort | paste -sd,)
+  if [[ -z $l ]]; then echo -; else scontrol show hostlistsorted "$l"; fi
+}
+
+free_shape() {  # BUSY-HOSTS(newline list) -> free nodes per leaf, leaves under one parent
+  local busy=$1 i out="" f h prev=""  # joined by ',', groups separated by ' | '
+  for ((i = 0; i < nleaves; i++)); do
+    f=0
+    for h in ${leaf_hosts[i]}; do grep -qx "$h" <<<"$busy" || f=$((f + 1)); done
+    if [[ -n $out ]]; then
+      if [[ ${parent[${leaf_names[i]}]:-} == "$prev" ]]; then out+=","; else out+=" | "; fi
+    fi
+    out+=$f; prev=${parent[${leaf_names[i]}]:-}
+  done
+  echo "($out)"
+}
+
+# The random generator never runs in a subshell: bash reseeds RANDOM in each subshell.
+shuffled=()
+shuffle() {  # words -> shuffled[]: the same words in a random order
+  shuffled=("$@")
+  local i j t
+  for ((i = ${#shuffled[@]} - 1; i > 0; i--)); do
+    j=$((RANDOM % (i + 1))); t=${shuffled[i]}; shuffled[i]=${shuffled[j]}; shuffled[j]=$t
+  done
+}
+
+BUSY=""
+random_busy() {  # BUSY = the busy hosts of a random case, one per line
+  local mode=$((RANDOM % 10)) i s b p h hs
+  BUSY=""
+  for ((i = 0; i < nleaves; i++)); do
+    read -ra hs <<<"${leaf_hosts[i]}"; s=${#hs[@]}
+    case $mode in
+      0) b=0 ;;                                                   # nothing busy
+      1|2|3|4|5) b=$((s > 1 ? 1 + RANDOM % (s - 1) : 0)) ;;       # every leaf partly busy
+      6|7) case $((RANDOM % 3)) in 0) b=0 ;; 1) b=$s ;; *) b=$((RANDOM % (s + 1))) ;; esac ;;
+      *) p=$((RANDOM % 100)); b=0                                 # each node with p %
+         for h in "${hs[@]}"; do [[ $((RANDOM % 100)) -lt $p ]] && b=$((b + 1)); done ;;
+    esac
+    shuffle "${hs[@]}"
+    for ((h = 0; h < b; h++)); do BUSY+=${shuffled[h]}$'\n'; done
+  done
+  BUSY=${BUSY%$'\n'}
+}
+
+hand_busy() {  # FREE (per-leaf free counts) -> busy hosts: each leaf's first size-free
+  local -a free; IFS=, read -ra free <<<"$1"
+  [[ ${#free[@]} == "$nleaves" ]] || { echo "case $1: $nleaves leaves in $spec" >&2; return 1; }
+  local i hs
+  for ((i = 0; i < nleaves; i++)); do
+    read -ra hs <<<"${leaf_hosts[i]}"
+    [[ ${free[i]} -le ${#hs[@]} ]] || { echo "case $1: leaf ${leaf_names[i]} has ${#hs[@]} hosts" >&2; return 1; }
+    printf '%s\n' "${hs[@]:0:${#hs[@]}-${free[i]}}"
+  done | grep .
+}
+
+mismatches=() ncase=0 nok=0
+run_case() {  # run_case LABEL BUSY-HOSTS N [SEGMENT]
+  local label=$1 busy=$2 n=$3 seg=${4:-0} busylist nbusy jb="" jp="" slurm ours rc verdict="" out
+  local segopt=() ourseg=()
+  if [[ $topology == block ]]; then
+    ourseg=(--segment "$seg")
+    [[ $seg -gt 0 ]] && segopt=(--segment="$seg")
+  fi
+  ncase=$((ncase + 1))
+  busylist=$(compress <<<"$busy")
+  nbusy=$(grep -c . <<<"$busy")
+  if [[ $nbusy -gt 0 ]]; then
+    jb=$(sbatch --parsable --exclusive -J busy -o /dev/null -w "$busylist" -N "$nbusy" --wrap 'sleep 600')
+    if ! wait_running "$jb" 30 || [[ $(job_hosts "$jb" | compress) != "$busylist" ]]; then
+      verdict="ERROR (busy job $jb: $(job_state "$jb") on $(squeue -h -j "$jb" -o %N))"
+    fi
+  fi
+  if [[ -z $verdict ]]; then
+    ours=$("$FABRICPLACE" place --fabric "$etc/fabric.json" -N "$n" --busy "${busylist/#-/}" \
+             --policy "$policy" --slurm-version "$FABRICPLACE_LAB_SLURM" "${ourseg[@]}" --json 2>&1)
+    rc=$?
+    if [[ $rc == 0 ]]; then
+      ours=$(sed -n 's/^ *"hostlist": "\(.*\)",\{0,1\}$/\1/p' <<<"$ours" | head -1)
+      ours=$(scontrol show hostnames "$ours" | compress)
+    elif [[ $rc == 3 ]]; then
+      ours="pending"   # no placement: Slurm must not start the probe either
+    else
+      ours="exit $rc: $(tr '\n' ' ' <<<"$ours" | cut -c1-200)"
+    fi
+    if ! out=$(sbatch --parsable -J probe -o /dev/null -N "$n" "${segopt[@]}" --wrap 'sleep 600' 2>&1); then
+      slurm="pending"  # refused at submission (e.g. a segment larger than a base block)
+      echo "  (sbatch refused the probe: $(tail -1 <<<"$out"))"
+    else
+      jp=$out
+      # A probe ours cannot place gets a few scheduling passes (bf_interval=1) to prove it
+      # stays pending; one ours places gets 30 s to start.
+      if wait_running "$jp" "$([[ $ours == pending ]] && echo 4 || echo 30)"; then
+        slurm=$(job_hosts "$jp" | compress)
+      elif [[ $(job_state "$jp") == PENDING ]]; then
+        slurm="pending"
+        [[ $ours == pending ]] || slurm+=" ($(squeue -h -j "$jp" -o %r))"
+      else
+        slurm="not started ($(job_state "$jp"))"
+      fi
+    fi
+    if [[ $slurm == "$ours" ]]; then verdict=OK; nok=$((nok + 1)); else verdict=MISMATCH; fi
+  fi
+  local line
+  line=$(printf '%-16s free/leaf=%-20s busy=%-34s n=%-2s%s slurm=%-28s ours=%-28s %s' \
+           "[$tag $label]" "$(free_shape "$busy")" "$busylist" "$n" \
+           "$([[ $topology == block ]] && printf ' seg=%-2s' "$seg")" "${slurm:--}" "${ours:--}" "$verdict")
+  echo "$line"
+  [[ $verdict == OK ]] || mismatches+=("$line")
+  scancel ${jb:+"$jb"} ${jp:+"$jp"} 2>/dev/null
+  wait_all_idle 30 || { echo "lab did not return to idle after case $label" >&2; squeue >&2; sinfo -N >&2; LAB_KEEP=1; exit 1; }
+}
+
+# random_segment N: SEG = a segment for a random case of N nodes: none (0) half the time, else
+# a divisor of N up to the base block, and now and then the next divisor above it (refused).
+# Not in a subshell (RANDOM).
+SEG=0
+random_segment() {
+  local n=$1 d divs=() big=0
+  SEG=0
+  [[ $topology == block && $((RANDOM % 2)) == 1 ]] || return 0
+  for ((d = 1; d <= n; d++)); do
+    [[ $((n % d)) == 0 ]] || continue
+    if [[ $d -le $base ]]; then divs+=("$d"); elif [[ $big == 0 ]]; then big=$d; fi
+  done
+  if [[ $big -gt 0 && $((RANDOM % 8)) == 0 ]]; then SEG=$big; else SEG=${divs[RANDOM % ${#divs[@]}]}; fi
+}
+
+echo "differential: fabricplace place --policy $policy vs slurmctld $FABRICPLACE_LAB_SLURM, $spec, $FABRICPLACE_LAB_NODES nodes, $nleaves leaves, seed $seed"
+for c in "${hand[@]}"; do
+  IFS=: read -r free n seg <<<"$c"
+  busy=$(hand_busy "$free") || exit 2
+  run_case "hand $free" "$busy" "$n" "${seg:-0}"
+done
+RANDOM=$seed
+for ((k = 1; k <= ncases; k++)); do
+  random_busy
+  nfree=$((FABRICPLACE_LAB_NODES - $(grep -c . <<<"$BUSY")))
+  if [[ $nfree -eq 0 ]]; then  # keep one node free
+    mapfile -t hs <<<"$BUSY"; shuffle "${hs[@]}"; BUSY=$(printf '%s\n' "${shuffled[@]:1}"); nfree=1
+  fi
+  n=$((1 + RANDOM % nfree))
+  random_segment "$n"
+  run_case "#$k" "$BUSY" "$n" "$SEG"
+done
+
+echo "== $spec ($topology): $nok/$ncase cases agree with slurmctld $FABRICPLACE_LAB_SLURM ($(elapsed_s "$t_start") s)"
+if [[ ${#mismatches[@]} -gt 0 ]]; then
+  echo "== ${#mismatches[@]} MISMATCHES (slurm = slurmctld's choice, ours = fabricplace):"
+  printf '%s\n' "${mismatches[@]}"
+  echo "== topology.conf:"
+  grep -E '^(SwitchName|BlockName|BlockSizes)' "$etc/topology.conf"
+  exit 1
+fi
