@@ -33,7 +33,7 @@ Result<std::vector<SimPolicy>> parse_sim_policies(std::string_view list) {
     auto pol = policies::parse_policy(name);
     if (!pol) {
       return fail(ErrorCode::kUsage, "unknown policy '" + std::string(name) +
-                                         "': expected fabric, slurm-tree or first-fit");
+                                         "': expected fabric, slurm-tree, slurm-block or first-fit");
     }
     SimPolicy p;
     p.placement = *pol;
