@@ -178,10 +178,11 @@ int check(const CheckOpts& o) {
               << (e.mode == "required"
                       ? "and, as it is `required`, every srun, salloc, sbatch and job step fails"
                   : e.mode == "optional"
-                      ? "and, as it is `optional`, drops it with a verbose-level message only: "
-                        "srun, salloc and sbatch reject --fabric-* as unrecognized options"
-                      : "(an `optional` plugin is dropped with a verbose-level message only; a "
-                        "`required` one fails every job)")
+                      ? "and, as it is `optional`, runs jobs without it (22.05 says so only at "
+                        "verbose level): srun, salloc and sbatch reject --fabric-* as "
+                        "unrecognized options"
+                      : "(an `optional` plugin is left out, its --fabric-* options unrecognized; "
+                        "a `required` one fails every job)")
               << "; install the plugin built against Slurm " << slurm.series()
               << "'s headers (cmake says \"SPANK plugin for Slurm " << slurm.series() << "\")\n";
     rc = kExitError;

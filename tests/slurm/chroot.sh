@@ -14,8 +14,8 @@
 # of the packages below. About 3 minutes once; later calls reuse it (a stamp file names the
 # suite and packages; another list rebuilds it). Concurrent callers take turns on DIR.lock.
 #
-# run: CMD runs in a private mount namespace (unshare --mount) holding /proc, /dev, /sys
-# and this machine's /tmp (the labs' directories, ports lock and munge sockets are shared
+# run: CMD runs in a private mount namespace (unshare --mount) holding /proc, /dev, /sys,
+# this machine's /etc/hosts and /etc/resolv.conf, and its /tmp (the labs' directories, ports lock and munge sockets are shared
 # with the host's Slurm 22.05 labs, so the two never run at once), plus each --bind DIR at
 # its own path. Nothing is mounted in the host's namespace: the mounts end with the last
 # process of CMD (the lab's daemons included), and `remove` never meets a busy mount.
@@ -78,6 +78,13 @@ in_ns() {
     mount --rbind /dev "$root/dev"
     mount --rbind /sys "$root/sys"
     mkdir -p "$root/tmp" && mount --bind /tmp "$root/tmp"
+    # This machine'"'"'s name and resolver: debootstrap writes neither, and every lookup of the
+    # host name (munged'"'"'s origin, Slurm'"'"'s daemons) would wait on a resolver that is not there.
+    for f in /etc/hosts /etc/resolv.conf; do
+      [[ -e $f ]] || continue
+      [[ -e $root$f ]] || : >"$root$f"
+      mount --bind "$f" "$root$f"
+    done
     for b in "${binds[@]}"; do mkdir -p "$root$b"; mount --bind "$b" "$root$b"; done
     cd /
     exec chroot "$root" /usr/bin/env -i PATH="$PATH" HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \

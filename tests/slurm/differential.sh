@@ -9,8 +9,8 @@
 #   block: `place --policy slurm-block --segment S` against topology/block (Slurm 23.11+)
 #         with `sbatch --segment=S` (24.05+), on our slurm-block export (placeholders
 #         included). First `scontrol show topology` must list exactly the blocks we wrote.
-# The lab comes up from SPEC; per case a node-exclusive `sbatch -w BUSY` job occupies the
-# busy nodes, then a probe `sbatch -N n` job is placed by Slurm and compared, as a set, with
+# The lab comes up from SPEC; per case node-exclusive `sbatch -w` jobs (one per leaf) occupy
+# the busy nodes, then a probe `sbatch -N n` job is placed by Slurm and compared, as a set, with
 # `fabricplace place --fabric DIR/etc/fabric.json -N n --busy BUSY --policy ...`. Where ours
 # says no placement, Slurm must leave the probe pending (or refuse it at submission).
 #
@@ -132,12 +132,12 @@ hand_busy() {  # FREE (per-leaf free counts) -> busy hosts: each leaf's first si
     read -ra hs <<<"${leaf_hosts[i]}"
     [[ ${free[i]} -le ${#hs[@]} ]] || { echo "case $1: leaf ${leaf_names[i]} has ${#hs[@]} hosts" >&2; return 1; }
     printf '%s\n' "${hs[@]:0:${#hs[@]}-${free[i]}}"
-  done | grep .
+  done | grep . || true  # every leaf free: no busy host
 }
 
 mismatches=() ncase=0 nok=0
 run_case() {  # run_case LABEL BUSY-HOSTS N [SEGMENT]
-  local label=$1 busy=$2 n=$3 seg=${4:-0} busylist nbusy jb="" jp="" slurm ours rc verdict="" out
+  local label=$1 busy=$2 n=$3 seg=${4:-0} busylist nbusy jb=() jp="" slurm ours rc verdict="" out
   local segopt=() ourseg=()
   if [[ $topology == block ]]; then
     ourseg=(--segment "$seg")
@@ -146,10 +146,23 @@ run_case() {  # run_case LABEL BUSY-HOSTS N [SEGMENT]
   ncase=$((ncase + 1))
   busylist=$(compress <<<"$busy")
   nbusy=$(grep -c . <<<"$busy")
+  # One node-exclusive busy job per leaf: topology/block refuses a job whose required nodes
+  # are not all in one block ("Requested node configuration is not available").
+  local i h part j got=""
   if [[ $nbusy -gt 0 ]]; then
-    jb=$(sbatch --parsable --exclusive -J busy -o /dev/null -w "$busylist" -N "$nbusy" --wrap 'sleep 600')
-    if ! wait_running "$jb" 30 || [[ $(job_hosts "$jb" | compress) != "$busylist" ]]; then
-      verdict="ERROR (busy job $jb: $(job_state "$jb") on $(squeue -h -j "$jb" -o %N))"
+    for ((i = 0; i < nleaves; i++)); do
+      part=""
+      for h in ${leaf_hosts[i]}; do grep -qx "$h" <<<"$busy" && part+="$h"$'\n'; done
+      [[ -n $part ]] || continue
+      jb+=("$(sbatch --parsable --exclusive -J busy -o /dev/null -w "$(compress <<<"$part")" \
+                -N "$(grep -c . <<<"$part")" --wrap 'sleep 600')")
+    done
+    for j in "${jb[@]}"; do
+      if ! wait_running "$j" 30; then verdict="ERROR (busy job $j: $(job_state "$j"))"; break; fi
+      got+=$(job_hosts "$j")$'\n'
+    done
+    if [[ -z $verdict && $(compress <<<"$got") != "$busylist" ]]; then
+      verdict="ERROR (busy jobs on $(compress <<<"$got"), not $busylist)"
     fi
   fi
   if [[ -z $verdict ]]; then
@@ -188,7 +201,7 @@ run_case() {  # run_case LABEL BUSY-HOSTS N [SEGMENT]
            "$([[ $topology == block ]] && printf ' seg=%-2s' "$seg")" "${slurm:--}" "${ours:--}" "$verdict")
   echo "$line"
   [[ $verdict == OK ]] || mismatches+=("$line")
-  scancel ${jb:+"$jb"} ${jp:+"$jp"} 2>/dev/null
+  scancel "${jb[@]}" ${jp:+"$jp"} 2>/dev/null
   wait_all_idle 30 || { echo "lab did not return to idle after case $label" >&2; squeue >&2; sinfo -N >&2; LAB_KEEP=1; exit 1; }
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# plugin_running.sh FABRICPLACE PLUGIN_SO [SPEC]: exact mode reads the running jobs from
+# plugin_running.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]: exact mode reads the running jobs from
 # slurmctld (slurm_load_jobs, issue #14), on the Slurm lab:
 #   - with nothing running, `sbatch -v --fabric-mode=exact` reads 0 running jobs;
 #   - with a 2-node job, a 3-node job and a 2-task array job running (4 jobs on 7 hosts),
@@ -9,13 +9,14 @@
 #   - `fabricplace place --from-slurm` reads the same 4 jobs through squeue.
 # Exit 77 (SKIP) where Slurm cannot run; never in CI.
 set -uo pipefail
-FABRICPLACE=${1:?usage: plugin_running.sh FABRICPLACE PLUGIN_SO [SPEC]}
+FABRICPLACE=${1:?usage: plugin_running.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]}
 PLUGIN=${2:?}
-spec=${3:-fat3:pods=2,leaves=2,down=4,up=4}
+LUA=${3:?}  # exact mode's pin goes through it on Slurm 23.11+ (docs/slurm.md)
+spec=${4:-fat3:pods=2,leaves=2,down=4,up=4}
 # shellcheck source=tests/slurm/common.sh
 . "$(dirname "$0")/common.sh"
 
-lab_start_plugin "$spec" "$PLUGIN"
+lab_start_plugin "$spec" "$PLUGIN" "$LUA"
 log=$LAB_DIR/log/fabricplace.log
 
 # ---- nothing running ------------------------------------------------------------------------
