@@ -285,6 +285,14 @@ function M.submit(job_desc, jobs, part_list)
   end
   local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g,
                                M.allowed_hosts(job_desc, part_list))
+  -- Per-leaf node counts with a task count that is not the same on every node (-N 4 -n 6):
+  -- Slurm 24.11 plans more nodes than the job asks for and never starts it.
+  local tasks = tonumber(job_desc.num_tasks)
+  if features and string.find(features, "*", 1, true) and tasks and tasks > 0 and
+     not (slurm and tasks == slurm.NO_VAL) and tasks % nodes ~= 0 then
+    features, why = nil, string.format("%d tasks on %d nodes are not the same on every node, " ..
+                                       "which per-leaf node counts cannot hold", tasks, nodes)
+  end
   if features then
     job_desc.features = features
     log("job %s: %d nodes, TP groups of %d nodes: features=%s", tostring(job_desc.name), nodes, g,

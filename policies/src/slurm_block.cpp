@@ -19,10 +19,11 @@
 //     then a base block that holds the rest (the emptiest such, later on ties), else the
 //     fullest (later on ties). Its usable nodes are taken in index order until the segment
 //     is whole. No more than max_llblock llblocks.
-// Slurm's own quirks are kept, as the differential test against slurmctld 24.11 requires:
-// the llblock counts are sorted in place while blocks are compared (so the counts the base
-// block choice reads are those of the sorted array until they are recounted), and they carry
-// over from one segment to the next. Ranks follow node index order (no BlockAsNodeRank).
+// The code follows Slurm's line for line, its bookkeeping included (the llblock counts are
+// sorted in place and carried from one segment to the next); neither shows in a result,
+// since a segment is never larger than a base block: every segment is placed on its own, in
+// the base block with the fewest usable nodes that holds it (the later on a tie), wherever
+// the job's other segments went. Ranks follow node index order (no BlockAsNodeRank).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -219,7 +220,7 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
         const int offset = b * per_block;
         per_block = std::min(per_block, llblock_cnt - offset);
         auto* arr = on_llblock->data() + offset;
-        // qsort(_cmp_bblock): descending, in place (the quirk the comment above keeps)
+        // qsort(_cmp_bblock): descending, in place
         std::sort(arr, arr + std::max(per_block, 0), std::greater<>());
         const int top = std::min(max_llblock, per_block);
         for (int j = 0; j < top; ++j) avail_bnc += arr[j];

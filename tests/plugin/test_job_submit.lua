@@ -96,6 +96,16 @@ local named = { name = "named", min_nodes = 2, req_nodes = "node[009-010]",
                 spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
 M.submit(named, {})
 eq("-w: left alone", named.features, nil)
+-- Per-leaf counts with uneven tasks per node (Slurm 24.11 never starts such a job): left to
+-- Slurm; even ones keep their counts.
+local uneven = { name = "uneven", min_nodes = 4, num_tasks = 6,
+                 spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
+M.submit(uneven, { [7] = { job_state = 1, nodes = "node[001,005,009-016]" } })
+eq("uneven tasks: no count constraint", uneven.features, nil)
+local even = { name = "even", min_nodes = 4, num_tasks = 8,
+               spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
+M.submit(even, { [7] = { job_state = 1, nodes = "node[001,005,009-016]" } })
+eq("even tasks: counts", even.features, "[p01-leaf01*2&p01-leaf02*2]")
 -- Exact mode on Slurm 23.11+: the plugin's pin becomes the node list, no constraint; a -w of
 -- the user's own wins.
 local pinned = { name = "pinned", min_nodes = 4,
