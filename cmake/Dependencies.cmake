@@ -62,6 +62,8 @@ if(FABRICPLACE_WITH_SLURM)
   if(_fp_minor LESS 10)
     set(_fp_minor "0${_fp_minor}")
   endif()
+  set(FABRICPLACE_SLURM_MAJOR ${_fp_major})
+  math(EXPR FABRICPLACE_SLURM_MINOR "0x${CMAKE_MATCH_2}")
   set(FABRICPLACE_SLURM_VERSION "${_fp_major}.${_fp_minor}.${_fp_micro}")
   set(FABRICPLACE_SLURM_SERIES "${_fp_major}.${_fp_minor}")
   message(STATUS "fabricplace: SPANK plugin for Slurm ${FABRICPLACE_SLURM_SERIES} "

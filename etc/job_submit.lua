@@ -11,6 +11,8 @@ constraint so that every group lands inside one leaf:
   - else leaves of one pod, else of several:  features = "[p01-leaf01*4&p01-leaf02*2]"
     (each count a multiple of g; leaves with the most room first, the tightest pod first)
 Leaf names are the node features of `fabricplace fabric export --format slurm-features`.
+On Slurm 25.11+, where job_desc.segment_size exists, the TP group also becomes the job's
+--segment (kept inside one block by topology/block), unless the job has its own.
 
 It reads the fabric from a table precomputed by `fabricplace fabric export --format lua`
 (never a process per submission), and estimates the free hosts of each leaf in-process
@@ -240,6 +242,20 @@ function M.allowed_hosts(job_desc, part_list)
   return allowed
 end
 
+-- Slurm 25.11+ lets this script set --segment (job_desc.segment_size; Slurm before 25.11 has
+-- no such field and reads it as nil): a TP group of g nodes becomes a segment of g nodes,
+-- which topology/block keeps inside one block (topology/tree ignores it). Only when the job
+-- asked for no segment of its own. Returns the segment set, or nil.
+function M.segment(job_desc, g)
+  local cur = job_desc.segment_size
+  if cur == nil then return nil end  -- no such field: Slurm before 25.11
+  cur = tonumber(cur)
+  if cur ~= nil and cur > 0 and cur < 65534 then return nil end  -- the user's own (NO_VAL16 = 65534)
+  job_desc.segment_size = g
+  log("job %s: --segment=%d (its TP groups)", tostring(job_desc.name), g)
+  return g
+end
+
 local fabric_table, fabric_error, fabric_tries = nil, nil, 0
 
 function M.submit(job_desc, jobs, part_list)
@@ -283,6 +299,7 @@ function M.submit(job_desc, jobs, part_list)
     end
     return
   end
+  M.segment(job_desc, g)
   local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g,
                                M.allowed_hosts(job_desc, part_list))
   -- Per-leaf node counts with a task count that is not the same on every node (-N 4 -n 6):

@@ -37,7 +37,7 @@ run sed -n '6,13p' $out/torchrun.env
 # policies differ (TP groups split, communication slowdown, wait). Real traces (Philly, ITP):
 # scripts/simulate-traces.sh and docs/simulator.md.
 run $fp simulate -q --fabric $out/fabric.json --trace 'llm:jobs=1500,seed=1,load=0.8,hosts=320' \
-  --out $out/sim
+  --policies fabric,slurm-tree,slurm-block,first-fit --out $out/sim
 # A RoCE Clos given as a tiers CSV with its links stated (aggregation groups of different
 # sizes, one thin core tier): per-flow ECMP hashing against adaptive routing, per policy.
 run $fp fabric show tests/data/clos-roce.csv

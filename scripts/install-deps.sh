@@ -22,6 +22,7 @@ packages=(
   debootstrap                                    # the Debian 13 chroot of the Slurm 24.11 tests (tests/slurm/chroot.sh)
   time                                           # GNU time: peak memory of the hostile-input tests
   python3                                        # the CLI tests generate inputs and read JSON with it
+  python3-yaml                                   # tests/cli/slurm_yaml.sh parses topology.yaml
 )
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then

@@ -119,11 +119,13 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
         "node features, DOT, JSON, an ibsim net file, an "
         "ibnetdiscover dump or a tiers CSV");
     in->add(cmd, "fabric: dump(s), JSON, topology.conf, tiers CSV or spec");
-    cmd->add_option("--format", *format,
-                    "slurm-topology | slurm-block | slurm-block-nodes | slurm-features | hostmap | "
-                    "lua | dot | json | ibsim-net | ibnetdiscover | ibnetdiscover-p | tiers-csv")
+    cmd->add_option(
+           "--format", *format,
+           "slurm-topology | slurm-block | slurm-block-nodes | slurm-yaml | slurm-features | "
+           "hostmap | "
+           "lua | dot | json | ibsim-net | ibnetdiscover | ibnetdiscover-p | tiers-csv")
         ->required()
-        ->check(CLI::IsMember({"slurm-topology", "slurm-block", "slurm-block-nodes",
+        ->check(CLI::IsMember({"slurm-topology", "slurm-block", "slurm-block-nodes", "slurm-yaml",
                                "slurm-features", "hostmap", "lua", "dot", "json", "ibsim-net",
                                "ibnetdiscover", "ibnetdiscover-p", "tiers-csv"}));
     add_output_option(cmd, *out, "output file ('-' = stdout)");
@@ -147,7 +149,7 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
                       0});
         }
         std::string text;
-        if (format->starts_with("slurm-") && *format != "slurm-yaml") {
+        if (format->starts_with("slurm-")) {
           const auto tree = slurm_tree(*f);
           for (const auto& w : tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
           if (*format == "slurm-topology") {
@@ -155,11 +157,17 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
           } else if (*format == "slurm-features") {
             text = to_slurm_features(*f, tree);
           } else {
-            // topology/block (docs/slurm.md, "topology/block"): blocks, or the placeholders'
-            // State=FUTURE node lines for slurm.conf.
+            // topology/block (docs/slurm.md, "topology/block"): blocks, the placeholders'
+            // State=FUTURE node lines for slurm.conf, or both views as topology.yaml.
             const auto blocks = slurm_blocks(*f, tree);
-            text = *format == "slurm-block" ? to_slurm_block(*f, blocks)
-                                            : to_slurm_block_nodes(blocks);
+            if (*format == "slurm-yaml") {
+              auto yaml = to_slurm_yaml(*f, tree, blocks);
+              if (!yaml) return report(yaml.error());
+              text = std::move(*yaml);
+            } else {
+              text = *format == "slurm-block" ? to_slurm_block(*f, blocks)
+                                              : to_slurm_block_nodes(blocks);
+            }
           }
         } else if (*format == "hostmap") {
           // Hosts per leaf and pod for the SPANK plugin's launch path (docs/slurm.md).

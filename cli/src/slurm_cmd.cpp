@@ -2,6 +2,7 @@
 // it? Slurm refuses a spank plugin of another major.minor and, for an `optional` one, says so
 // only at verbose level (docs/slurm.md, "Slurm versions"): this says it plainly.
 #include <glob.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <memory>
@@ -61,11 +62,13 @@ std::string conf_value(const std::string& text, std::string_view key) {
   return {};
 }
 
-/// Every fabricplace line of plugstack.conf `path` and the files it includes (globs, depth
-/// at most 8 as Slurm's own loader bounds it). Relative plugin paths are resolved against
-/// `plugin_dir` (slurm.conf's PluginDir) when it is known.
-Result<void> scan_plugstack(const std::string& path, const std::string& plugin_dir, int depth,
-                            std::vector<Entry>& out) {
+/// Every fabricplace line of plugstack.conf `path` and the files it includes (globs; at most
+/// 8 deep, our own bound against an include loop). A relative plugin path is looked up in
+/// each directory of `plugin_dirs` (slurm.conf's PluginDir), the first that has it, as Slurm
+/// does; without PluginDir it stays relative and check() says it cannot know where Slurm
+/// looks (its built-in plugin directory).
+Result<void> scan_plugstack(const std::string& path, const std::vector<std::string>& plugin_dirs,
+                            int depth, std::vector<Entry>& out) {
   if (depth > 8) return fail(ErrorCode::kSyntax, "includes nested more than 8 deep", path);
   auto text = read_file(path);
   if (!text) return std::unexpected(text.error());
@@ -85,7 +88,7 @@ Result<void> scan_plugstack(const std::string& path, const std::string& plugin_d
       if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
         std::unique_ptr<glob_t, void (*)(glob_t*)> hold(&g, globfree);
         for (std::size_t i = 0; i < g.gl_pathc; ++i)
-          if (auto r = scan_plugstack(g.gl_pathv[i], plugin_dir, depth + 1, out); !r) return r;
+          if (auto r = scan_plugstack(g.gl_pathv[i], plugin_dirs, depth + 1, out); !r) return r;
       }
       continue;
     }
@@ -98,7 +101,12 @@ Result<void> scan_plugstack(const std::string& path, const std::string& plugin_d
       return fail(ErrorCode::kSyntax, std::string(words[0]) + " without a plugin path", path, n);
     std::string plugin(words[1]);
     if (plugin.find("fabricplace") == std::string::npos) continue;
-    if (plugin[0] != '/' && !plugin_dir.empty()) plugin = plugin_dir + "/" + plugin;
+    if (plugin[0] != '/')
+      for (const auto& dir : plugin_dirs)
+        if (::access((dir + "/" + plugin).c_str(), F_OK) == 0) {
+          plugin = dir + "/" + plugin;
+          break;
+        }
     out.push_back({plugin, std::string(words[0]), path + ":" + std::to_string(n)});
   }
   return {};
@@ -111,12 +119,14 @@ Result<void> scan_plugstack(const std::string& path, const std::string& plugin_d
 Result<std::pair<sl::Version, std::string>> slurm_here(const CheckOpts& o) {
   if (!o.version.empty()) {
     auto v = sl::parse_version(o.version, "--slurm-version");
-    if (!v) return std::unexpected(v.error());
+    if (!v) return fail(ErrorCode::kUsage, v.error().message);
     return std::pair{*v, std::string("--slurm-version")};
   }
   std::string tried;
+  // srun without a reachable configuration retries for a minute: 10 s is plenty to print
+  // a version.
   for (const char* command : {"srun --version", "slurmd -V"}) {
-    auto text = run_slurm("slurm check", std::string(command) + " 2>/dev/null");
+    auto text = run_slurm("slurm check", "timeout 10 " + std::string(command) + " 2>/dev/null");
     if (!text) {
       tried += (tried.empty() ? "" : "; ") + text.error().message;
       continue;
@@ -140,9 +150,18 @@ int check(const CheckOpts& o) {
     std::string plugstack = o.plugstack;
     if (plugstack.empty()) plugstack = conf_value(conf_text, "PlugStackConfig");
     if (plugstack.empty()) plugstack = dir_of(conf) + "/plugstack.conf";
-    std::string plugin_dir = conf_value(conf_text, "PluginDir");
-    plugin_dir = plugin_dir.substr(0, plugin_dir.find(':'));
-    if (auto r = scan_plugstack(plugstack, plugin_dir, 0, entries); !r) return report(r.error());
+    std::vector<std::string> plugin_dirs;
+    for (auto d : str::split(conf_value(conf_text, "PluginDir"), ':'))
+      if (!d.empty()) plugin_dirs.emplace_back(d);
+    if (auto r = scan_plugstack(plugstack, plugin_dirs, 0, entries); !r) return report(r.error());
+    // Constrain mode (the default) needs etc/job_submit.lua in slurmctld, and so does exact
+    // mode from Slurm 23.11 on (docs/slurm.md, "Slurm versions"): say so when it is missing.
+    const auto submit = conf_value(conf_text, "JobSubmitPlugins");
+    if (!conf_text.empty() && submit.find("lua") == std::string::npos)
+      std::cerr << "fabricplace: warning: " << conf
+                << ": no JobSubmitPlugins=lua: without etc/job_submit.lua in slurmctld, "
+                   "--fabric-tp jobs are ordered at launch but not steered at submission "
+                   "(constrain mode; exact mode too on Slurm 23.11+)\n";
     if (entries.empty())
       return report(Error{ErrorCode::kUsage,
                           "no fabricplace plugin is listed (nor included) here; give --plugin "
@@ -153,9 +172,22 @@ int check(const CheckOpts& o) {
   std::vector<std::uint32_t> numbers;
   int rc = kExitOk;
   for (const auto& e : entries) {
+    if (e.path[0] != '/' && e.where != "--plugin") {
+      numbers.push_back(0);
+      rc = report(Error{ErrorCode::kIo,
+                        "plugin " + str::quoted(e.path) +
+                            " is a relative path found in no PluginDir of slurm.conf: Slurm "
+                            "looks in its built-in plugin directory; give --plugin FILE",
+                        e.where, 0});
+      continue;
+    }
     auto number = sl::read_elf_u32(e.path, "plugin_version");
     numbers.push_back(number ? *number : 0);
-    if (!number) rc = report(number.error());
+    if (!number) {
+      auto err = number.error();
+      if (e.where != "--plugin") err.message += " (listed at " + e.where + ")";
+      rc = report(err);
+    }
   }
   auto here = slurm_here(o);
   if (!here) return report(here.error());
@@ -178,9 +210,9 @@ int check(const CheckOpts& o) {
               << (e.mode == "required"
                       ? "and, as it is `required`, every srun, salloc, sbatch and job step fails"
                   : e.mode == "optional"
-                      ? "and, as it is `optional`, runs jobs without it (22.05 says so only at "
-                        "verbose level): srun, salloc and sbatch reject --fabric-* as "
-                        "unrecognized options"
+                      ? "and, as it is `optional`, runs jobs without it, saying only "
+                        "`spank: ...: Incompatible plugin version`: srun, salloc and sbatch "
+                        "reject --fabric-* as unrecognized options"
                       : "(an `optional` plugin is left out, its --fabric-* options unrecognized; "
                         "a `required` one fails every job)")
               << "; install the plugin built against Slurm " << slurm.series()

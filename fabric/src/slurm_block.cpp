@@ -5,6 +5,7 @@
 #include <set>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::fabric {
 
@@ -29,12 +30,11 @@ SlurmBlocks slurm_blocks(const Fabric& f, const SlurmTree& tree) {
   b.pods = static_cast<std::uint32_t>(pods.size());
   if (pods.empty()) return b;
   std::size_t largest = 0;
-  b.base_size = ~0U;
   for (const auto& pod : pods) {
     largest = std::max(largest, pod.size());
     for (auto s : pod)
       b.base_size =
-          std::min(b.base_size, static_cast<std::uint32_t>(tree.switches[s].hosts.size()));
+          std::max(b.base_size, static_cast<std::uint32_t>(tree.switches[s].hosts.size()));
   }
   if (pods.size() > 1)
     while (b.pod_slots < largest) b.pod_slots *= 2;
@@ -42,20 +42,27 @@ SlurmBlocks slurm_blocks(const Fabric& f, const SlurmTree& tree) {
   std::set<std::string> names;
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h) names.insert(f.host(HostId{h}).name);
   for (const auto& s : tree.switches) names.insert(s.name);
-  std::uint32_t pads = 0;
+  std::uint32_t stems = 0;
+  const auto stem = [&] {  // a name no host or switch has
+    char buf[40];
+    do std::snprintf(buf, sizeof buf, "fabricplace-pad%02u", ++stems);
+    while (names.contains(buf));
+    return std::string(buf);
+  };
+  const auto future = [&](SlurmBlock& blk, std::size_t n) {  // n State=FUTURE nodes
+    if (n == 0) return;
+    const std::string st = blk.hosts.empty() ? blk.name : stem();
+    for (std::size_t i = 1; i <= n; ++i) blk.placeholder.push_back(st + "-" + std::to_string(i));
+  };
   for (std::uint32_t p = 0; p < pods.size(); ++p) {
-    for (auto s : pods[p])
-      b.blocks.push_back({tree.switches[s].name, tree.switches[s].hosts, {}, p});
+    for (auto s : pods[p]) {
+      SlurmBlock blk{tree.switches[s].name, tree.switches[s].hosts, {}, p};
+      future(blk, b.base_size - blk.hosts.size());  // a short leaf, filled up to the base
+      b.blocks.push_back(std::move(blk));
+    }
     for (auto k = pods[p].size(); pods.size() > 1 && k < b.pod_slots; ++k) {
-      SlurmBlock pad;
-      char stem[40];
-      do {  // a name no host or switch has
-        std::snprintf(stem, sizeof stem, "fabricplace-pad%02u", ++pads);
-      } while (names.contains(stem));
-      pad.name = stem;
-      pad.pod = p;
-      for (std::uint32_t i = 1; i <= b.base_size; ++i)
-        pad.placeholder.push_back(pad.name + "-" + std::to_string(i));
+      SlurmBlock pad{stem(), {}, {}, p};
+      future(pad, b.base_size);
       b.blocks.push_back(std::move(pad));
     }
   }
@@ -75,11 +82,16 @@ std::string to_slurm_block(const Fabric& f, const SlurmBlocks& b) {
          std::to_string(b.pod_slots) +
          " blocks and a pod with fewer leaves is\n"
          "# padded with placeholders.\n";
-  std::size_t placeholders = 0;
-  for (const auto& blk : b.blocks) placeholders += !blk.placeholder.empty();
-  if (placeholders > 0)
-    out += "# " + std::to_string(placeholders) +
-           " placeholder block(s): their nodes must be in slurm.conf as State=FUTURE\n"
+  std::size_t placeholders = 0, short_leaves = 0;
+  for (const auto& blk : b.blocks) {
+    placeholders += blk.hosts.empty();
+    short_leaves += !blk.hosts.empty() && !blk.placeholder.empty();
+  }
+  if (placeholders + short_leaves > 0)
+    out += "# " + std::to_string(placeholders) + " placeholder block(s) and " +
+           std::to_string(short_leaves) +
+           " leaf/leaves filled up to the base size: their fabricplace-pad* nodes must be in\n"
+           "# slurm.conf as State=FUTURE\n"
            "# (fabricplace fabric export --format slurm-block-nodes).\n";
   for (const auto& m : f.topology().incomplete)
     out += "# WARNING: INCOMPLETE fabric (a partial discovery), so this file lacks: " + m + "\n";
@@ -105,11 +117,56 @@ std::string to_slurm_block(const Fabric& f, const SlurmBlocks& b) {
 
 std::string to_slurm_block_nodes(const SlurmBlocks& b) {
   std::string out;
-  out += "# slurm.conf lines for the placeholder blocks of fabricplace's topology/block export:\n";
-  out += "# nodes that hold a pod's positions and are never scheduled (State=FUTURE).\n";
+  out += "# slurm.conf lines for the placeholders of fabricplace's topology/block export: nodes\n";
+  out += "# that hold a pod's positions or fill a short leaf up to the base block size, and are\n";
+  out += "# never scheduled (State=FUTURE).\n";
   for (const auto& blk : b.blocks)
     if (!blk.placeholder.empty())
       out += "NodeName=" + hostlist::compress(blk.placeholder) + " State=FUTURE\n";
+  return out;
+}
+
+Result<std::string> to_slurm_yaml(const Fabric& f, const SlurmTree& tree, const SlurmBlocks& b) {
+  const auto q = [](std::string_view v) { return str::json_quote(v); };
+  const auto names = [&](const std::vector<HostId>& hosts, std::vector<std::string> extra) {
+    for (HostId h : hosts) extra.push_back(f.host(h).name);
+    return hostlist::compress(extra);
+  };
+  std::string out;
+  out +=
+      "# Slurm topology.yaml (Slurm 25.05+; when it exists, topology.conf is ignored), written\n";
+  out += "# by fabricplace from: " + str::sanitize(f.origin()) + "\n";
+  out += "# Two views of one fabric: `tree` (topology/tree, the cluster default) and `block`\n";
+  out += "# (topology/block); a partition takes one with Topology=tree|block in slurm.conf.\n";
+  if (std::any_of(b.blocks.begin(), b.blocks.end(), [](auto& x) { return !x.placeholder.empty(); }))
+    out +=
+        "# Placeholder blocks' nodes must be in slurm.conf as State=FUTURE\n"
+        "# (fabricplace fabric export --format slurm-block-nodes).\n";
+  for (const auto& m : f.topology().incomplete)
+    out += "# WARNING: INCOMPLETE fabric (a partial discovery), so this file lacks: " +
+           str::sanitize(m) + "\n";
+  out += "---\n";
+  out += "- topology: \"tree\"\n  cluster_default: true\n  tree:\n    switches:\n";
+  for (const auto& s : tree.switches) {
+    if (s.name.size() > 64)
+      return fail(ErrorCode::kUnsupported,
+                  "switch name " + str::quoted(s.name) +
+                      " is longer than the 64 characters "
+                      "topology.yaml allows (rename the switch, or use --format slurm-topology)");
+    out += "      - switch: " + q(s.name) + "\n";
+    if (!s.children.empty()) {
+      std::vector<std::string> kids;
+      for (auto c : s.children) kids.push_back(tree.switches[c].name);
+      out += "        children: " + q(hostlist::compress(kids)) + "\n";
+    }
+    if (!s.hosts.empty()) out += "        nodes: " + q(names(s.hosts, {})) + "\n";
+  }
+  out += "- topology: \"block\"\n  cluster_default: false\n  block:\n    block_sizes:\n";
+  for (auto size : b.sizes) out += "      - " + std::to_string(size) + "\n";
+  out += "    blocks:\n";
+  for (const auto& blk : b.blocks)
+    out += "      - block: " + q(blk.name) +
+           "\n        nodes: " + q(names(blk.hosts, blk.placeholder)) + "\n";
   return out;
 }
 

@@ -130,11 +130,10 @@ Result<ExactPlacement> exact_hostfile(const ExactRequest& r) {
       return std::unexpected(f.error());
     }
     entry.first = std::make_unique<fabric::Fabric>(std::move(*f));
-    // slurm-tree as the Slurm this plugin is built for selects (FABRICPLACE_SLURM_SERIES).
-    entry.second =
-        std::make_unique<policies::Planner>(*entry.first, placement::Weights{}, nullptr,
-                                            policies::parse_slurm_series(FABRICPLACE_SLURM_SERIES)
-                                                .value_or(policies::SlurmSeries::k2205));
+    // slurm-tree as the Slurm this plugin is built for selects.
+    entry.second = std::make_unique<policies::Planner>(
+        *entry.first, placement::Weights{}, nullptr,
+        policies::slurm_series_of(FABRICPLACE_SLURM_MAJOR, FABRICPLACE_SLURM_MINOR));
   }
   const auto& f = *entry.first;
   const auto policy = policies::parse_policy(r.policy);

@@ -31,10 +31,17 @@ std::string_view to_string(SlurmSeries s) {
 std::optional<SlurmSeries> parse_slurm_series(std::string_view v) {
   for (auto s : {SlurmSeries::k2205, SlurmSeries::k2411}) {
     const auto name = to_string(s);
-    if (v == name || (v.starts_with(name) && v.size() > name.size() && v[name.size()] == '.'))
+    if (v == name) return s;
+    if (!v.starts_with(name) || v.size() < name.size() + 2 || v[name.size()] != '.') continue;
+    const auto micro = v.substr(name.size() + 1);
+    if (micro.size() <= 3 && micro.find_first_not_of("0123456789") == std::string_view::npos)
       return s;
   }
   return std::nullopt;
+}
+
+SlurmSeries slurm_series_of(unsigned major, unsigned minor) {
+  return major > 24 || (major == 24 && minor >= 5) ? SlurmSeries::k2411 : SlurmSeries::k2205;
 }
 
 namespace {

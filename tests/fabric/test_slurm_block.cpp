@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "fabricplace/fabric/sources.hpp"
+#include "test_support.hpp"
 
 using namespace fabricplace;
 using namespace fabricplace::fabric;
@@ -73,4 +74,20 @@ TEST(SlurmBlockExport, TwoLevelFabricIsOnePod) {
             "BlockName=leaf02 Nodes=node[005-008]\n"
             "BlockName=leaf03 Nodes=node[009-012]\n"
             "BlockSizes=4\n");
+}
+
+// One host short (lost at discovery, or a smaller leaf): the leaf is filled up with a
+// State=FUTURE node, so the base size, and with it BlockSizes, stays the other leaves'.
+TEST(SlurmBlockExport, AShortLeafIsFilledUpNotTheBaseLowered) {
+  auto f = test::read_tree_source(
+      "SwitchName=l1 Nodes=n[01-04]\nSwitchName=l2 Nodes=n[05-07]\nSwitchName=s1 Switches=l[1-2]\n",
+      false);
+  ASSERT_TRUE(f) << f.error().to_string();
+  const auto b = slurm_blocks(*f, slurm_tree(*f));
+  EXPECT_EQ(b.base_size, 4u);
+  EXPECT_EQ(body(to_slurm_block(*f, b)),
+            "BlockName=l1 Nodes=n[01-04]\n"
+            "BlockName=l2 Nodes=fabricplace-pad01-1,n[05-07]\n"
+            "BlockSizes=4\n");
+  EXPECT_EQ(body(to_slurm_block_nodes(b)), "NodeName=fabricplace-pad01-1 State=FUTURE\n");
 }

@@ -85,11 +85,9 @@ TEST(SlurmBlock, TheTpGroupIsTheSegmentUnlessOneIsGiven) {
   const auto& f = padded().f;
   const auto states = *placement::busy_hosts(f, "");
   const Planner planner(f);
-  EXPECT_EQ(padded().hosts(planner.place(j, states, Policy::kSlurmBlock)),
-            "node[017-019,021-023]");
+  EXPECT_EQ(padded().hosts(planner.place(j, states, Policy::kSlurmBlock)), "node[017-019,021-023]");
   j.segment = 0;  // none
-  EXPECT_EQ(padded().hosts(planner.place(j, states, Policy::kSlurmBlock)),
-            "node[017-018,021-024]");
+  EXPECT_EQ(padded().hosts(planner.place(j, states, Policy::kSlurmBlock)), "node[017-018,021-024]");
 }
 
 // slurmctld 24.11 on fat3 2 pods x 2 leaves x 4 hosts, free (1, 2 | 4, 3), 6 nodes: it keeps
@@ -100,8 +98,7 @@ TEST(SlurmTree2411, KeepsTheJobInOnePodWhere2205Splits) {
   const std::string busy = "node[001-003,005-006,013]";
   EXPECT_EQ(r.hosts(r.place(6, busy, 0u, Policy::kSlurmTree, SlurmSeries::k2411)),
             "node[009-012,014-015]");
-  EXPECT_EQ(r.hosts(r.place(6, busy, 0u, Policy::kSlurmTree, SlurmSeries::k2205)),
-            "node[007-012]");
+  EXPECT_EQ(r.hosts(r.place(6, busy, 0u, Policy::kSlurmTree, SlurmSeries::k2205)), "node[007-012]");
 }
 
 }  // namespace

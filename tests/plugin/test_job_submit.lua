@@ -106,6 +106,19 @@ local even = { name = "even", min_nodes = 4, num_tasks = 8,
                spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
 M.submit(even, { [7] = { job_state = 1, nodes = "node[001,005,009-016]" } })
 eq("even tasks: counts", even.features, "[p01-leaf01*2&p01-leaf02*2]")
+-- --segment from the TP group where the field exists (Slurm 25.11+; nil before): set when
+-- none was asked for (0 or NO_VAL16); a user's own kept.
+local seg_none = { name = "s", segment_size = 65534 }
+eq("segment: set", M.segment(seg_none, 2), 2)
+eq("segment: the field", seg_none.segment_size, 2)
+local seg_zero = { name = "s", segment_size = 0 }
+eq("segment: 0 is none", M.segment(seg_zero, 4), 4)
+local seg_own = { name = "s", segment_size = 1 }
+eq("segment: the user's own kept", M.segment(seg_own, 2), nil)
+eq("segment: still 1", seg_own.segment_size, 1)
+local old_slurm = { name = "s" }
+eq("segment: no field before 25.11", M.segment(old_slurm, 2), nil)
+eq("segment: nothing set", old_slurm.segment_size, nil)
 -- Exact mode on Slurm 23.11+: the plugin's pin becomes the node list, no constraint; a -w of
 -- the user's own wins.
 local pinned = { name = "pinned", min_nodes = 4,

@@ -178,8 +178,14 @@ run_case() {  # run_case LABEL BUSY-HOSTS N [SEGMENT]
       ours="exit $rc: $(tr '\n' ' ' <<<"$ours" | cut -c1-200)"
     fi
     if ! out=$(sbatch --parsable -J probe -o /dev/null -N "$n" "${segopt[@]}" --wrap 'sleep 600' 2>&1); then
-      slurm="pending"  # refused at submission (e.g. a segment larger than a base block)
-      echo "  (sbatch refused the probe: $(tail -1 <<<"$out"))"
+      # Refused at submission because it can never run (a segment larger than a base block):
+      # as good as pending. Any other refusal is a failure of the case.
+      if grep -q 'Requested topology configuration is not available' <<<"$out"; then
+        slurm="pending"
+        echo "  (sbatch refused the probe: $(tail -1 <<<"$out"))"
+      else
+        slurm="sbatch failed: $(tail -1 <<<"$out")"
+      fi
     else
       jp=$out
       # A probe ours cannot place gets a few scheduling passes (bf_interval=1) to prove it

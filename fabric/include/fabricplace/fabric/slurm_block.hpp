@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "fabricplace/common/error.hpp"
 #include "fabricplace/fabric/fabric.hpp"
 #include "fabricplace/fabric/slurm_tree.hpp"
 
@@ -47,6 +48,13 @@ struct SlurmBlocks {
 SlurmBlocks slurm_blocks(const Fabric& fabric, const SlurmTree& tree);
 /// topology.conf for TopologyPlugin=topology/block: BlockName= lines, then BlockSizes=.
 std::string to_slurm_block(const Fabric& fabric, const SlurmBlocks& blocks);
+/// topology.yaml (Slurm 25.05+: when it exists, topology.conf is ignored): two topologies of
+/// the same fabric, `tree` (cluster_default, the tree export's switches) and `block` (the
+/// blocks above, placeholders included, and block_sizes); a partition picks one with
+/// `Topology=` in slurm.conf. Strings are double-quoted (JSON escapes, valid YAML); a switch
+/// name longer than Slurm's 64 characters is an error.
+Result<std::string> to_slurm_yaml(const Fabric& fabric, const SlurmTree& tree,
+                                  const SlurmBlocks& blocks);
 /// The slurm.conf lines that declare the placeholders' nodes (`NodeName=... State=FUTURE`);
 /// only comments when there is no placeholder.
 std::string to_slurm_block_nodes(const SlurmBlocks& blocks);

@@ -52,8 +52,12 @@ SlurmTables slurm_tables(const fabric::SlurmTree& tree);
 /// used leaf loses that leaf's nodes from its count (22.05 never lowers them). Both are held
 /// to a live slurmctld of their version (tests/slurm, differential_tree).
 enum class SlurmSeries : std::uint8_t { k2205, k2411 };
-std::string_view to_string(SlurmSeries s);                                ///< "22.05", "24.11"
-std::optional<SlurmSeries> parse_slurm_series(std::string_view version);  ///< "24.11[.x]"
+std::string_view to_string(SlurmSeries s);  ///< "22.05", "24.11"
+/// "22.05" or "24.11", optionally with ".MICRO" (digits); nothing else.
+std::optional<SlurmSeries> parse_slurm_series(std::string_view version);
+/// The variant a Slurm major.minor runs: 24.11's from 24.05 on (where eval_nodes_tree.c
+/// arrived), 22.05's before. Only 22.05 and 24.11 are held to a live slurmctld.
+SlurmSeries slurm_series_of(unsigned major, unsigned minor);
 
 placement::Placement first_fit(const placement::Context& c, const placement::JobRequest& job,
                                const placement::NodeStates& states,
