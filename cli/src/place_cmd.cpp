@@ -103,11 +103,10 @@ int run_place(const PlaceOpts& o) {
                         0});
   std::optional<policies::Policy> policy = policies::parse_policy(o.policy);
   if (!policy)
-    return report(
-        Error{ErrorCode::kUsage,
-              "--policy " + o.policy + ": expected fabric, slurm-tree, slurm-block or first-fit",
-              {},
-              0});
+    return report(Error{ErrorCode::kUsage,
+                        "--policy " + o.policy + ": expected " + policies::policy_choices(),
+                        {},
+                        0});
   // --routes is checked before any input is read (a usage error, exit 2).
   auto route_specs = o.routes.specs();
   if (!route_specs) return report(route_specs.error());

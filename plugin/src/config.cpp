@@ -23,9 +23,8 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
       c.host_map_path = value;
     } else if (key == "policy") {
       if (!policies::parse_policy(value))
-        return fail(ErrorCode::kUsage, "policy=" + str::quoted(value) +
-                                           ": expected fabric, slurm-tree, slurm-block or "
-                                           "first-fit");
+        return fail(ErrorCode::kUsage,
+                    "policy=" + str::quoted(value) + ": expected " + policies::policy_choices());
       c.policy = value;
     } else if (key == "mode") {
       if (value != "constrain" && value != "exact" && value != "off")

@@ -61,10 +61,8 @@ Result<void> set_option(JobOptions& o, Option which, const char* value) {
     }
     case Option::kPolicy:
       if (!policies::parse_policy(v))
-        return fail(ErrorCode::kUsage, name +
-                                           ": expected fabric, slurm-tree, slurm-block or "
-                                           "first-fit, got " +
-                                           str::quoted(v));
+        return fail(ErrorCode::kUsage,
+                    name + ": expected " + policies::policy_choices() + ", got " + str::quoted(v));
       o.policy = v;
       return {};
     case Option::kRankfile:

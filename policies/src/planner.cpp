@@ -18,6 +18,16 @@ std::string_view to_string(Policy p) {
   return "?";
 }
 
+std::string policy_choices() {
+  std::string out;
+  for (std::size_t i = 0; i < kPolicies.size(); ++i)
+    out += (i == 0                      ? ""
+            : i + 1 == kPolicies.size() ? " or "
+                                        : ", ") +
+           std::string(to_string(kPolicies[i]));
+  return out;
+}
+
 std::optional<Policy> parse_policy(std::string_view name) {
   for (Policy p : kPolicies)
     if (name == to_string(p)) return p;

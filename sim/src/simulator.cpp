@@ -32,8 +32,8 @@ Result<std::vector<SimPolicy>> parse_sim_policies(std::string_view list) {
                   "ring on the routes");
     auto pol = policies::parse_policy(name);
     if (!pol) {
-      return fail(ErrorCode::kUsage, "unknown policy '" + std::string(name) +
-                                         "': expected fabric, slurm-tree, slurm-block or first-fit");
+      return fail(ErrorCode::kUsage, "unknown policy '" + std::string(name) + "': expected " +
+                                         policies::policy_choices());
     }
     SimPolicy p;
     p.placement = *pol;

@@ -32,6 +32,8 @@ inline constexpr std::array kPolicies{Policy::kFabric, Policy::kSlurmTree, Polic
                                       Policy::kFirstFit};
 std::string_view to_string(Policy p);  ///< "fabric", "slurm-tree", "slurm-block", "first-fit"
 std::optional<Policy> parse_policy(std::string_view name);
+/// "fabric, slurm-tree, slurm-block or first-fit": what a message says parse_policy accepts.
+std::string policy_choices();
 
 /// Slurm's view of the topology.conf export: per switch (in file order) its level (leaf 0),
 /// parent (Slurm's, including its quirks), hop distances and the hosts under each leaf.
