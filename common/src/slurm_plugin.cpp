@@ -48,8 +48,7 @@ struct Section {
 }  // namespace
 
 std::string Version::to_string() const {
-  return std::to_string(major) + "." + (minor < 10 ? "0" : "") + std::to_string(minor) + "." +
-         std::to_string(micro);
+  return series() + "." + std::to_string(micro);
 }
 
 std::string Version::series() const {

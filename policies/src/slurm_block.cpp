@@ -144,10 +144,15 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
   if (static_cast<int>(usable) < N)  // eval_nodes(): fewer nodes than min_nodes
     return pending("job needs " + std::to_string(N) + " nodes; only " + std::to_string(usable) +
                    " are free" + (job.exclude.empty() ? "" : " and not excluded"));
-  // Hosts of each base block (placeholders have none Slurm can use).
-  std::vector<std::uint8_t> node_map = ok;  // topo_eval->node_map, by HostId
-  const std::vector<std::uint8_t> orig = ok;
-  std::vector<std::uint8_t> alloc(ok.size(), 0);
+  // topo_eval->node_map by HostId: each segment starts from the usable hosts less those the
+  // earlier segments took (Slurm: orig_node_map & ~alloc_node_map).
+  std::vector<std::uint8_t> node_map = ok;
+  std::size_t left = usable;
+  const auto usable_in = [&](int i) {  // usable hosts of base block i (placeholders: none)
+    std::uint32_t n = 0;
+    for (HostId h : B[static_cast<std::size_t>(i)].hosts) n += node_map[idx(h)];
+    return n;
+  };
 
   int rem_nodes = N;
   int segment_cnt = 1, rem_segment_cnt = 0;
@@ -164,23 +169,20 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
   const int llblock_size = bblock_per_llblock * base;
   int max_llblock = (rem_nodes + llblock_size - 1) / llblock_size;
 
-  std::vector<std::uint32_t> on_llblock_store;
-  bool have_llblock = false;
+  std::vector<std::uint32_t> on_llblock_store;  // nodes_on_llblock: allocated once, then kept
   std::vector<std::uint8_t> required(static_cast<std::size_t>(nb), 0);
   std::vector<std::uint32_t> on_bblock(static_cast<std::size_t>(nb), 0);
   std::vector<int> bblock_block(static_cast<std::size_t>(nb), 0);
   int llblock_cnt = 0;
   int block_cnt = 0;
-  std::vector<HostId> chosen;
+  std::vector<HostId> chosen, seg_hosts;
 
   for (;;) {  // next_segment
     if (rem_segment_cnt) {
       rem_nodes = segment;
       max_llblock = (rem_nodes + llblock_size - 1) / llblock_size;
     }
-    bool any = false;
-    for (auto u : node_map) any = any || u;
-    if (!any)
+    if (left == 0)
       return pending("no usable node is left for segment " +
                      std::to_string(segment_cnt - rem_segment_cnt + 1));
     if (block_level < 0) {
@@ -190,20 +192,16 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
       bblock_per_block = 1 << block_level;
       block_cnt = (nb + bblock_per_block - 1) / bblock_per_block;
     }
-    if (bblock_per_block != bblock_per_llblock * max_llblock && !have_llblock) {
+    if (bblock_per_block != bblock_per_llblock * max_llblock && on_llblock_store.empty()) {
       llblock_cnt = (nb + bblock_per_llblock - 1) / bblock_per_llblock;
       on_llblock_store.assign(static_cast<std::size_t>(llblock_cnt), 0);
-      have_llblock = true;
     }
-    auto* on_llblock = have_llblock ? &on_llblock_store : nullptr;
+    auto* on_llblock = on_llblock_store.empty() ? nullptr : &on_llblock_store;
     std::fill(required.begin(), required.end(), 0);
     for (int i = 0; i < nb; ++i) {
       bblock_block[static_cast<std::size_t>(i)] = i / bblock_per_block;
-      if (on_llblock) {
-        std::uint32_t overlap = 0;
-        for (HostId h : B[static_cast<std::size_t>(i)].hosts) overlap += node_map[idx(h)];
-        (*on_llblock)[static_cast<std::size_t>(i / bblock_per_llblock)] += overlap;
-      }
+      if (on_llblock)
+        (*on_llblock)[static_cast<std::size_t>(i / bblock_per_llblock)] += usable_in(i);
     }
     // Step 2: the block.
     int block_inx = -1;
@@ -211,8 +209,7 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
     for (int b = 0; b < block_cnt; ++b) {
       std::uint32_t bnc = 0, avail_bnc = 0;
       const int first = b * bblock_per_block, last = std::min(nb, first + bblock_per_block);
-      for (int i = first; i < last; ++i)
-        for (HostId h : B[static_cast<std::size_t>(i)].hosts) bnc += node_map[idx(h)];
+      for (int i = first; i < last; ++i) bnc += usable_in(i);
       if (!on_llblock) {
         avail_bnc = bnc;
       } else {
@@ -250,13 +247,12 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
       return pending("the block Slurm picks has " + std::to_string(block_node_cnt) + " of " +
                      std::to_string(rem_nodes) +
                      " usable nodes; Slurm would leave the job pending");
-    std::vector<std::uint8_t> taken(ok.size(), 0);  // topo_eval->node_map after clearing
+    seg_hosts.clear();  // topo_eval->node_map after bit_clear_all: this segment's hosts
     // Step 3: recount per base block of the chosen block.
     if (on_llblock) std::fill(on_llblock->begin(), on_llblock->end(), 0);
     for (int i = 0; i < nb; ++i) {
       if (bblock_block[static_cast<std::size_t>(i)] != block_inx) continue;
-      std::uint32_t cnt = 0;
-      for (HostId h : B[static_cast<std::size_t>(i)].hosts) cnt += node_map[idx(h)];
+      const auto cnt = usable_in(i);
       on_bblock[static_cast<std::size_t>(i)] = cnt;
       if (on_llblock) (*on_llblock)[static_cast<std::size_t>(i / bblock_per_llblock)] += cnt;
     }
@@ -276,9 +272,10 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
       if (best == -1) break;
       if (max_llblock <= 0 && !best_same) break;
       required[static_cast<std::size_t>(best)] = 1;
+      // A base block is taken once per segment and its hosts are its own: none is taken twice.
       for (HostId h : B[static_cast<std::size_t>(best)].hosts) {
-        if (!node_map[idx(h)] || taken[idx(h)]) continue;
-        taken[idx(h)] = 1;
+        if (!node_map[idx(h)]) continue;
+        seg_hosts.push_back(h);
         --rem_nodes;
         if (rem_nodes <= 0) {
           done = true;
@@ -288,14 +285,12 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
       if (!done && !best_same) --max_llblock;
     }
     if (rem_nodes > 0)
-      return pending("the block ran out after " + std::to_string(N - rem_nodes) + " of " +
-                     std::to_string(N) + " nodes (Slurm's limit on lower-level blocks)");
-    for (std::uint32_t h = 0; h < taken.size(); ++h)
-      if (taken[h]) chosen.push_back(HostId{h});
+      return pending("the block ran out after " + std::to_string(chosen.size() + seg_hosts.size()) +
+                     " of " + std::to_string(N) + " nodes (Slurm's limit on lower-level blocks)");
+    for (HostId h : seg_hosts) node_map[idx(h)] = 0;  // the next segment's map
+    left -= seg_hosts.size();
+    chosen.insert(chosen.end(), seg_hosts.begin(), seg_hosts.end());
     if (!rem_segment_cnt || --rem_segment_cnt == 0) break;
-    // The next segment: the original nodes but those allocated so far.
-    for (std::uint32_t h = 0; h < taken.size(); ++h) alloc[h] = alloc[h] || taken[h];
-    for (std::size_t h = 0; h < node_map.size(); ++h) node_map[h] = orig[h] && !alloc[h];
   }
   std::sort(chosen.begin(), chosen.end(), [](HostId a, HostId b) { return idx(a) < idx(b); });
   return placement::evaluate(c, job, states, std::move(chosen), "slurm-block", traffic);
