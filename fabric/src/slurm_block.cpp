@@ -8,6 +8,16 @@
 #include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::fabric {
+namespace {
+
+// A Slurm node list: `extra` names (a block's State=FUTURE nodes) and the hosts' names.
+std::string node_list(const Fabric& f, const std::vector<HostId>& hosts,
+                      std::vector<std::string> extra = {}) {
+  for (HostId h : hosts) extra.push_back(f.host(h).name);
+  return hostlist::compress(extra);
+}
+
+}  // namespace
 
 SlurmBlocks slurm_blocks(const Fabric& f, const SlurmTree& tree) {
   SlurmBlocks b;
@@ -102,9 +112,7 @@ std::string to_slurm_block(const Fabric& f, const SlurmBlocks& b) {
       pod = blk.pod;
       out += "\n# pod " + std::to_string(pod + 1) + "\n";
     }
-    std::vector<std::string> names = blk.placeholder;
-    for (HostId h : blk.hosts) names.push_back(f.host(h).name);
-    out += "BlockName=" + blk.name + " Nodes=" + hostlist::compress(names) + "\n";
+    out += "BlockName=" + blk.name + " Nodes=" + node_list(f, blk.hosts, blk.placeholder) + "\n";
   }
   if (!b.sizes.empty()) {
     out += "\nBlockSizes=";
@@ -128,10 +136,6 @@ std::string to_slurm_block_nodes(const SlurmBlocks& b) {
 
 Result<std::string> to_slurm_yaml(const Fabric& f, const SlurmTree& tree, const SlurmBlocks& b) {
   const auto q = [](std::string_view v) { return str::json_quote(v); };
-  const auto names = [&](const std::vector<HostId>& hosts, std::vector<std::string> extra) {
-    for (HostId h : hosts) extra.push_back(f.host(h).name);
-    return hostlist::compress(extra);
-  };
   std::string out;
   out +=
       "# Slurm topology.yaml (Slurm 25.05+; when it exists, topology.conf is ignored), written\n";
@@ -159,14 +163,14 @@ Result<std::string> to_slurm_yaml(const Fabric& f, const SlurmTree& tree, const 
       for (auto c : s.children) kids.push_back(tree.switches[c].name);
       out += "        children: " + q(hostlist::compress(kids)) + "\n";
     }
-    if (!s.hosts.empty()) out += "        nodes: " + q(names(s.hosts, {})) + "\n";
+    if (!s.hosts.empty()) out += "        nodes: " + q(node_list(f, s.hosts)) + "\n";
   }
   out += "- topology: \"block\"\n  cluster_default: false\n  block:\n    block_sizes:\n";
   for (auto size : b.sizes) out += "      - " + std::to_string(size) + "\n";
   out += "    blocks:\n";
   for (const auto& blk : b.blocks)
     out += "      - block: " + q(blk.name) +
-           "\n        nodes: " + q(names(blk.hosts, blk.placeholder)) + "\n";
+           "\n        nodes: " + q(node_list(f, blk.hosts, blk.placeholder)) + "\n";
   return out;
 }
 
