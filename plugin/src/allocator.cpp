@@ -234,8 +234,7 @@ int allocator_steer() {
     if (!h.empty()) names.emplace_back(h);
   st.exact_nodes = fp::hostlist::compress(names);
   st.exact = true;
-  return 0;
-#endif
+#else
   // One line per task: sbatch wants at least as many lines as tasks (-n, --ntasks-per-node).
   std::uint64_t per_node = 1;
   if (req.shape.ntasks_per_node)
@@ -264,6 +263,7 @@ int allocator_steer() {
   st.srun_hostfile = path;
   st.exact = true;
   setenv("SLURM_HOSTFILE", path.c_str(), 1);
+#endif
   return 0;
 }
 
