@@ -341,19 +341,16 @@ lab_up() {
     die "fabricplace fabric export $spec --format hostmap failed"
   "$fp" fabric export "$spec" --format lua -o "$ETC/fabric.lua" ||
     die "fabricplace fabric export $spec --format lua failed"
+  # The hosts under a leaf (tree and block list the same ones), with their leaf's features.
   hosts=()
-  local line h
-  while read -r line; do   # the hosts under a leaf: tree and block list the same ones
-    mapfile -t -O "${#hosts[@]}" hosts < <(expand_hostlist "$line")
-  done < <(sed -n 's/^NodeName=\([^ ]*\) .*/\1/p' "$ETC/features.conf")
+  declare -A feat=()
+  local h nl f
+  while read -r nl f; do
+    while read -r h; do hosts+=("$h"); feat[$h]=$f; done < <(expand_hostlist "$nl")
+  done < <(sed -n 's/^NodeName=\([^ ]*\) Features=\([^ ]*\).*/\1 \2/p' "$ETC/features.conf")
   [[ ${#hosts[@]} -gt 0 ]] || die "no hosts in $ETC/features.conf"
   [[ ${#hosts[@]} -le 64 ]] || die "$spec has ${#hosts[@]} hosts; the lab runs at most 64 slurmds on one machine"
   [[ $(printf '%s\n' "${hosts[@]}" | sort | uniq -d) == "" ]] || die "a host is under two leaves in $ETC/features.conf"
-  declare -A feat=()
-  local nl f
-  while read -r nl f; do
-    while read -r h; do feat[$h]=$f; done < <(expand_hostlist "$nl")
-  done < <(sed -n 's/^NodeName=\([^ ]*\) Features=\([^ ]*\).*/\1 \2/p' "$ETC/features.conf")
 
   # ---- ports must be free (another lab, or the reference one, may be up) ----------
   local k p
