@@ -11,6 +11,10 @@ constraint so that every group lands inside one leaf:
   - else leaves of one pod, else of several:  features = "[p01-leaf01*4&p01-leaf02*2]"
     (each count a multiple of g; leaves with the most room first, the tightest pod first)
 Leaf names are the node features of `fabricplace fabric export --format slurm-features`.
+On topology/block (plugstack.conf `topology=block`: FABRICPLACE_TOPOLOGY=block) only the
+first form is made: Slurm there keeps a job inside one block over as few leaves as its size
+needs and refuses per-leaf counts, so a job no single leaf holds is left to Slurm, whose
+--segment (set by etc/cli_filter.lua from Slurm 24.05) keeps each TP group inside a leaf.
 On Slurm 25.11+, where job_desc.segment_size exists, the TP group also becomes the job's
 --segment (kept inside one block by topology/block), unless the job has its own.
 
@@ -141,8 +145,9 @@ end
 
 -- The constraint for `nodes` nodes in groups of `g` nodes (M.shape: nodes is a multiple of
 -- g), given the busy hosts and the hosts the job may use (nil: all); or nil and the reason.
--- Leaves: free = hosts not busy and allowed, room = whole groups that fit.
-function M.plan(fabric, busy, nodes, g, allowed)
+-- Leaves: free = hosts not busy and allowed, room = whole groups that fit. With one_leaf
+-- (topology/block), only a leaf that holds the whole job.
+function M.plan(fabric, busy, nodes, g, allowed, one_leaf)
   if nodes % g ~= 0 then
     return nil, string.format("%d nodes are not whole TP groups of %d nodes (see M.shape)", nodes, g)
   end
@@ -175,6 +180,9 @@ function M.plan(fabric, busy, nodes, g, allowed)
     local names = {}
     for _, i in ipairs(fits) do names[#names + 1] = fabric.leaves[i].name end
     return "[" .. table.concat(names, "|") .. "]"
+  end
+  if one_leaf then
+    return nil, "no leaf has room for the whole job now"
   end
   -- 2. The tightest single pod, else every leaf; leaves with the most room first.
   local candidates
@@ -300,8 +308,20 @@ function M.submit(job_desc, jobs, part_list)
     return
   end
   M.segment(job_desc, g)
+  local block = env.FABRICPLACE_TOPOLOGY == "block"
   local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g,
-                               M.allowed_hosts(job_desc, part_list))
+                               M.allowed_hosts(job_desc, part_list), block)
+  if block and features == nil then
+    -- topology/block refuses per-leaf counts: Slurm places the job, by its block rules.
+    local seg = tonumber(env.FABRICPLACE_SEGMENT)
+    if seg then
+      why = string.format("%s; topology/block keeps each TP group inside a leaf with " ..
+                          "--segment=%d", why, seg)
+    else
+      why = string.format("%s; topology/block refuses per-leaf counts (and this job has no " ..
+                          "--segment from fabricplace: cli_filter.lua, Slurm 24.05+)", why)
+    end
+  end
   -- Per-leaf node counts with a task count that is not the same on every node (-N 4 -n 6):
   -- Slurm 24.11 plans more nodes than the job asks for and never starts it.
   local tasks = tonumber(job_desc.num_tasks)

@@ -138,15 +138,34 @@ void unpin() {
   st.exact = false;
 }
 
-}  // namespace
+// topology/block (plugstack.conf topology=block, Slurm 24.05+): the TP group's --segment,
+// for etc/cli_filter.lua to apply, in this process's environment (FABRICPLACE_SEGMENT):
+// cli_filter's pre_submit runs after every option callback and before the job is built, and
+// nothing else on the way to slurmctld can set --segment before Slurm 25.11. Worked out
+// again in every callback, as a later option may change the answer; none for a pinned job
+// (Slurm refuses a node list with a segment).
+void segment_env() {
+  auto& st = state();
+  unsetenv("FABRICPLACE_SEGMENT");
+  if (st.config.topology != "block") return;
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
+  const auto req = final_request();
+  if (!req.tp || req.mode == Mode::kOff || req.shape.het || req.shape.nodelist || st.exact ||
+      !st.validated)
+    return;
+  const auto s =
+      block_segment(req.shape.nodes_range ? std::nullopt : req.shape.node_count(),
+                    static_cast<std::uint32_t>(st.config.gpus_per_node), *req.tp);
+  if (!s.nodes) {
+    note_verbose("topology/block: no --segment (" + s.why_not + ")");
+    return;
+  }
+  setenv("FABRICPLACE_SEGMENT", std::to_string(*s.nodes).c_str(), 1);
+#endif
+}
 
-// In every --fabric-* callback of sbatch/salloc: check the request against the fabric (an
-// impossible one fails the command here, which Slurm honours even for an `optional`
-// plugin, where a failing init_post_opt is ignored), then, in exact mode, place the job now
-// and pin its nodes (sbatch reads SLURM_HOSTFILE after the callbacks, before
-// init_post_opt). The file is removed, and SLURM_HOSTFILE unset, in init_post_opt, once
-// sbatch has read it. Any fault: a message, and the job goes on unpinned (constrain mode).
-int allocator_steer() {
+// The request checked and, in exact mode, pinned: allocator_steer's work.
+int steer_request() {
   auto& st = state();
   const auto req = final_request();
   if (!req.tp || req.mode == Mode::kOff) {
@@ -224,6 +243,14 @@ int allocator_steer() {
                std::to_string(placed->running_hosts) + " host(s) read from slurmctld");
   for (const auto& n : placed->notes) note_verbose(n);
   const std::string& hosts = placed->hostfile;
+  if (st.config.topology == "block" && !in_one_leaf(**map, hosts)) {
+    // topology/block keeps a job inside one block of its size, over as few leaves as its
+    // size needs, and refuses a node list together with --segment: only a pin inside one
+    // leaf is sure to be admitted. The TP groups' --segment does the rest (cli_filter.lua).
+    note_once("exact mode on topology/block pins only a job inside one leaf; constrain mode "
+              "instead (each TP group inside a leaf through --segment)");
+    return 0;
+  }
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
   // Since 23.11 sbatch refuses -N with a hostfile ("--nodes is incompatible with
   // --distribution=arbitrary"), and it has no other variable that names nodes: the pin goes
@@ -267,6 +294,21 @@ int allocator_steer() {
   return 0;
 }
 
+}  // namespace
+
+// In every --fabric-* callback of sbatch/salloc: check the request against the fabric (an
+// impossible one fails the command here, which Slurm honours even for an `optional`
+// plugin, where a failing init_post_opt is ignored), then, in exact mode, place the job now
+// and pin its nodes (sbatch reads SLURM_HOSTFILE after the callbacks, before
+// init_post_opt). The file is removed, and SLURM_HOSTFILE unset, in init_post_opt, once
+// sbatch has read it. Any fault: a message, and the job goes on unpinned (constrain mode).
+// On topology/block, then the segment for cli_filter.lua.
+int allocator_steer() {
+  const int rc = steer_request();
+  segment_env();
+  return rc;
+}
+
 // Allocator (sbatch, salloc), after every option is parsed: hand the request to slurmctld's
 // job_submit.lua (constrain mode) through the job's SPANK environment, and clean up a pin.
 int allocator_post_opt(spank_t sp) {
@@ -292,6 +334,13 @@ int allocator_post_opt(spank_t sp) {
     const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
     spank_job_control_setenv(sp, "FABRICPLACE_TP", std::to_string(*req.tp).c_str(), 1);
     spank_job_control_setenv(sp, "FABRICPLACE_GPUS_PER_NODE", std::to_string(G).c_str(), 1);
+    // topology/block: job_submit.lua makes no per-leaf counts there (Slurm refuses them);
+    // the segment cli_filter.lua was handed, for its log.
+    if (st.config.topology == "block") {
+      spank_job_control_setenv(sp, "FABRICPLACE_TOPOLOGY", "block", 1);
+      if (const char* s = std::getenv("FABRICPLACE_SEGMENT"))
+        spank_job_control_setenv(sp, "FABRICPLACE_SEGMENT", s, 1);
+    }
   }
   return 0;
 }

@@ -37,6 +37,12 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
         return fail(ErrorCode::kUsage,
                     "gpus_per_node=" + str::quoted(value) + ": expected an integer from 1 to 1024");
       c.gpus_per_node = static_cast<int>(*v);
+    } else if (key == "topology") {
+      if (value != "tree" && value != "block")
+        return fail(ErrorCode::kUsage,
+                    "topology=" + str::quoted(value) +
+                        ": expected tree or block (the cluster's TopologyPlugin)");
+      c.topology = value;
     } else if (key == "hwloc_xml") {
       if (value.empty())
         return fail(ErrorCode::kUsage, "hwloc_xml=: expected the path of an hwloc XML file");
@@ -46,8 +52,8 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
     } else {
       return fail(ErrorCode::kUsage,
                   "unknown plugstack.conf argument " + str::quoted(key) +
-                      ", expected fabric=, hostmap=, policy=, mode=, gpus_per_node=, hwloc_xml= or "
-                      "log=");
+                      ", expected fabric=, hostmap=, policy=, mode=, gpus_per_node=, topology=, "
+                      "hwloc_xml= or log=");
     }
   }
   return c;

@@ -1,7 +1,7 @@
 // plugstack.conf arguments of the SPANK plugin, parsed without Slurm so they can be tested:
 //   optional fabricplace.so fabric=/etc/slurm/fabric.json [hostmap=/etc/slurm/fabric.hostmap]
 //            policy=fabric mode=constrain
-//            gpus_per_node=8 log=/var/log/fabricplace.log
+//            gpus_per_node=8 log=/var/log/fabricplace.log [topology=block]
 #pragma once
 
 #include <string>
@@ -18,6 +18,10 @@ struct PluginConfig {
   std::string policy = "fabric";   ///< placement policy name
   std::string mode = "constrain";  ///< default --fabric-mode: constrain | exact | off
   int gpus_per_node = 8;
+  /// The cluster's TopologyPlugin: "tree" (topology/tree, or none) or "block"
+  /// (topology/block, Slurm 23.11+), which keeps a job inside one block: per-leaf counts
+  /// are refused there, and a TP group's --segment does their work (docs/slurm.md).
+  std::string topology = "tree";
   std::string log_path;   ///< empty: Slurm's log only
   std::string hwloc_xml;  ///< the nodes' hwloc topology: GPU k <-> nearest HCA per local rank
 };

@@ -110,6 +110,32 @@ Result<void> validate_submission(const placement::HostMap& m,
   return {};
 }
 
+BlockSegment block_segment(std::optional<std::uint32_t> nodes, std::uint32_t gpus_per_node,
+                           std::uint32_t tp) {
+  if (gpus_per_node == 0 || tp <= gpus_per_node)
+    return {std::nullopt, "a TP group fits inside one node"};
+  if (tp % gpus_per_node != 0) return {std::nullopt, "a TP group does not span whole nodes"};
+  const std::uint32_t g = tp / gpus_per_node;
+  if (!nodes) return {std::nullopt, "the node count (-N) is not known"};
+  if (*nodes % g != 0)
+    return {std::nullopt, std::to_string(*nodes) + " nodes are not whole TP groups of " +
+                              std::to_string(g) + " nodes"};
+  return {g, {}};
+}
+
+bool in_one_leaf(const placement::HostMap& m, std::string_view hosts) {
+  std::optional<std::uint32_t> leaf;
+  for (const auto& h : str::split(hosts, '\n')) {
+    if (h.empty()) continue;
+    const auto it = m.index.find(std::string(h));
+    if (it == m.index.end()) return false;
+    const auto b = m.blocks.of_host[it->second];
+    if (b == fabric::kNone || (leaf && *leaf != b)) return false;
+    leaf = b;
+  }
+  return leaf.has_value();
+}
+
 Result<ExactPlacement> exact_hostfile(const ExactRequest& r) {
   // The fabric and its planner, loaded once per process (a submission runs one sbatch).
   static std::mutex mu;

@@ -52,6 +52,24 @@ SubmitShape submit_shape(const std::vector<std::string>& directives,
 Result<void> validate_submission(const placement::HostMap& m, std::optional<std::uint32_t> nodes,
                                  std::uint32_t gpus_per_node, std::uint32_t tp);
 
+/// topology/block (plugstack.conf `topology=block`): the --segment that keeps each TP group of
+/// a job of `nodes` nodes inside one base block (a leaf), as topology/block (24.05+) honours
+/// it: the nodes of one TP group, when a group spans nodes and the node count is known (a
+/// segment must divide it, or Slurm refuses the job). Nothing otherwise, with the reason.
+/// Call it on a request validate_submission() accepted (a group then fits the largest leaf,
+/// the base block size of `fabric export --format slurm-block`).
+struct BlockSegment {
+  std::optional<std::uint32_t> nodes;  ///< the segment, in nodes
+  std::string why_not;                 ///< when there is none
+};
+BlockSegment block_segment(std::optional<std::uint32_t> nodes, std::uint32_t gpus_per_node,
+                           std::uint32_t tp);
+
+/// Whether every host of `hosts` (one per line) is under one leaf of the host map: the only
+/// node list topology/block admits for every job size (a job must stay inside one block of
+/// its size, within as few leaves as its size needs; docs/slurm.md).
+bool in_one_leaf(const placement::HostMap& m, std::string_view hosts);
+
 /// Exact mode: the nodes the placement engine chooses now for `nodes` nodes with TP groups
 /// of `tp` GPUs, given the fabric JSON, the node states as `sinfo -h -N -o '%N %t'` text and
 /// the running jobs as `squeue -h -t R -o '%i %N'` text (placement::running_from_lines).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # job_submit_lua.sh FABRICPLACE LUA51: etc/job_submit.lua's functions under Lua 5.1 (the
 # interpreter Slurm 22.05's job_submit/lua embeds), on the fabric table that
-# `fabricplace fabric export --format lua` writes for the lab's 3-level fabric.
+# `fabricplace fabric export --format lua` writes for the lab's 3-level fabric; then
+# etc/cli_filter.lua's.
 set -euo pipefail
 fp=$1 lua=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -9,3 +10,4 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 "$fp" fabric export 'fat3:pods=2,leaves=2,down=4,up=4' --format lua -o "$d/fabric.lua"
 "$lua" "$here/test_job_submit.lua" "$here/../../etc/job_submit.lua" "$d/fabric.lua"
+"$lua" "$here/test_cli_filter.lua" "$here/../../etc/cli_filter.lua"

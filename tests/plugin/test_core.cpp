@@ -153,6 +153,29 @@ TEST_F(Fabric8, SubmissionChecks) {
             "nodes (a multiple of 8)");
 }
 
+// topology/block: the TP group's --segment, and which exact-mode pins block admits.
+TEST_F(Fabric8, BlockSegmentAndOneLeaf) {
+  const auto seg = [](std::optional<std::uint32_t> n, std::uint32_t g, std::uint32_t tp) {
+    const auto s = block_segment(n, g, tp);
+    return s.nodes ? std::to_string(*s.nodes) : s.why_not;
+  };
+  EXPECT_EQ(seg(6, 2, 4), "2");
+  EXPECT_EQ(seg(4, 8, 32), "4");
+  EXPECT_EQ(seg(2, 8, 16), "2");  // one group: the whole job in one leaf
+  EXPECT_EQ(seg(4, 8, 8), "a TP group fits inside one node");
+  EXPECT_EQ(seg(4, 8, 4), "a TP group fits inside one node");
+  EXPECT_EQ(seg(std::nullopt, 2, 4), "the node count (-N) is not known");
+  EXPECT_EQ(seg(5, 2, 4), "5 nodes are not whole TP groups of 2 nodes");
+  EXPECT_EQ(seg(4, 8, 12), "a TP group does not span whole nodes");
+  // Fabric8's leaves: node001-002, node003-004 (pod 1), node005-006, node007-008 (pod 2).
+  EXPECT_TRUE(in_one_leaf(m, "node001\nnode002\n"));
+  EXPECT_TRUE(in_one_leaf(m, "node008\n"));
+  EXPECT_FALSE(in_one_leaf(m, "node002\nnode003\n"));  // two leaves of one pod
+  EXPECT_FALSE(in_one_leaf(m, "node001\nnode005\n"));
+  EXPECT_FALSE(in_one_leaf(m, "node001\nnode999\n"));  // a host the map does not know
+  EXPECT_FALSE(in_one_leaf(m, "\n"));
+}
+
 TEST_F(Fabric8, TaskPlaces) {
   // Hosts per leaf 2, 1 | 1 (0): --fabric-tp 16 on 8-GPU nodes is a group of 2 hosts (4
   // ranks at 2 per node); the two 1-host leaves share a group.

@@ -144,5 +144,38 @@ eq("TP that does not tile: the shape's message", line:gsub("^%S+ ", ""),
    "job odd: --fabric-tp 4 does not tile the job: 3 nodes x 2 GPUs per node = 6 GPUs, not a "
    .. "multiple of 4; left to Slurm")
 
+-- topology/block (FABRICPLACE_TOPOLOGY=block): one leaf or nothing, never per-leaf counts
+-- (Slurm refuses them there); the log says what keeps the groups whole instead.
+eq("block: one leaf", M.plan(f, busy("node[001-002,005,009-016]"), 2, 2, nil, true),
+   "[p01-leaf01|p01-leaf02]")
+eq("block: no per-leaf counts", select(2, M.plan(f, busy("node[001,005,009-016]"), 4, 2, nil, true)),
+   "no leaf has room for the whole job now")
+local function block_job(name, env)
+  local j = { name = name, min_nodes = 6, spank_job_env = env }
+  M.LOG = os.tmpname()
+  M.submit(j, { [7] = { job_state = 1, nodes = "node[001,005,013-016]" } })
+  local fh = io.open(M.LOG)
+  j.line = fh and fh:read("*l"):gsub("^%S+ ", "") or ""
+  if fh then fh:close() end
+  os.remove(M.LOG)
+  M.LOG = nil
+  return j
+end
+local seg = block_job("bseg", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2",
+                                [2] = "FABRICPLACE_TOPOLOGY=block", [3] = "FABRICPLACE_SEGMENT=2" })
+eq("block: 6 nodes, no leaf holds them: no constraint", seg.features, nil)
+eq("block: the segment said", seg.line,
+   "job bseg: 6 nodes, TP groups of 2 nodes: no leaf has room for the whole job now; " ..
+   "topology/block keeps each TP group inside a leaf with --segment=2; left to Slurm")
+local noseg = block_job("bnoseg", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2",
+                                    [2] = "FABRICPLACE_TOPOLOGY=block" })
+eq("block without a segment: no constraint", noseg.features, nil)
+eq("block without a segment: said", noseg.line,
+   "job bnoseg: 6 nodes, TP groups of 2 nodes: no leaf has room for the whole job now; " ..
+   "topology/block refuses per-leaf counts (and this job has no --segment from fabricplace: " ..
+   "cli_filter.lua, Slurm 24.05+); left to Slurm")
+local tree = block_job("btree", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" })
+eq("tree: the same job gets per-leaf counts", tree.features, "[p01-leaf01*2&p02-leaf01*4]")
+
 if failures > 0 then os.exit(1) end
 print("ok")

@@ -3,7 +3,7 @@
 # (Debian 12), 24.11 inside tests/slurm/chroot.sh's Debian 13 (the same script, run there).
 #
 #   lab.sh up --fabric SPEC [--fabricplace PATH] [--dir DIR] [--plugstack FILE]
-#             [--job-submit FILE] [--topology tree|block] [--restart]
+#             [--job-submit FILE] [--cli-filter FILE] [--topology tree|block] [--restart]
 #   lab.sh down [--dir DIR] [--purge]
 #   lab.sh status [--dir DIR]
 #   lab.sh restart-ctld [--dir DIR] [--kill]
@@ -34,7 +34,9 @@
 # FABRICPLACE_LAB_UP_TIMEOUT (30 s), FABRICPLACE_LAB_CTLD_DEBUG / _SLURMD_DEBUG (info),
 # FABRICPLACE_LAB_SLURMD_TIMEOUT (SlurmdTimeout, 300 s: how long a silent node stays up),
 # NO_UNSHARE=1 (no UTS namespaces; chosen automatically where unshare is not permitted).
-# In plugstack/job_submit files, @LAB@ stands for DIR.
+# In plugstack/job_submit/cli_filter files, @LAB@ stands for DIR. --cli-filter becomes
+# DIR/etc/cli_filter.lua beside slurm.conf, where the client commands look for it
+# (CliFilterPlugins=lua).
 set -uo pipefail
 
 prog=lab.sh
@@ -45,7 +47,7 @@ usage() { sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 cmd=$1; shift
 dir=${FABRICPLACE_LAB:-/tmp/fabricplace-slurmlab}
-spec="" topology=tree fp=${FABRICPLACE:-fabricplace} plugstack="" jobsubmit="" restart=0 purge=0 kill=0 node=""
+spec="" topology=tree fp=${FABRICPLACE:-fabricplace} plugstack="" jobsubmit="" clifilter="" restart=0 purge=0 kill=0 node=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --kill) kill=1; shift ;;
@@ -56,6 +58,7 @@ while [[ $# -gt 0 ]]; do
     --dir) dir=${2:?--dir needs a value}; shift 2 ;;
     --plugstack) plugstack=${2:?--plugstack needs a value}; shift 2 ;;
     --job-submit) jobsubmit=${2:?--job-submit needs a value}; shift 2 ;;
+    --cli-filter) clifilter=${2:?--cli-filter needs a value}; shift 2 ;;
     --restart) restart=1; shift ;;
     --purge) purge=1; shift ;;
     -h|--help) usage ;;
@@ -313,6 +316,7 @@ lab_up() {
   fi
   [[ -z $plugstack || -r $plugstack ]] || die "cannot read --plugstack $plugstack"
   [[ -z $jobsubmit || -r $jobsubmit ]] || die "cannot read --job-submit $jobsubmit"
+  [[ -z $clifilter || -r $clifilter ]] || die "cannot read --cli-filter $clifilter"
 
   local sock=$RUN/munge/munge.socket
   [[ ${#sock} -lt 100 ]] || die "--dir $dir is too long: the munge socket path $sock must fit a Unix socket address (< 100 characters)"
@@ -375,6 +379,8 @@ lab_up() {
   if [[ -n $plugstack ]]; then sed "s|@LAB@|$dir|g" "$plugstack" >"$ETC/plugstack.conf"; else : >"$ETC/plugstack.conf"; fi
   rm -f "$ETC/job_submit.lua"
   if [[ -n $jobsubmit ]]; then sed "s|@LAB@|$dir|g" "$jobsubmit" >"$ETC/job_submit.lua"; fi
+  rm -f "$ETC/cli_filter.lua"
+  if [[ -n $clifilter ]]; then sed "s|@LAB@|$dir|g" "$clifilter" >"$ETC/cli_filter.lua"; fi
   # The Slurm here (22.05 on Debian 12; 24.11 in tests/slurm/chroot.sh's Debian 13): from
   # 23.x on, slurmd initialises a cgroup plugin even with proctrack/linuxproc and task/none,
   # and fails ("Unable to initialize cgroup plugin") where the cgroup tree is not ours.
@@ -414,6 +420,7 @@ SchedulerParameters=bf_interval=1,max_switch_wait=86400,batch_sched_delay=0
 TopologyPlugin=topology/$topology
 PlugStackConfig=$ETC/plugstack.conf
 ${jobsubmit:+JobSubmitPlugins=lua}
+${clifilter:+CliFilterPlugins=lua}
 MailProg=/bin/true
 ReturnToService=2
 SlurmdParameters=config_overrides
