@@ -140,7 +140,7 @@ live_pids() {
 # SPANK plugin, declared `optional` as etc/plugstack.conf.d ships it (nodes of "2 GPUs",
 # logging to log/fabricplace.log) and, if given,
 # job_submit.lua reading the lab's fabric table (decisions in log/job_submit.log). Then cd
-# into DIR/work.
+# into DIR/work. More `lab.sh up` options in the array LAB_UP_ARGS (--topology block ...).
 lab_start_plugin() {
   local spec=$1 plugin=$2 lua=${3:-} extra=${4:-} tmp
   tmp=$(mktemp -d /tmp/fp-plugin.XXXXXX)
@@ -151,7 +151,7 @@ lab_start_plugin() {
         -e 's|^M.LOG = nil .*|M.LOG = "@LAB@/log/job_submit.log"|' "$lua" >"$tmp/job_submit.lua"
     args+=(--job-submit "$tmp/job_submit.lua")
   fi
-  lab_start "$spec" "${args[@]}"
+  lab_start "$spec" "${args[@]}" ${LAB_UP_ARGS[@]+"${LAB_UP_ARGS[@]}"}
   rm -rf "$tmp"
   mkdir -p "$LAB_DIR/work" && chmod 777 "$LAB_DIR/work" && cd "$LAB_DIR/work" || exit 1
   touch "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"

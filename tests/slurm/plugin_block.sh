@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# plugin_block.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA CLI_FILTER_LUA [SPEC]: --fabric-tp on
+# a topology/block cluster (Slurm 24.05+), with the plugin (plugstack.conf topology=block),
+# etc/job_submit.lua and etc/cli_filter.lua; nodes of "2 GPUs": --fabric-tp=4 is a TP group
+# of 2 nodes. Base blocks are the 4 leaves of 4 hosts, BlockSizes=4,8 (a pod).
+# Busy: node001 (p01-leaf01), node005 (p01-leaf02), node[013-016] (all of p02-leaf02), each
+# its own job (one job on all of them is refused: it spans blocks). Free: 3 + 3 | 4 + 0.
+#   - Slurm alone (--fabric-mode=off), 6 nodes: one pod, at most 2 leaves (its block rules),
+#     so 3 + 3, splitting a TP group in each leaf;
+#   - constrain: the plugin hands --segment=2 to cli_filter.lua, so 2 + 2 + 2 over three
+#     leaves and two pods, every TP group inside one leaf; job_submit.lua adds no per-leaf
+#     counts (block refuses them) and says why;
+#   - a job one leaf holds gets that leaf (job_submit.lua's one-leaf constraint);
+#   - the job's own --segment wins; a job without --fabric-tp is untouched;
+#   - exact mode pins a one-leaf job, and leaves a multi-leaf one to the segment, saying so.
+# Exit 77 (SKIP) where Slurm cannot run; never in CI.
+set -uo pipefail
+FABRICPLACE=${1:?usage: plugin_block.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA CLI_FILTER_LUA [SPEC]}
+PLUGIN=${2:?}
+LUA=${3:?}
+CLI=${4:?}
+spec=${5:-fat3:pods=2,leaves=2,down=4,up=4}
+# shellcheck source=tests/slurm/common.sh
+. "$(dirname "$0")/common.sh"
+
+# leaf_counts HOSTLIST: hosts per leaf of the lab fabric, "p01-leaf01:2 p01-leaf02:2"
+leaf_counts() {
+  local h
+  for h in $(scontrol show hostnames "$1"); do
+    sed -n "s/^NodeName=\([^ ]*\) Features=\([^, ]*\).*/\1 \2/p" "$LAB_DIR/etc/features.conf" |
+      while read -r nl leaf; do scontrol show hostnames "$nl" | grep -qx "$h" && echo "$leaf"; done
+  done | sort | uniq -c | awk '{ printf "%s%s:%s", (NR > 1 ? " " : ""), $2, $1 }'
+}
+
+LAB_UP_ARGS=(--topology block --cli-filter "$CLI")
+lab_start_plugin "$spec" "$PLUGIN" "$LUA" topology=block
+grep -q '^BlockSizes=4,8$' "$LAB_DIR/etc/topology.conf" ||
+  { echo "FAIL: the lab's topology.conf is not the expected block topology"; cat "$LAB_DIR/etc/topology.conf"; exit 1; }
+
+for w in node001 node005 'node[013-016]'; do
+  j=$(sbatch --parsable -J busy -o /dev/null -w "$w" -N "$(scontrol show hostnames "$w" | wc -l)" --wrap 'sleep 600')
+  wait_running "$j" 30 || { echo "FAIL: the busy job on $w did not start: $(squeue -h -j "$j" -o '%T %r')"; exit 1; }
+done
+
+# run_probe NAME SBATCH-ARGS...: the probe's nodes once it runs (sbatch -v's messages in
+# NAME.err)
+run_probe() {
+  local j
+  j=$(sbatch -v --parsable -J "$1" -o /dev/null "${@:2}" --wrap 'sleep 600' 2>"$1.err") ||
+    { echo "probe $1 refused: $(grep -v '^sbatch: [a-z_]* *:' "$1.err" | tail -3)" >&2; return 1; }
+  wait_running "$j" 30 || { echo "probe $1 ($j) did not start: $(squeue -h -j "$j" -o '%T %r')" >&2; scancel "$j"; return 1; }
+  squeue -h -j "$j" -o %N
+  scancel "$j"
+  wait_gone "$j" 30
+}
+
+plain=$(run_probe plain -N 6 --fabric-tp=4 --fabric-mode=off)
+check "Slurm alone: one pod, 3 + 3, a TP group split in each leaf ($plain: $(leaf_counts "$plain"))" \
+  test "$(leaf_counts "$plain")" == "p01-leaf01:3 p01-leaf02:3"
+check "Slurm alone: no segment from fabricplace" bash -c "! grep -q 'fabricplace: --segment' plain.err"
+
+ours=$(run_probe ours -N 6 --fabric-tp=4)
+check "constrain: --segment=2, every TP group inside one leaf ($ours: $(leaf_counts "$ours"))" \
+  test "$(leaf_counts "$ours")" == "p01-leaf01:2 p01-leaf02:2 p02-leaf01:2"
+check "cli_filter.lua set the segment (sbatch -v)" \
+  grep -qF "fabricplace: --segment=2 (TP groups of 2 nodes, topology/block)" ours.err
+check "job_submit.lua made no per-leaf counts, and said why" \
+  grep -qF "job ours: 6 nodes, TP groups of 2 nodes: no leaf has room for the whole job now; topology/block keeps each TP group inside a leaf with --segment=2; left to Slurm" \
+  "$LAB_DIR/log/job_submit.log"
+
+one=$(run_probe one -N 4 --fabric-tp=4)
+check "a job one leaf holds gets that leaf ($one)" test "$one" == "node[009-012]"
+check "job_submit.lua's one-leaf constraint" \
+  grep -qF "job one: 4 nodes, TP groups of 2 nodes: features=p02-leaf01" "$LAB_DIR/log/job_submit.log"
+
+own=$(run_probe own -N 6 --fabric-tp=4 --segment=3)
+check "the job's own --segment wins ($own: $(leaf_counts "$own"))" \
+  test "$(leaf_counts "$own")" == "p01-leaf01:3 p01-leaf02:3"
+check "the job's own --segment: cli_filter.lua left it" bash -c "! grep -q 'fabricplace: --segment' own.err"
+
+other=$(run_probe other -N 2)
+check "a job without --fabric-tp runs untouched ($other)" test -n "$other"
+check "a job without --fabric-tp: no segment" bash -c "! grep -q 'fabricplace: --segment' other.err"
+
+exact1=$(run_probe exact1 -N 4 --fabric-tp=4 --fabric-mode=exact)
+check "exact: a one-leaf job is pinned ($exact1)" test "$exact1" == "node[009-012]"
+check "exact: the pin went to job_submit.lua" \
+  grep -qF "job exact1: exact mode: pinned to node[009-012]" "$LAB_DIR/log/job_submit.log"
+exact6=$(run_probe exact6 -N 6 --fabric-tp=4 --fabric-mode=exact)
+check "exact, 6 nodes: not pinned, the segment keeps the TP groups whole ($exact6: $(leaf_counts "$exact6"))" \
+  test "$(leaf_counts "$exact6")" == "p01-leaf01:2 p01-leaf02:2 p02-leaf01:2"
+check "exact, 6 nodes: the plugin says why" \
+  grep -qF "exact mode on topology/block pins only a job inside one leaf; constrain mode instead" exact6.err
+
+if [[ $fails -gt 0 ]]; then
+  show_files "$LAB_DIR/log/job_submit.log" "$LAB_DIR/log/fabricplace.log" ./*.err
+  LAB_KEEP=1
+  exit 1
+fi
+echo "plugin_block: all checks passed"
