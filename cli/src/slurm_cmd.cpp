@@ -1,8 +1,14 @@
 // `fabricplace slurm check`: is the installed SPANK plugin built for the Slurm that will load
 // it? Slurm refuses a spank plugin of another major.minor and, for an `optional` one, says so
 // only at verbose level (docs/slurm.md, "Slurm versions"): this says it plainly.
+#include <dlfcn.h>
 #include <glob.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <iostream>
 #include <memory>
@@ -112,6 +118,79 @@ Result<void> scan_plugstack(const std::string& path, const std::vector<std::stri
   return {};
 }
 
+/// Slurm's own library, which every Slurm process that loads a spank plugin has loaded
+/// (srun, sbatch, slurmstepd): the first libslurmfull.so in slurm.conf's PluginDir, beside
+/// the plugin, or in the usual plugin directories of Debian and of Slurm's own install.
+std::string find_libslurmfull(const std::vector<std::string>& plugin_dirs,
+                              const std::string& plugin) {
+  std::vector<std::string> dirs = plugin_dirs;
+  dirs.push_back(dir_of(plugin));
+  for (const char* d : {"/usr/lib/x86_64-linux-gnu/slurm-wlm", "/usr/lib/aarch64-linux-gnu/slurm-wlm",
+                        "/usr/lib64/slurm", "/usr/lib/slurm", "/usr/local/lib/slurm",
+                        "/usr/local/lib64/slurm"})
+    dirs.emplace_back(d);
+  for (const auto& d : dirs)
+    if (::access((d + "/libslurmfull.so").c_str(), R_OK) == 0) return d + "/libslurmfull.so";
+  return {};
+}
+
+/// Loads the plugin as Slurm does (dlopen RTLD_LAZY, with libslurmfull.so loaded globally
+/// first), in a child process so that nothing it runs can touch this one, within 10 s.
+/// Returns "" when it loads, else dlopen's message: a plugin built on a newer distribution
+/// asks for a libstdc++ or glibc this machine lacks, which no version number shows.
+std::string try_load(const std::string& libslurm, const std::string& plugin) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "cannot create a pipe to load it";
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return "cannot fork to load it";
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string msg;
+    if (!::dlopen(libslurm.c_str(), RTLD_LAZY | RTLD_GLOBAL)) {
+      msg = std::string("cannot load Slurm's ") + libslurm + ": " + ::dlerror();
+    } else if (!::dlopen(plugin.c_str(), RTLD_LAZY)) {
+      msg = ::dlerror();
+    } else {
+      msg = "ok";
+    }
+    [[maybe_unused]] auto n = ::write(fds[1], msg.data(), std::min<std::size_t>(msg.size(), 4096));
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string got;
+  char buf[1024];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool timed_out = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    const auto n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    if (got.size() < 4096) got.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (timed_out) return "loading it took more than 10 s";
+  if (got == "ok") return {};
+  if (got.empty())
+    return WIFSIGNALED(status) ? "loading it killed the process (signal " +
+                                     std::to_string(WTERMSIG(status)) + ")"
+                               : "loading it failed without a message";
+  return got;
+}
+
 /// The Slurm that loads the plugin here: --slurm-version, else `srun --version` (srun,
 /// salloc and sbatch load it at submission; slurmstepd, of the same installation, at launch),
 /// else `slurmd -V` (srun needs a reachable configuration even to print its version; slurmd
@@ -140,6 +219,7 @@ Result<std::pair<sl::Version, std::string>> slurm_here(const CheckOpts& o) {
 
 int check(const CheckOpts& o) {
   std::vector<Entry> entries;
+  std::vector<std::string> plugin_dirs;
   if (!o.plugin.empty()) {
     entries.push_back({o.plugin, "", "--plugin"});
   } else {
@@ -150,7 +230,6 @@ int check(const CheckOpts& o) {
     std::string plugstack = o.plugstack;
     if (plugstack.empty()) plugstack = conf_value(conf_text, "PlugStackConfig");
     if (plugstack.empty()) plugstack = dir_of(conf) + "/plugstack.conf";
-    std::vector<std::string> plugin_dirs;
     for (auto d : str::split(conf_value(conf_text, "PluginDir"), ':'))
       if (!d.empty()) plugin_dirs.emplace_back(d);
     if (auto r = scan_plugstack(plugstack, plugin_dirs, 0, entries); !r) return report(r.error());
@@ -201,6 +280,22 @@ int check(const CheckOpts& o) {
     const std::string what = e.path + " (" + e.where + "): built for Slurm " + built.series() +
                              " (plugin_version " + hex + ", " + built.to_string() + ")";
     if (built.same_series(slurm)) {
+      // The version is right; the libraries it was linked with must be here too.
+      const auto lib = find_libslurmfull(plugin_dirs, e.path);
+      if (lib.empty()) {
+        std::cout << "fabricplace: " << what << "; Slurm here is " << slurm.to_string() << " ("
+                  << how << "): the version matches (its libraries not checked: no "
+                  << "libslurmfull.so in PluginDir, beside it or in the usual directories)\n";
+        continue;
+      }
+      if (const auto why = try_load(lib, e.path); !why.empty()) {
+        std::cerr << "fabricplace: error: " << what << "; Slurm here is " << slurm.to_string()
+                  << " (" << how << "), but it does not load on this machine: " << why
+                  << "; build it on this distribution (or one no newer), against Slurm "
+                  << slurm.series() << "'s headers\n";
+        rc = kExitError;
+        continue;
+      }
       std::cout << "fabricplace: " << what << "; Slurm here is " << slurm.to_string() << " (" << how
                 << "): it loads\n";
       continue;

@@ -62,7 +62,7 @@ spank_option g_options[] = {
      const_cast<char*>("fabricplace: constrain (default), exact or off"), 1,
      static_cast<int>(Option::kMode), option_cb},
     {const_cast<char*>("fabric-policy"), const_cast<char*>("NAME"),
-     const_cast<char*>("fabricplace: fabric (default), slurm-tree or first-fit"), 1,
+     const_cast<char*>("fabricplace: fabric (default), slurm-tree, slurm-block or first-fit"), 1,
      static_cast<int>(Option::kPolicy), option_cb},
     {const_cast<char*>("fabric-rankfile"), const_cast<char*>("PREFIX"),
      const_cast<char*>("fabricplace: rank files PREFIX.rankfile, .hosts, .torchrun.env, .json "

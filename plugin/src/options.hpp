@@ -1,7 +1,7 @@
 // The job options the plugin adds to sbatch, salloc and srun, parsed without Slurm:
 //   --fabric-tp=N                   tensor-parallel group size in GPUs (ranks)
 //   --fabric-mode=constrain|exact|off
-//   --fabric-policy=fabric|slurm-tree|first-fit
+//   --fabric-policy=fabric|slurm-tree|slurm-block|first-fit
 //   --fabric-rankfile=PREFIX        where the launch writes its rank files
 // Errors read as the user sees them: "fabricplace: --fabric-tp: expected ...".
 #pragma once
