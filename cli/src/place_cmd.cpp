@@ -170,6 +170,16 @@ int run_place(const PlaceOpts& o) {
   const placement::Traffic* traffic = &load;
   auto p = planner.place(job, *states, *policy, traffic);
   const std::string route_text = "routes: " + (*model)->description() + "\n";
+  // What the two Slurm baselines stand for (--slurm-version, --segment).
+  const auto seg = job.block_segment();
+  const std::string baseline_text =
+      "baselines: slurm-tree as Slurm " + std::string(policies::to_string(*series)) +
+      " selects (--slurm-version); slurm-block as 24.11 with " +
+      (seg ? "--segment=" + std::to_string(seg) : std::string("no --segment")) +
+      (job.segment ? std::string(" (--segment)")
+                   : seg ? std::string(" (the TP group's nodes; --segment 0: none)")
+                         : std::string()) +
+      "\n";
   auto route_json = [&](std::string doc) {
     auto j = nlohmann::ordered_json::parse(doc);
     nlohmann::ordered_json r;
@@ -184,7 +194,7 @@ int run_place(const PlaceOpts& o) {
     for (auto q : policies::kPolicies)
       all.push_back(q == *policy ? p : planner.place(job, *states, q, traffic));
     std::cout << (o.json ? route_json(placement::compare_json(ctx, job, all, p))
-                         : placement::compare_text(ctx, job, all) + route_text +
+                         : placement::compare_text(ctx, job, all) + route_text + baseline_text +
                                (o.explain ? "\n" + placement::placement_text(ctx, job, p, true)
                                           : std::string()));
   } else {

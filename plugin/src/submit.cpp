@@ -112,15 +112,15 @@ Result<void> validate_submission(const placement::HostMap& m,
 
 BlockSegment block_segment(std::optional<std::uint32_t> nodes, std::uint32_t gpus_per_node,
                            std::uint32_t tp) {
-  if (gpus_per_node == 0 || tp <= gpus_per_node)
-    return {std::nullopt, "a TP group fits inside one node"};
-  if (tp % gpus_per_node != 0) return {std::nullopt, "a TP group does not span whole nodes"};
-  const std::uint32_t g = tp / gpus_per_node;
+  if (tp <= gpus_per_node) return {std::nullopt, "a TP group fits inside one node"};
   if (!nodes) return {std::nullopt, "the node count (-N) is not known"};
-  if (*nodes % g != 0)
-    return {std::nullopt, std::to_string(*nodes) + " nodes are not whole TP groups of " +
-                              std::to_string(g) + " nodes"};
-  return {g, {}};
+  placement::ShapeSpec spec;  // the job shape's rules: a group spans whole nodes and tiles
+  spec.nodes = nodes;
+  spec.gpus_per_node = gpus_per_node;
+  spec.tp = tp;
+  auto shape = placement::JobShape::make(spec, kShapeNames);
+  if (!shape) return {std::nullopt, shape.error().message};
+  return {shape->hosts_per_group(), {}};
 }
 
 bool in_one_leaf(const placement::HostMap& m, std::string_view hosts) {

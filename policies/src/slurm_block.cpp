@@ -127,8 +127,7 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
     const auto k = std::lround(std::log2(size / blocks.base_size));
     if (k >= 0 && k < kMaxBlockLevels) levels[static_cast<std::size_t>(k)] = true;
   }
-  const auto segment =
-      static_cast<int>(job.segment.value_or(job.group_nodes() > 1 ? job.group_nodes() : 0));
+  const auto segment = static_cast<int>(job.block_segment());
   if (segment > base)
     return pending("--segment " + std::to_string(segment) + " is larger than a base block (" +
                    std::to_string(base) +

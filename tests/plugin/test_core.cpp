@@ -165,8 +165,12 @@ TEST_F(Fabric8, BlockSegmentAndOneLeaf) {
   EXPECT_EQ(seg(4, 8, 8), "a TP group fits inside one node");
   EXPECT_EQ(seg(4, 8, 4), "a TP group fits inside one node");
   EXPECT_EQ(seg(std::nullopt, 2, 4), "the node count (-N) is not known");
-  EXPECT_EQ(seg(5, 2, 4), "5 nodes are not whole TP groups of 2 nodes");
-  EXPECT_EQ(seg(4, 8, 12), "a TP group does not span whole nodes");
+  EXPECT_EQ(seg(5, 2, 4),
+            "--fabric-tp 4 does not tile the job: 5 nodes x 2 GPUs per node = 10 GPUs, not a "
+            "multiple of 4");
+  EXPECT_EQ(seg(4, 8, 12),
+            "--fabric-tp 12 with 8 GPUs per node: a TP group larger than a node must span whole "
+            "nodes (a multiple of 8)");
   // Fabric8's leaves: node001-002, node003-004 (pod 1), node005-006, node007-008 (pod 2).
   EXPECT_TRUE(in_one_leaf(m, "node001\nnode002\n"));
   EXPECT_TRUE(in_one_leaf(m, "node008\n"));

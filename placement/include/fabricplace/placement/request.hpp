@@ -32,6 +32,11 @@ struct JobRequest : JobShape {
   /// when a group spans nodes (what the plugin asks Slurm 24.11 for, docs/slurm.md), else
   /// none. The other policies ignore it (`fabric` keeps its TP groups inside a block itself).
   std::optional<std::uint32_t> segment;
+  /// The segment slurm-block places with: `segment`, else the TP group's nodes when a group
+  /// spans nodes, else 0 (none).
+  [[nodiscard]] std::uint32_t block_segment() const {
+    return segment.value_or(group_nodes() > 1 ? group_nodes() : 0);
+  }
 };
 
 /// A request of this shape, excluding no host.
