@@ -152,6 +152,7 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
         if (format->starts_with("slurm-")) {
           const auto tree = slurm_tree(*f);
           for (const auto& w : tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
+          if (auto ok = check_slurm_topology(tree); !ok) return report(ok.error());
           if (*format == "slurm-topology") {
             text = to_slurm_topology(*f, tree);
           } else if (*format == "slurm-features") {

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <iostream>
@@ -32,6 +33,7 @@ struct CheckOpts {
 struct Entry {
   std::string path, mode;  ///< mode: "optional" or "required"
   std::string where;       ///< "plugstack.conf:3"
+  std::vector<std::string> args;  ///< the plugin's arguments (fabric=..., topology=block)
 };
 
 std::string getenv_or(const char* name, std::string fallback) {
@@ -113,7 +115,8 @@ Result<void> scan_plugstack(const std::string& path, const std::vector<std::stri
           plugin = dir + "/" + plugin;
           break;
         }
-    out.push_back({plugin, std::string(words[0]), path + ":" + std::to_string(n)});
+    out.push_back({plugin, std::string(words[0]), path + ":" + std::to_string(n),
+                   std::vector<std::string>(words.begin() + 2, words.end())});
   }
   return {};
 }
@@ -221,7 +224,7 @@ int check(const CheckOpts& o) {
   std::vector<Entry> entries;
   std::vector<std::string> plugin_dirs;
   if (!o.plugin.empty()) {
-    entries.push_back({o.plugin, "", "--plugin"});
+    entries.push_back({o.plugin, "", "--plugin", {}});
   } else {
     const std::string conf =
         !o.slurm_conf.empty() ? o.slurm_conf : getenv_or("SLURM_CONF", "/etc/slurm/slurm.conf");
@@ -241,6 +244,25 @@ int check(const CheckOpts& o) {
                 << ": no JobSubmitPlugins=lua: without etc/job_submit.lua in slurmctld, "
                    "--fabric-tp jobs are ordered at launch but not steered at submission "
                    "(constrain mode; exact mode too on Slurm 23.11+)\n";
+    // topology/block wants the plugin to know it (else job_submit.lua asks for per-leaf
+    // counts, which Slurm refuses there) and cli_filter.lua to set the TP groups' --segment.
+    const bool block_conf =
+        str::starts_with_icase(conf_value(conf_text, "TopologyPlugin"), "topology/block");
+    for (const auto& e : entries) {
+      const bool block_arg =
+          std::find(e.args.begin(), e.args.end(), "topology=block") != e.args.end();
+      if (block_conf && !block_arg)
+        std::cerr << "fabricplace: warning: " << e.where << ": slurm.conf has "
+                  << "TopologyPlugin=topology/block, but this line has no topology=block: "
+                     "job_submit.lua then asks for per-leaf node counts, which topology/block "
+                     "refuses at submission; add topology=block\n";
+      if (block_arg && !conf_text.empty() &&
+          conf_value(conf_text, "CliFilterPlugins").find("lua") == std::string::npos)
+        std::cerr << "fabricplace: warning: " << conf << ": topology=block (" << e.where
+                  << "), but no CliFilterPlugins=lua: without etc/cli_filter.lua, a "
+                     "--fabric-tp job gets no --segment, and Slurm may split its TP groups "
+                     "(Slurm 24.05 to 25.05; from 25.11 job_submit.lua sets it)\n";
+    }
     if (entries.empty())
       return report(Error{ErrorCode::kUsage,
                           "no fabricplace plugin is listed (nor included) here; give --plugin "
@@ -338,7 +360,8 @@ void add_slurm_commands(CLI::App& app, RunFn& run) {
                   "slurm.conf (default: $SLURM_CONF, else /etc/slurm/slurm.conf)")
       ->check(non_empty("a file", "--slurm-conf"));
   cmd->add_option("--slurm-version", o->version,
-                  "the Slurm to compare with, MAJOR.MINOR[.MICRO] (default: `srun --version`)")
+                  "the Slurm to compare with, MAJOR.MINOR[.MICRO] (default: `srun --version`, "
+                  "else `slurmd -V`)")
       ->check(non_empty("a version", "--slurm-version"));
   cmd->callback([&run, o] { run = [o] { return check(*o); }; });
 }

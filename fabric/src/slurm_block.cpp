@@ -87,11 +87,14 @@ std::string to_slurm_block(const Fabric& f, const SlurmBlocks& b) {
   out += "# fabricplace from: " + f.origin() + "\n";
   out += "# Base blocks are " +
          std::string(b.virtual_leaves ? "rail groups (a rail-optimised fabric)" : "leaf switches") +
-         ", pod by pod. Slurm groups them into larger\n# blocks by position, so each pod starts "
-         "at a multiple of " +
-         std::to_string(b.pod_slots) +
-         " blocks and a pod with fewer leaves is\n"
-         "# padded with placeholders.\n";
+         (b.pod_slots > 1
+              ? ", pod by pod. Slurm groups them into larger\n# blocks by position, so each pod "
+                "starts at a multiple of " +
+                    std::to_string(b.pod_slots) +
+                    " blocks and a pod with fewer leaves is\n"
+                    "# padded with placeholders.\n"
+              : std::string(", in order; one pod, so one block size: a job larger than a\n"
+                            "# base block may use any of them.\n"));
   std::size_t placeholders = 0, short_leaves = 0;
   for (const auto& blk : b.blocks) {
     placeholders += blk.hosts.empty();

@@ -224,6 +224,15 @@ SlurmTree slurm_tree(const Fabric& f) {
   return tree;
 }
 
+Result<void> check_slurm_topology(const SlurmTree& tree) {
+  for (const auto& s : tree.switches)
+    if (s.level == 1 && !s.hosts.empty()) return {};
+  return fail(ErrorCode::kUnsupported,
+              "no host is under a leaf switch: Slurm's topology would have no switch and no "
+              "block, leaving every node outside it (slurmctld 25.11 does not start on such a "
+              "file); nothing written");
+}
+
 std::string to_slurm_topology(const Fabric& f, const SlurmTree& tree) {
   std::string out;
   out += "# Slurm topology.conf (TopologyPlugin=topology/tree), written by fabricplace\n";

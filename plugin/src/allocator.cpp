@@ -138,6 +138,10 @@ void unpin() {
   st.exact = false;
 }
 
+// Where Slurm keeps --fabric-tp for the job's own sbatch, salloc and srun (spank.c's
+// option variables: SLURM_SPANK_ + _SLURM_SPANK_OPTION_<plugin>_<option>, '-' as '_').
+constexpr const char* kInheritedTpVar = "SLURM_SPANK__SLURM_SPANK_OPTION_fabricplace_fabric_tp";
+
 // topology/block (plugstack.conf topology=block, Slurm 24.05+): the TP group's --segment,
 // for etc/cli_filter.lua to apply, in this process's environment (FABRICPLACE_SEGMENT):
 // cli_filter's pre_submit runs after every option callback and before the job is built, and
@@ -180,6 +184,16 @@ int steer_request() {
   const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
   if (!st.validated) {
     if (auto v = validate_submission(**map, req.shape.node_count(), G, *req.tp); !v) {
+      // An sbatch or salloc inside a steered job inherits --fabric-tp through Slurm's SPANK
+      // option variable: not asked for here, it never fails the submission.
+      if (!req.shape.fabric_tp && std::getenv(kInheritedTpVar)) {
+        note_once("--fabric-tp " + std::to_string(*req.tp) +
+                  " inherited from the enclosing job does not fit this one (" +
+                  v.error().message + "); it is submitted without fabricplace");
+        st.options.tp.reset();
+        unpin();
+        return 0;
+      }
       note(true, v.error().message);
       return -1;  // the user asked for something impossible: reject at submission
     }
@@ -314,6 +328,11 @@ int allocator_steer() {
 int allocator_post_opt(spank_t sp) {
   auto& st = state();
   if (!st.enabled || spank_context() != S_CTX_ALLOCATOR) return 0;
+  // cli_filter.lua has read FABRICPLACE_SEGMENT (its pre_submit ran before this hook); the
+  // job's environment, built after it, must not carry it to the job's own sbatch and srun.
+  std::string segment;
+  if (const char* s = std::getenv("FABRICPLACE_SEGMENT")) segment = s;
+  unsetenv("FABRICPLACE_SEGMENT");
   const auto req = final_request();
   if (st.exact && !st.exact_nodes.empty()) {
     spank_job_control_setenv(sp, "FABRICPLACE_NODES", st.exact_nodes.c_str(), 1);
@@ -338,8 +357,8 @@ int allocator_post_opt(spank_t sp) {
     // the segment cli_filter.lua was handed, for its log.
     if (st.config.topology == "block") {
       spank_job_control_setenv(sp, "FABRICPLACE_TOPOLOGY", "block", 1);
-      if (const char* s = std::getenv("FABRICPLACE_SEGMENT"))
-        spank_job_control_setenv(sp, "FABRICPLACE_SEGMENT", s, 1);
+      if (!segment.empty())
+        spank_job_control_setenv(sp, "FABRICPLACE_SEGMENT", segment.c_str(), 1);
     }
   }
   return 0;

@@ -12,6 +12,7 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,9 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
       st.enabled = true;
     }
     const auto ctx = spank_context();
+    // FABRICPLACE_SEGMENT is this process's answer to cli_filter.lua, never an inherited one
+    // (a job's sbatch, salloc or srun inside a steered job): cleared before any option.
+    if (ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL) unsetenv("FABRICPLACE_SEGMENT");
     if (ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL || ctx == S_CTX_REMOTE)
       for (auto& o : g_options)
         if (spank_option_register(sp, &o) != ESPANK_SUCCESS)

@@ -82,6 +82,15 @@ void local_steer_srun() {
   auto nodes = fp::placement::slurm_job_nodes(env);
   if (!nodes) return;
   auto stand_aside = [](const std::string& why) { note_once(why + "; srun keeps Slurm's order"); };
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+  // Since 23.11 srun refuses -N on its command line together with a node order
+  // ("--nodes is incompatible with --distribution=arbitrary"; SLURM_NNODES from the
+  // allocation is allowed): a step with -N runs in Slurm's order rather than not at all.
+  if (counts.nodes)
+    return stand_aside("srun -N with a node order is refused by Slurm 23.11+ (--nodes is "
+                       "incompatible with --distribution=arbitrary); leave -N out (-n, "
+                       "--ntasks-per-node) for the ring order");
+#endif
   // The step's node count and ranks per node: srun's command line first, else the job's.
   auto job_hosts = fp::hostlist::expand(nodes->second);
   if (!job_hosts || job_hosts->empty()) return;  // bounded by common's hostlist limit

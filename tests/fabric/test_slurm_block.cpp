@@ -1,7 +1,8 @@
 // topology/block export: base blocks pod by pod, each pod at a multiple of a power of two
 // positions, placeholders (State=FUTURE nodes) where a pod has fewer leaves, BlockSizes from
-// the smallest leaf. `scontrol show topology` of a live slurmctld 24.11 lists what this
-// writes (tests/slurm, differential_block).
+// the largest leaf (shorter leaves filled up with State=FUTURE nodes). `scontrol show
+// topology` of a live slurmctld 24.11 lists what this writes (tests/slurm,
+// differential_block).
 #include "fabricplace/fabric/slurm_block.hpp"
 
 #include <gtest/gtest.h>
@@ -90,4 +91,24 @@ TEST(SlurmBlockExport, AShortLeafIsFilledUpNotTheBaseLowered) {
             "BlockName=l2 Nodes=fabricplace-pad01-1,n[05-07]\n"
             "BlockSizes=4\n");
   EXPECT_EQ(body(to_slurm_block_nodes(b)), "NodeName=fabricplace-pad01-1 State=FUTURE\n");
+}
+
+// A rail-optimised fabric: base blocks are the rail groups (a scalable unit's hosts across
+// its rails), not the rail leaves, so a rail group's hosts are one block; one pod, one size.
+TEST(SlurmBlockExport, RailGroupsAreTheBaseBlocks) {
+  const Fabric f = spec("rail:sus=2,rails=4,hosts=4");
+  const auto b = slurm_blocks(f, slurm_tree(f));
+  EXPECT_TRUE(b.virtual_leaves);
+  EXPECT_EQ(b.base_size, 4u);
+  EXPECT_EQ(b.pod_slots, 1u);
+  EXPECT_EQ(b.sizes, (std::vector<std::uint32_t>{4}));
+  const auto text = to_slurm_block(f, b);
+  EXPECT_EQ(body(text),
+            "BlockName=su01 Nodes=node[001-004]\n"
+            "BlockName=su02 Nodes=node[005-008]\n"
+            "BlockSizes=4\n");
+  EXPECT_NE(text.find("# Base blocks are rail groups (a rail-optimised fabric), in order; one pod"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(body(to_slurm_block_nodes(b)), "");
 }

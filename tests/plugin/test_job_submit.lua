@@ -176,6 +176,20 @@ eq("block without a segment: said", noseg.line,
    "cli_filter.lua, Slurm 24.05+); left to Slurm")
 local tree = block_job("btree", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" })
 eq("tree: the same job gets per-leaf counts", tree.features, "[p01-leaf01*2&p02-leaf01*4]")
+-- Slurm 25.11+ (segment_size exists; 65534 = none): set on topology/block without a
+-- cli_filter, never on a tree.
+local function with_field(name, env)
+  local j = { name = name, min_nodes = 6, segment_size = 65534, spank_job_env = env }
+  M.submit(j, { [7] = { job_state = 1, nodes = "node[001,005,013-016]" } })
+  return j
+end
+local b25 = with_field("b25", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2",
+                                [2] = "FABRICPLACE_TOPOLOGY=block" })
+eq("25.11 block: segment_size set", b25.segment_size, 2)
+eq("25.11 block: no constraint", b25.features, nil)
+local t25 = with_field("t25", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" })
+eq("25.11 tree: no segment_size", t25.segment_size, 65534)
+eq("25.11 tree: per-leaf counts", t25.features, "[p01-leaf01*2&p02-leaf01*4]")
 
 if failures > 0 then os.exit(1) end
 print("ok")

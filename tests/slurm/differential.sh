@@ -16,9 +16,10 @@
 #
 #   --seed S, --cases N  N random cases (default 24) from seed S (default 20250101):
 #                        no node busy, every leaf partly busy, leaves whole/empty/partial,
-#                        or each node busy with a random probability; n in 1..free; with
-#                        block, a segment: none, a divisor of n up to the base block, or
-#                        now and then one too large.
+#                        or each node busy with a random probability; n in 1..free (with
+#                        block, 3 times in 4 at most the freest pod's free hosts); with
+#                        block, a segment: none, a divisor of n up to the base block
+#                        (mostly one above 1), or now and then one too large.
 #   --case FREE:N[:SEG]  a hand-picked case: FREE = free nodes per leaf in topology order,
 #                        e.g. 1,2,4,3:6 (a leaf's busy nodes are its first ones); SEG the
 #                        segment (block; 0 or absent = none).
@@ -135,7 +136,7 @@ hand_busy() {  # FREE (per-leaf free counts) -> busy hosts: each leaf's first si
   done | grep . || true  # every leaf free: no busy host
 }
 
-mismatches=() ncase=0 nok=0
+mismatches=() ncase=0 nok=0 nplaced=0
 run_case() {  # run_case LABEL BUSY-HOSTS N [SEGMENT]
   local label=$1 busy=$2 n=$3 seg=${4:-0} busylist nbusy jb=() jp="" slurm ours rc verdict="" out
   local segopt=() ourseg=()
@@ -199,7 +200,12 @@ run_case() {  # run_case LABEL BUSY-HOSTS N [SEGMENT]
         slurm="not started ($(job_state "$jp"))"
       fi
     fi
-    if [[ $slurm == "$ours" ]]; then verdict=OK; nok=$((nok + 1)); else verdict=MISMATCH; fi
+    if [[ $slurm == "$ours" ]]; then
+      verdict=OK; nok=$((nok + 1))
+      [[ $ours == pending ]] || nplaced=$((nplaced + 1))
+    else
+      verdict=MISMATCH
+    fi
   fi
   local line
   line=$(printf '%-16s free/leaf=%-20s busy=%-34s n=%-2s%s slurm=%-28s ours=%-28s %s' \
@@ -211,19 +217,37 @@ run_case() {  # run_case LABEL BUSY-HOSTS N [SEGMENT]
   wait_all_idle 30 || { echo "lab did not return to idle after case $label" >&2; squeue >&2; sinfo -N >&2; LAB_KEEP=1; exit 1; }
 }
 
-# random_segment N: SEG = a segment for a random case of N nodes: none (0) half the time, else
-# a divisor of N up to the base block, and now and then the next divisor above it (refused).
-# Not in a subshell (RANDOM).
+# random_segment N: SEG = a segment for a random case of N nodes: none (0) a third of the
+# time, else a divisor of N up to the base block (one above 1 when there is one, 3 times in
+# 4), and now and then the next divisor above the base block (refused). Not in a subshell
+# (RANDOM).
 SEG=0
 random_segment() {
-  local n=$1 d divs=() big=0
+  local n=$1 d divs=() big=0 over1=()
   SEG=0
-  [[ $topology == block && $((RANDOM % 2)) == 1 ]] || return 0
+  [[ $topology == block && $((RANDOM % 3)) != 0 ]] || return 0
   for ((d = 1; d <= n; d++)); do
     [[ $((n % d)) == 0 ]] || continue
-    if [[ $d -le $base ]]; then divs+=("$d"); elif [[ $big == 0 ]]; then big=$d; fi
+    if [[ $d -le $base ]]; then divs+=("$d"); [[ $d -gt 1 ]] && over1+=("$d")
+    elif [[ $big == 0 ]]; then big=$d; fi
   done
-  if [[ $big -gt 0 && $((RANDOM % 8)) == 0 ]]; then SEG=$big; else SEG=${divs[RANDOM % ${#divs[@]}]}; fi
+  if [[ $big -gt 0 && $((RANDOM % 8)) == 0 ]]; then SEG=$big
+  elif [[ ${#over1[@]} -gt 0 && $((RANDOM % 4)) != 0 ]]; then SEG=${over1[RANDOM % ${#over1[@]}]}
+  else SEG=${divs[RANDOM % ${#divs[@]}]}; fi
+}
+
+# most_free_in_a_pod BUSY: the most free hosts under one parent switch (one pod), where a
+# topology/block job of more than one leaf must fit.
+most_free_in_a_pod() {
+  local busy=$1 i h f best=0
+  declare -A pod=()
+  for ((i = 0; i < nleaves; i++)); do
+    f=0
+    for h in ${leaf_hosts[i]}; do grep -qx "$h" <<<"$busy" || f=$((f + 1)); done
+    pod[${parent[${leaf_names[i]}]:-all}]=$(( ${pod[${parent[${leaf_names[i]}]:-all}]:-0} + f ))
+  done
+  for f in "${pod[@]}"; do [[ $f -gt $best ]] && best=$f; done
+  echo "$best"
 }
 
 echo "differential: fabricplace place --policy $policy vs slurmctld $FABRICPLACE_LAB_SLURM, $spec, $FABRICPLACE_LAB_NODES nodes, $nleaves leaves, seed $seed"
@@ -239,12 +263,18 @@ for ((k = 1; k <= ncases; k++)); do
   if [[ $nfree -eq 0 ]]; then  # keep one node free
     mapfile -t hs <<<"$BUSY"; shuffle "${hs[@]}"; BUSY=$(printf '%s\n' "${shuffled[@]:1}"); nfree=1
   fi
-  n=$((1 + RANDOM % nfree))
+  # topology/block leaves a job pending unless one pod holds it: 3 cases in 4 ask for no more
+  # than the freest pod has, so that most are placed and compared node for node.
+  if [[ $topology == block && $((RANDOM % 4)) != 0 ]]; then
+    n=$((1 + RANDOM % $(most_free_in_a_pod "$BUSY")))
+  else
+    n=$((1 + RANDOM % nfree))
+  fi
   random_segment "$n"
   run_case "#$k" "$BUSY" "$n" "$SEG"
 done
 
-echo "== $spec ($topology): $nok/$ncase cases agree with slurmctld $FABRICPLACE_LAB_SLURM ($(elapsed_s "$t_start") s)"
+echo "== $spec ($topology): $nok/$ncase cases agree with slurmctld $FABRICPLACE_LAB_SLURM ($nplaced placed by both, node for node; $((nok - nplaced)) pending on both) ($(elapsed_s "$t_start") s)"
 if [[ ${#mismatches[@]} -gt 0 ]]; then
   echo "== ${#mismatches[@]} MISMATCHES (slurm = slurmctld's choice, ours = fabricplace):"
   printf '%s\n' "${mismatches[@]}"

@@ -11,8 +11,11 @@
 #     leaves and two pods, every TP group inside one leaf; job_submit.lua adds no per-leaf
 #     counts (block refuses them) and says why;
 #   - a job one leaf holds gets that leaf (job_submit.lua's one-leaf constraint);
+#   - a steered job inherits no segment: its own srun and 1-node sbatch run;
 #   - the job's own --segment wins; a job without --fabric-tp is untouched;
-#   - exact mode pins a one-leaf job, and leaves a multi-leaf one to the segment, saying so.
+#   - exact mode pins a one-leaf job, and leaves a multi-leaf one to the segment, saying so;
+#   - `slurm check` passes the lab, and warns of a plugstack line without topology=block and
+#     of a slurm.conf without CliFilterPlugins=lua.
 # Exit 77 (SKIP) where Slurm cannot run; never in CI.
 set -uo pipefail
 FABRICPLACE=${1:?usage: plugin_block.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA CLI_FILTER_LUA [SPEC]}
@@ -82,6 +85,19 @@ other=$(run_probe other -N 2)
 check "a job without --fabric-tp runs untouched ($other)" test -n "$other"
 check "a job without --fabric-tp: no segment" bash -c "! grep -q 'fabricplace: --segment' other.err"
 
+# The segment is the submitting sbatch's answer to cli_filter.lua only: the job does not
+# inherit it, so its own srun and sbatch get none (a 1-node sbatch with --segment=2 would be
+# refused).
+j=$(sbatch --parsable -N 6 --fabric-tp=4 -o inner.out --wrap \
+      'echo "segment=${FABRICPLACE_SEGMENT:-unset}"; srun -N 1 -n 1 true && echo srun-ok; sbatch -N 1 -o /dev/null --wrap true >/dev/null && echo sbatch-ok' 2>inner.err)
+wait_gone "$j" 60
+check "a steered job inherits no segment; its srun and 1-node sbatch run ($(paste -sd' ' inner.out 2>/dev/null))" \
+  test "$(grep -E '^(segment=|srun-ok|sbatch-ok)' inner.out 2>/dev/null | paste -sd' ')" == "segment=unset srun-ok sbatch-ok"
+check "  ... its srun -N, which Slurm 23.11+ refuses with a node order, runs in Slurm's order, said" \
+  grep -qF "srun: fabricplace: srun -N with a node order is refused by Slurm 23.11+ (--nodes is incompatible with --distribution=arbitrary); leave -N out (-n, --ntasks-per-node) for the ring order; srun keeps Slurm's order" inner.out
+check "  ... its 1-node sbatch, whose inherited --fabric-tp does not fit, is submitted unsteered, said" \
+  grep -qF "sbatch: fabricplace: --fabric-tp 4 inherited from the enclosing job does not fit this one (--fabric-tp 4 does not tile the job: 1 nodes x 2 GPUs per node = 2 GPUs, not a multiple of 4); it is submitted without fabricplace" inner.out
+
 exact1=$(run_probe exact1 -N 4 --fabric-tp=4 --fabric-mode=exact)
 check "exact: a one-leaf job is pinned ($exact1)" test "$exact1" == "node[009-012]"
 check "exact: the pin went to job_submit.lua" \
@@ -91,6 +107,19 @@ check "exact, 6 nodes: not pinned, the segment keeps the TP groups whole ($exact
   test "$(leaf_counts "$exact6")" == "p01-leaf01:2 p01-leaf02:2 p02-leaf01:2"
 check "exact, 6 nodes: the plugin says why" \
   grep -qF "exact mode on topology/block pins only a job inside one leaf; constrain mode instead" exact6.err
+
+# ---- slurm check knows what topology/block needs -------------------------------------------
+out=$("$FABRICPLACE" slurm check 2>check.err); rc=$?
+check "slurm check on this lab: it loads, no warning (rc $rc: $out $(cat check.err))" \
+  bash -c '[[ $0 == 0 && ! -s check.err ]]' "$rc"
+sed 's/ topology=block//' "$LAB_DIR/etc/plugstack.conf" >noblock.conf
+"$FABRICPLACE" slurm check --plugstack noblock.conf >/dev/null 2>check.err
+check "slurm check: TopologyPlugin=topology/block without topology=block is warned of ($(cat check.err))" \
+  grep -qF "fabricplace: warning: noblock.conf:1: slurm.conf has TopologyPlugin=topology/block, but this line has no topology=block: job_submit.lua then asks for per-leaf node counts, which topology/block refuses at submission; add topology=block" check.err
+grep -v '^CliFilterPlugins=' "$SLURM_CONF" >nocli.conf
+"$FABRICPLACE" slurm check --slurm-conf nocli.conf >/dev/null 2>check.err
+check "slurm check: topology=block without CliFilterPlugins=lua is warned of ($(cat check.err))" \
+  grep -qF "fabricplace: warning: nocli.conf: topology=block ($LAB_DIR/etc/plugstack.conf:1), but no CliFilterPlugins=lua: without etc/cli_filter.lua, a --fabric-tp job gets no --segment" check.err
 
 if [[ $fails -gt 0 ]]; then
   show_files "$LAB_DIR/log/job_submit.log" "$LAB_DIR/log/fabricplace.log" ./*.err

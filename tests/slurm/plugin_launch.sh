@@ -84,6 +84,8 @@ p=fabricplace.$SLURM_JOB_ID
 ls $p.rankfile $p.hosts $p.torchrun.env $p.json >files.out 2>&1
 @RETRY@ mpirun.out mpirun.err --rankfile $p.rankfile -np 8 sh -c 'echo "$OMPI_COMM_WORLD_RANK $(hostname)"'
 srun bash -c 'echo "$SLURM_PROCID $(hostname) $FABRICPLACE_RING_RANK"' >inner.out 2>inner.err
+srun -N 2 -n 2 --ntasks-per-node=1 bash -c 'echo "$SLURM_PROCID $(hostname)"' >inner-n2.out 2>inner-n2.err
+sbatch -N 1 -o /dev/null --wrap true >inner-sbatch.out 2>inner-sbatch.err && echo ok >>inner-sbatch.out
 EOF
 sed -i "s|@RETRY@|$SLURM_TESTS_DIR/mpirun_retry.sh|" batch.sh
 chmod +x batch.sh
@@ -97,6 +99,21 @@ check "mpirun --rankfile in the job: every rank on its rank-file host" \
        "$(sed -n 's/^rank [0-9]*=\([^ ]*\) .*/\1/p' "fabricplace.$j.rankfile" 2>/dev/null | paste -sd' ')"
 check "an inner srun inherits --fabric-tp: ring order, ring rank = task id" \
   test "$(sort -n inner.out 2>/dev/null | awk '$1 == $3 {print $2}' | uniq | paste -sd' ')" == "$ring"
+# The job's own srun -N and sbatch inherit --fabric-tp (Slurm's SPANK option variable):
+# both run. srun -N gets the ring order where Slurm takes a node order with -N (22.05), and
+# Slurm's where it refuses one (23.11+, said); the 1-node sbatch, which the inherited TP size
+# does not fit, is submitted without fabricplace rather than refused.
+n2=$(sort -n inner-n2.out 2>/dev/null | awk '{print $2}' | paste -sd' ')
+check "an inner srun -N 2 runs on 2 nodes ($n2)" test "$(tr ' ' '\n' <<<"$n2" | sort -u | grep -c .)" == 2
+if [[ ${FABRICPLACE_LAB_SLURM%%.*} -ge 24 ]]; then
+  check "  ... in Slurm's order, said (23.11+ refuses -N with a node order)" \
+    grep -qF "srun -N with a node order is refused by Slurm 23.11+" inner-n2.err
+else
+  check "  ... in ring order (22.05 takes -N with a node order)" \
+    test "$n2" == "$(cut -d' ' -f1-2 <<<"$ring")"
+fi
+check "an inner 1-node sbatch with the inherited --fabric-tp=4 is submitted ($(paste -sd' ' inner-sbatch.out inner-sbatch.err 2>/dev/null))" \
+  bash -c 'grep -qx ok inner-sbatch.out && grep -qF "inherited from the enclosing job does not fit this one" inner-sbatch.err'
 check "torchrun env of the job: NODE_RANK 1 is node013" \
   grep -qx '  node013) NODE_RANK=1 ;;' "fabricplace.$j.torchrun.env"
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "fabricplace/common/error.hpp"
 #include "fabricplace/fabric/fabric.hpp"
 
 namespace fabricplace::fabric {
@@ -38,6 +39,11 @@ struct SlurmTree {
 };
 
 SlurmTree slurm_tree(const Fabric& fabric);
+/// Whether Slurm's topology files can be written from `tree`: at least one leaf with hosts.
+/// Without one, topology.conf (tree or block) and topology.yaml would name no switch and no
+/// block, leaving every node outside the topology, and slurmctld 25.11 stops on such a file:
+/// an error, so that nothing empty is ever written.
+Result<void> check_slurm_topology(const SlurmTree& tree);
 std::string to_slurm_topology(const Fabric& fabric, const SlurmTree& tree);
 /// Per-leaf node features for slurm.conf: `NodeName=HOSTS Features=LEAF[,SPINEGROUP...]`,
 /// one line per leaf (the names up to, not including, the root switch).
