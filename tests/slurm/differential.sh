@@ -8,7 +8,8 @@
 #         topology/tree (Slurm 22.05, or 24.11 whose selection differs: docs/placement.md);
 #   block: `place --policy slurm-block --segment S` against topology/block (Slurm 23.11+)
 #         with `sbatch --segment=S` (24.05+), on our slurm-block export (placeholders
-#         included). First `scontrol show topology` must list exactly the blocks we wrote.
+#         included). First `scontrol show topology` must list exactly the blocks we wrote,
+#         the block sizes of BlockSizes and one aggregated block per pod (several pods).
 # The lab comes up from SPEC; per case node-exclusive `sbatch -w` jobs (one per leaf) occupy
 # the busy nodes, then a probe `sbatch -N n` job is placed by Slurm and compared, as a set, with
 # `fabricplace place --fabric DIR/etc/fabric.json -N n --busy BUSY --policy ...`. Where ours
@@ -75,7 +76,22 @@ if [[ $topology == block ]]; then
     echo "---- topology.conf"; cat "$etc/topology.conf"
     LAB_KEEP=1; exit 1
   fi
-  echo "PASS: scontrol show topology lists the $(grep -c . <<<"$want") base blocks of topology.conf ($(grep -c '^BlockName=fabricplace-pad' "$etc/topology.conf") placeholders), BlockSizes=$(sed -n 's/^BlockSizes=//p' "$etc/topology.conf")"
+  # ... and the sizes of BlockSizes, with one aggregated block per pod holding exactly the
+  # pod's nodes (placeholders included) when there are several.
+  sizes=$(sed -n 's/^BlockSizes=//p' "$etc/topology.conf")
+  got_sizes=$(scontrol show topology | sed -n 's/.* BlockSize=\([0-9]*\).*/\1/p' | awk '!seen[$0]++' | paste -sd,)
+  want_aggr=$(awk '/^# pod /{p++} /^BlockName=/{sub(/^.*Nodes=/, ""); nodes[p] = nodes[p] (nodes[p] ? "," : "") $0}
+                   END{if (p > 1) for (i = 1; i <= p; i++) print nodes[i]}' "$etc/topology.conf" |
+              while read -r nl; do scontrol show hostnames "$nl" | sort | paste -sd' '; done)
+  got_aggr=$(scontrol show topology | sed -n 's/^AggregatedBlock=[^ ]* BlockIndex=[0-9]* Nodes=\([^ ]*\) .*/\1/p' |
+             while read -r nl; do scontrol show hostnames "$nl" | sort | paste -sd' '; done)
+  if [[ $got_sizes != "$sizes" || $got_aggr != "$want_aggr" ]]; then
+    echo "FAIL: scontrol show topology: block sizes $got_sizes (want $sizes), aggregated blocks:"
+    echo "$got_aggr"; echo "---- want:"; echo "$want_aggr"
+    scontrol show topology
+    LAB_KEEP=1; exit 1
+  fi
+  echo "PASS: scontrol show topology lists the $(grep -c . <<<"$want") base blocks of topology.conf ($(grep -c '^BlockName=fabricplace-pad' "$etc/topology.conf") placeholders), BlockSizes=$sizes, $(grep -c . <<<"$got_aggr") aggregated block(s), one per pod, node for node"
 fi
 
 compress() {  # hosts on stdin (any order) -> sorted hostlist expression, "-" if none
