@@ -23,6 +23,7 @@ packages=(
   time                                           # GNU time: peak memory of the hostile-input tests
   python3                                        # the CLI tests generate inputs and read JSON with it
   python3-yaml                                   # tests/cli/slurm_yaml.sh parses topology.yaml
+  prometheus                                     # promtool: tests/cli/metrics_promtool.sh checks `fabric metrics`
 )
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then

@@ -1,4 +1,4 @@
-// fabricplace fabric import | generate | show | export
+// fabricplace fabric import | generate | show | diff | metrics | export
 #include <iostream>
 #include <memory>
 
@@ -7,6 +7,7 @@
 #include "fabricplace/fabric/diff.hpp"
 #include "fabricplace/fabric/export.hpp"
 #include "fabricplace/fabric/json_io.hpp"
+#include "fabricplace/fabric/metrics.hpp"
 #include "fabricplace/fabric/report.hpp"
 #include "fabricplace/fabric/slurm_block.hpp"
 #include "fabricplace/fabric/slurm_tree.hpp"
@@ -105,6 +106,27 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
         const FabricDiff d = diff(*a, *b);
         std::cout << (*json ? diff_json(d) : diff_text(d));
         return d.empty() ? kExitOk : kExitError;
+      };
+    });
+  }
+  {  // metrics
+    auto in = std::make_shared<InputOpts>();
+    auto out = std::make_shared<std::string>("-");
+    auto* cmd = fabric->add_subcommand(
+        "metrics",
+        "the fabric's health as Prometheus metrics for node_exporter's textfile collector: "
+        "degraded links, error counters over thresholds, lost links, oversubscription; port "
+        "series labelled guid and port as the InfiniBand exporters label theirs");
+    in->add(cmd, "fabric: JSON (from fabric discover --counters --previous), dump(s), spec, ...");
+    add_output_option(cmd, *out,
+                      "output file ('-' = stdout); written to a temporary file and renamed, as "
+                      "the textfile collector wants (name it *.prom)");
+    cmd->callback([&run, in, out] {
+      run = [in, out] {
+        auto f = in->load();
+        if (!f) return report(f.error());
+        print_warnings(*f);
+        return write_output(*out, to_prometheus(*f));
       };
     });
   }

@@ -31,8 +31,8 @@ struct CheckOpts {
 
 /// A plugin line of plugstack.conf that names fabricplace: where it is and how it is listed.
 struct Entry {
-  std::string path, mode;  ///< mode: "optional" or "required"
-  std::string where;       ///< "plugstack.conf:3"
+  std::string path, mode;         ///< mode: "optional" or "required"
+  std::string where;              ///< "plugstack.conf:3"
   std::vector<std::string> args;  ///< the plugin's arguments (fabric=..., topology=block)
 };
 
@@ -128,9 +128,9 @@ std::string find_libslurmfull(const std::vector<std::string>& plugin_dirs,
                               const std::string& plugin) {
   std::vector<std::string> dirs = plugin_dirs;
   dirs.push_back(dir_of(plugin));
-  for (const char* d : {"/usr/lib/x86_64-linux-gnu/slurm-wlm", "/usr/lib/aarch64-linux-gnu/slurm-wlm",
-                        "/usr/lib64/slurm", "/usr/lib/slurm", "/usr/local/lib/slurm",
-                        "/usr/local/lib64/slurm"})
+  for (const char* d :
+       {"/usr/lib/x86_64-linux-gnu/slurm-wlm", "/usr/lib/aarch64-linux-gnu/slurm-wlm",
+        "/usr/lib64/slurm", "/usr/lib/slurm", "/usr/local/lib/slurm", "/usr/local/lib64/slurm"})
     dirs.emplace_back(d);
   for (const auto& d : dirs)
     if (::access((d + "/libslurmfull.so").c_str(), R_OK) == 0) return d + "/libslurmfull.so";
@@ -188,9 +188,9 @@ std::string try_load(const std::string& libslurm, const std::string& plugin) {
   if (timed_out) return "loading it took more than 10 s";
   if (got == "ok") return {};
   if (got.empty())
-    return WIFSIGNALED(status) ? "loading it killed the process (signal " +
-                                     std::to_string(WTERMSIG(status)) + ")"
-                               : "loading it failed without a message";
+    return WIFSIGNALED(status)
+               ? "loading it killed the process (signal " + std::to_string(WTERMSIG(status)) + ")"
+               : "loading it failed without a message";
   return got;
 }
 

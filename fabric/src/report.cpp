@@ -24,18 +24,6 @@ std::string ratio(double r) {
   return buf;
 }
 
-std::string tier_name(int lo, int hi) {
-  auto word = [](int l) {
-    if (l == Topology::kRouterTier) return std::string("router");
-    return l == 0   ? std::string("host")
-           : l == 1 ? "leaf"
-           : l == 2 ? "spine"
-           : l == 3 ? "core"
-                    : "L" + std::to_string(l);
-  };
-  return word(lo) + "-" + word(hi);
-}
-
 std::string names_of(const Fabric& f, const std::vector<HostId>& hosts) {
   std::vector<std::string> names;
   for (HostId h : hosts) names.push_back(f.host(h).name);
@@ -165,6 +153,18 @@ void print_oversubscription(const Fabric& f, const std::function<void(std::strin
   }
 }
 }  // namespace
+
+std::string tier_name(int lo, int hi) {
+  auto word = [](int l) {
+    if (l == Topology::kRouterTier) return std::string("router");
+    return l == 0   ? std::string("host")
+           : l == 1 ? "leaf"
+           : l == 2 ? "spine"
+           : l == 3 ? "core"
+                    : "L" + std::to_string(l);
+  };
+  return word(lo) + "-" + word(hi);
+}
 
 std::vector<HostId> hosts_behind(const Fabric& f, LinkId link) {
   const Topology& t = f.topology();

@@ -157,9 +157,8 @@ void segment_env() {
   if (!req.tp || req.mode == Mode::kOff || req.shape.het || req.shape.nodelist || st.exact ||
       !st.validated)
     return;
-  const auto s =
-      block_segment(req.shape.nodes_range ? std::nullopt : req.shape.node_count(),
-                    static_cast<std::uint32_t>(st.config.gpus_per_node), *req.tp);
+  const auto s = block_segment(req.shape.nodes_range ? std::nullopt : req.shape.node_count(),
+                               static_cast<std::uint32_t>(st.config.gpus_per_node), *req.tp);
   if (!s.nodes) {
     note_verbose("topology/block: no --segment (" + s.why_not + ")");
     return;
@@ -188,8 +187,8 @@ int steer_request() {
       // option variable: not asked for here, it never fails the submission.
       if (!req.shape.fabric_tp && std::getenv(kInheritedTpVar)) {
         note_once("--fabric-tp " + std::to_string(*req.tp) +
-                  " inherited from the enclosing job does not fit this one (" +
-                  v.error().message + "); it is submitted without fabricplace");
+                  " inherited from the enclosing job does not fit this one (" + v.error().message +
+                  "); it is submitted without fabricplace");
         st.options.tp.reset();
         unpin();
         return 0;
@@ -261,8 +260,9 @@ int steer_request() {
     // topology/block keeps a job inside one block of its size, over as few leaves as its
     // size needs, and refuses a node list together with --segment: only a pin inside one
     // leaf is sure to be admitted. The TP groups' --segment does the rest (cli_filter.lua).
-    note_once("exact mode on topology/block pins only a job inside one leaf; constrain mode "
-              "instead (each TP group inside a leaf through --segment)");
+    note_once(
+        "exact mode on topology/block pins only a job inside one leaf; constrain mode "
+        "instead (each TP group inside a leaf through --segment)");
     return 0;
   }
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
@@ -357,8 +357,7 @@ int allocator_post_opt(spank_t sp) {
     // the segment cli_filter.lua was handed, for its log.
     if (st.config.topology == "block") {
       spank_job_control_setenv(sp, "FABRICPLACE_TOPOLOGY", "block", 1);
-      if (!segment.empty())
-        spank_job_control_setenv(sp, "FABRICPLACE_SEGMENT", segment.c_str(), 1);
+      if (!segment.empty()) spank_job_control_setenv(sp, "FABRICPLACE_SEGMENT", segment.c_str(), 1);
     }
   }
   return 0;

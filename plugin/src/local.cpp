@@ -87,9 +87,10 @@ void local_steer_srun() {
   // ("--nodes is incompatible with --distribution=arbitrary"; SLURM_NNODES from the
   // allocation is allowed): a step with -N runs in Slurm's order rather than not at all.
   if (counts.nodes)
-    return stand_aside("srun -N with a node order is refused by Slurm 23.11+ (--nodes is "
-                       "incompatible with --distribution=arbitrary); leave -N out (-n, "
-                       "--ntasks-per-node) for the ring order");
+    return stand_aside(
+        "srun -N with a node order is refused by Slurm 23.11+ (--nodes is "
+        "incompatible with --distribution=arbitrary); leave -N out (-n, "
+        "--ntasks-per-node) for the ring order");
 #endif
   // The step's node count and ranks per node: srun's command line first, else the job's.
   auto job_hosts = fp::hostlist::expand(nodes->second);
