@@ -76,6 +76,11 @@ Result<std::unique_ptr<const routes::Model>> load_routes(const fabric::Fabric& f
 Result<std::string> run_slurm(const std::string& context, const std::string& command);
 /// `slurm check`: does the installed SPANK plugin match the Slurm that will load it?
 void add_slurm_commands(CLI::App& app, RunFn& run);
+/// `man --out DIR` (hidden): the manual pages of every command, from the same definitions as
+/// --help; add it last, once every other command is defined.
+void add_man_command(CLI::App& app, RunFn& run);
+/// `completion` (hidden): the bash completion script of every command, the same way.
+void add_completion_command(CLI::App& app, RunFn& run);
 /// Writes `content` to `path` atomically ("-" = stdout); returns the exit status.
 int write_output(const std::string& path, const std::string& content);
 

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   fabricplace::cli::add_simulate_command(app, run);
   fabricplace::cli::add_trace_commands(app, run);
   fabricplace::cli::add_slurm_commands(app, run);
+  fabricplace::cli::add_man_command(app, run);
+  fabricplace::cli::add_completion_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
