@@ -24,6 +24,7 @@ packages=(
   python3                                        # the CLI tests generate inputs and read JSON with it
   python3-yaml                                   # tests/cli/slurm_yaml.sh parses topology.yaml
   prometheus                                     # promtool: tests/cli/metrics_promtool.sh checks `fabric metrics`
+  groff-base                                     # tests/cli/man_pages.sh renders the manual pages
 )
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then
