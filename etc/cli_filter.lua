@@ -4,11 +4,12 @@ fabricplace cli_filter.lua: on a topology/block cluster, gives a --fabric-tp job
 of slurm.conf, in sbatch, salloc and srun, on every submitting host).
 
 Why a cli_filter: topology/block keeps a segment of S nodes inside one base block (a leaf),
-which is exactly "every TP group inside one leaf", but from Slurm 24.05 to 25.05 nothing
-on the controller's side can set it: job_submit.lua has no segment_size field before 25.11,
-sbatch has no variable for it before 25.11, and a SPANK plugin cannot set another option.
-A cli_filter can: its pre_submit runs after every option is parsed (the plugin's callbacks
-included) and before the job is built.
+which is exactly "every TP group inside one leaf", but from Slurm 24.05 to 25.11.1 nothing
+on the controller's side can set it: job_submit.lua has no segment_size field before
+25.11.2; SBATCH_SEGMENT_SIZE (25.05.1+) is read before the options, so before the plugin
+knows the TP group; and a SPANK plugin cannot set another option. A cli_filter can: its
+pre_submit runs after every option is parsed (the plugin's callbacks included) and before
+the job is built.
 
 The SPANK plugin (plugstack.conf `topology=block`) does the arithmetic, with the fabric
 and the job's shape at hand, and leaves the answer in its own process's environment:

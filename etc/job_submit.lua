@@ -15,8 +15,8 @@ On topology/block (plugstack.conf `topology=block`: FABRICPLACE_TOPOLOGY=block) 
 first form is made: Slurm there keeps a job inside one block over as few leaves as its size
 needs and refuses per-leaf counts, so a job no single leaf holds is left to Slurm, whose
 --segment (set by etc/cli_filter.lua from Slurm 24.05) keeps each TP group inside a leaf.
-On Slurm 25.11+ with topology/block, where job_desc.segment_size exists, this script sets
-that --segment itself (no cli_filter needed), unless the job has its own.
+On Slurm 25.11.2+ with topology/block, where job_desc.segment_size exists, this script sets
+that --segment itself (no cli_filter needed), unless the job has its own or a node range.
 
 It reads the fabric from a table precomputed by `fabricplace fabric export --format lua`
 (never a process per submission), and estimates the free hosts of each leaf in-process
@@ -250,14 +250,14 @@ function M.allowed_hosts(job_desc, part_list)
   return allowed
 end
 
--- Slurm 25.11+ lets this script set --segment (job_desc.segment_size; Slurm before 25.11 has
--- no such field and reads it as nil): a TP group of g nodes becomes a segment of g nodes,
+-- Slurm 25.11.2+ lets this script set --segment (job_desc.segment_size; Slurm before has no
+-- such field and reads it as nil): a TP group of g nodes becomes a segment of g nodes,
 -- which topology/block keeps inside one block. Only on topology/block (M.submit: on a tree
 -- the per-leaf counts keep the groups, and a segment there is no rule of ours) and only when
 -- the job asked for no segment of its own. Returns the segment set, or nil.
 function M.segment(job_desc, g)
   local cur = job_desc.segment_size
-  if cur == nil then return nil end  -- no such field: Slurm before 25.11
+  if cur == nil then return nil end  -- no such field: Slurm before 25.11.2
   cur = tonumber(cur)
   if cur ~= nil and cur > 0 and cur < 65534 then return nil end  -- the user's own (NO_VAL16 = 65534)
   job_desc.segment_size = g
@@ -309,15 +309,19 @@ function M.submit(job_desc, jobs, part_list)
     return
   end
   local block = env.FABRICPLACE_TOPOLOGY == "block"
-  local seg_set = block and M.segment(job_desc, g) or nil
+  -- Not for a node range (-N 4-6): with a segment, Slurm sizes the job at its minimum.
+  local maxn = tonumber(job_desc.max_nodes)
+  local fixed = maxn == nil or maxn == 0 or maxn == nodes or (slurm and maxn == slurm.NO_VAL)
+  local seg_set = block and fixed and M.segment(job_desc, g) or nil
   local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g,
                                M.allowed_hosts(job_desc, part_list), block)
   if block and features == nil then
     -- topology/block refuses per-leaf counts: Slurm places the job, by its block rules.
     local seg = tonumber(env.FABRICPLACE_SEGMENT) or seg_set
     if seg then
-      why = string.format("%s; topology/block keeps each TP group inside a leaf with " ..
-                          "--segment=%d", why, seg)
+      why = string.format("%s; fabricplace proposed --segment=%d, which keeps each TP group " ..
+                          "inside a leaf (cli_filter.lua sets it unless the job has its own)",
+                          why, seg)
     else
       why = string.format("%s; topology/block refuses per-leaf counts (and this job has no " ..
                           "--segment from fabricplace: cli_filter.lua, Slurm 24.05+)", why)

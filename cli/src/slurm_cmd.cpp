@@ -256,12 +256,21 @@ int check(const CheckOpts& o) {
                   << "TopologyPlugin=topology/block, but this line has no topology=block: "
                      "job_submit.lua then asks for per-leaf node counts, which topology/block "
                      "refuses at submission; add topology=block\n";
+      // topology=block on a cluster without topology/block (topology.yaml, 25.05+, may give
+      // a partition its block topology: then slurm.conf names no TopologyPlugin=block).
+      if (block_arg && !conf_text.empty() && !block_conf &&
+          ::access((dir_of(conf) + "/topology.yaml").c_str(), F_OK) != 0)
+        std::cerr << "fabricplace: warning: " << e.where << ": topology=block, but " << conf
+                  << " has no TopologyPlugin=topology/block (nor a topology.yaml beside it): "
+                     "job_submit.lua then makes only one-leaf constraints and proposes a "
+                     "--segment that topology/tree ignores, so TP groups may split; remove "
+                     "topology=block\n";
       if (block_arg && !conf_text.empty() &&
           conf_value(conf_text, "CliFilterPlugins").find("lua") == std::string::npos)
         std::cerr << "fabricplace: warning: " << conf << ": topology=block (" << e.where
                   << "), but no CliFilterPlugins=lua: without etc/cli_filter.lua, a "
                      "--fabric-tp job gets no --segment, and Slurm may split its TP groups "
-                     "(Slurm 24.05 to 25.05; from 25.11 job_submit.lua sets it)\n";
+                     "(Slurm 24.05 to 25.11.1; from 25.11.2 job_submit.lua sets it)\n";
     }
     if (entries.empty())
       return report(Error{ErrorCode::kUsage,

@@ -155,7 +155,7 @@ void segment_env() {
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
   const auto req = final_request();
   if (!req.tp || req.mode == Mode::kOff || req.shape.het || req.shape.nodelist || st.exact ||
-      !st.validated)
+      !st.validated || req.shape.segment)  // the job's own segment: cli_filter.lua keeps it
     return;
   const auto s = block_segment(req.shape.nodes_range ? std::nullopt : req.shape.node_count(),
                                static_cast<std::uint32_t>(st.config.gpus_per_node), *req.tp);
@@ -256,14 +256,24 @@ int steer_request() {
                std::to_string(placed->running_hosts) + " host(s) read from slurmctld");
   for (const auto& n : placed->notes) note_verbose(n);
   const std::string& hosts = placed->hostfile;
-  if (st.config.topology == "block" && !in_one_leaf(**map, hosts)) {
+  if (st.config.topology == "block") {
     // topology/block keeps a job inside one block of its size, over as few leaves as its
-    // size needs, and refuses a node list together with --segment: only a pin inside one
-    // leaf is sure to be admitted. The TP groups' --segment does the rest (cli_filter.lua).
-    note_once(
-        "exact mode on topology/block pins only a job inside one leaf; constrain mode "
-        "instead (each TP group inside a leaf through --segment)");
-    return 0;
+    // size needs, and refuses a node list together with a --segment of fewer nodes than the
+    // job: only a pin inside one leaf, without such a segment, is sure to be admitted.
+    const bool own_segment = req.shape.segment && *req.shape.segment > 0 && *req.shape.segment < *N;
+    if (own_segment || !in_one_leaf(**map, hosts)) {
+      const auto seg = block_segment(*N, G, *req.tp);
+      note_once(std::string(own_segment
+                                ? "exact mode on topology/block pins no job that has its own "
+                                  "--segment (Slurm refuses a node list with one)"
+                                : "exact mode on topology/block pins only a job inside one "
+                                  "leaf") +
+                "; constrain mode instead" +
+                (!own_segment && seg.nodes ? " (each TP group inside a leaf through --segment=" +
+                                                 std::to_string(*seg.nodes) + ")"
+                                           : std::string()));
+      return 0;
+    }
   }
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
   // Since 23.11 sbatch refuses -N with a hostfile ("--nodes is incompatible with

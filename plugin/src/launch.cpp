@@ -310,6 +310,8 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
       c.distribution = true;
     else if (name == "--fabric-tp")
       c.fabric_tp = value;
+    else if (name == "--segment")
+      c.segment = count(value);
     else if (name == "--fabric-mode")
       c.fabric_mode = value;
   }

@@ -111,6 +111,7 @@ struct SrunCounts {
   bool het = false;                    ///< ":" components: a heterogeneous job
   bool nodes_range = false;            ///< -N MIN-MAX (nodes holds MIN)
   std::optional<std::string> fabric_tp, fabric_mode;  ///< this plugin's own options
+  std::optional<std::uint32_t> segment;               ///< --segment (Slurm 24.05+)
 };
 SrunCounts parse_srun_args(const std::vector<std::string>& args);
 

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/strings.hpp"
 #include "launch.hpp"
 #include "spank_common.hpp"
 
@@ -95,9 +97,21 @@ std::vector<std::string> own_args() {
   return args;
 }
 
+namespace {
+// The job's own --segment from SBATCH_SEGMENT_SIZE / SALLOC_SEGMENT_SIZE (Slurm 25.05.1+),
+// which sit between the #SBATCH lines and the command line.
+SubmitShape with_segment_env(SubmitShape shape, const std::vector<std::string>& args) {
+  if (parse_srun_args(args).segment) return shape;
+  const char* name = program() == "salloc" ? "SALLOC_SEGMENT_SIZE" : "SBATCH_SEGMENT_SIZE";
+  if (const char* v = std::getenv(name); v && *v)
+    if (auto n = fp::str::parse_uint(v, 65533)) shape.segment = static_cast<std::uint32_t>(*n);
+  return shape;
+}
+}  // namespace
+
 SubmitShape job_shape() {
   const auto args = own_args();
-  auto shape = submit_shape({}, args);
+  auto shape = with_segment_env(submit_shape({}, args), args);
   // The script's #SBATCH lines, from a regular file only and of a size sbatch itself takes
   // (its default max_script_size, 4 MiB): sbatch has already read a FIFO, which would block
   // here forever, and a device would never end. Otherwise the count is unknown, which the
@@ -107,7 +121,7 @@ SubmitShape job_shape() {
   if (!shape.script) return shape;
   if (::stat(shape.script->c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= kMaxScript)
     if (auto text = fp::read_file(*shape.script))
-      return submit_shape(sbatch_directives(*text), args);
+      return with_segment_env(submit_shape(sbatch_directives(*text), args), args);
   shape.script_unread = true;
   return shape;
 }

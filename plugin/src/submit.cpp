@@ -66,6 +66,7 @@ SubmitShape submit_shape(const std::vector<std::string>& directives,
     s.het = s.het || c.het;
     if (c.fabric_tp) s.fabric_tp = c.fabric_tp;
     if (c.fabric_mode) s.fabric_mode = c.fabric_mode;
+    if (c.segment) s.segment = c.segment;
     if (words == &args && c.command) s.script = (*words)[*c.command];
   }
   return s;

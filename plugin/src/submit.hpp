@@ -30,6 +30,8 @@ struct SubmitShape {
   /// The final --fabric-tp / --fabric-mode values (#SBATCH, then the command line), whatever
   /// order the option callbacks run in.
   std::optional<std::string> fabric_tp, fabric_mode;
+  /// The job's own --segment (topology/block, Slurm 24.05+): #SBATCH, then the command line.
+  std::optional<std::uint32_t> segment;
   /// The node count: -N, else -n / --ntasks-per-node; nothing when it cannot be known
   /// (a script on stdin or unread, no count given).
   [[nodiscard]] std::optional<std::uint32_t> node_count() const;

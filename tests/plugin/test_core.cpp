@@ -119,6 +119,10 @@ TEST(PluginSubmit, DirectivesThenCommandLine) {
   unread.script_unread = true;
   EXPECT_EQ(unread.node_count(), 3u);
   EXPECT_EQ(submit_shape({"--fabric-tp=32"}, {"--fabric-tp=4", "x.sh"}).fabric_tp, "4");
+  // The job's own --segment (#SBATCH, then the command line), for exact mode on block.
+  EXPECT_EQ(submit_shape({"--segment=4"}, {"x.sh"}).segment, 4u);
+  EXPECT_EQ(submit_shape({"--segment=4"}, {"--segment", "2", "x.sh"}).segment, 2u);
+  EXPECT_FALSE(submit_shape({}, {"-N", "4", "x.sh"}).segment);
 }
 
 struct Fabric8 : ::testing::Test {

@@ -166,7 +166,8 @@ local seg = block_job("bseg", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPU
 eq("block: 6 nodes, no leaf holds them: no constraint", seg.features, nil)
 eq("block: the segment said", seg.line,
    "job bseg: 6 nodes, TP groups of 2 nodes: no leaf has room for the whole job now; " ..
-   "topology/block keeps each TP group inside a leaf with --segment=2; left to Slurm")
+   "fabricplace proposed --segment=2, which keeps each TP group inside a leaf (cli_filter.lua " ..
+   "sets it unless the job has its own); left to Slurm")
 local noseg = block_job("bnoseg", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2",
                                     [2] = "FABRICPLACE_TOPOLOGY=block" })
 eq("block without a segment: no constraint", noseg.features, nil)
@@ -187,6 +188,11 @@ local b25 = with_field("b25", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPU
                                 [2] = "FABRICPLACE_TOPOLOGY=block" })
 eq("25.11 block: segment_size set", b25.segment_size, 2)
 eq("25.11 block: no constraint", b25.features, nil)
+local r25 = { name = "r25", min_nodes = 6, max_nodes = 8, segment_size = 65534,
+              spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2",
+                                [2] = "FABRICPLACE_TOPOLOGY=block" } }
+M.submit(r25, { [7] = { job_state = 1, nodes = "node[001,005,013-016]" } })
+eq("25.11 block, -N 6-8: no segment_size (Slurm would size the job at 6)", r25.segment_size, 65534)
 local t25 = with_field("t25", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" })
 eq("25.11 tree: no segment_size", t25.segment_size, 65534)
 eq("25.11 tree: per-leaf counts", t25.features, "[p01-leaf01*2&p02-leaf01*4]")

@@ -131,7 +131,10 @@ lab_down() {
     fi
   fi
   # 2) collect pids: pid files; every process in a lab slurmd's private UTS namespace;
-  #    slurmstepds, and job tasks, whose environment carries this SLURM_CONF (NO_UNSHARE)
+  #    slurmstepds, and job tasks, whose environment carries this SLURM_CONF (NO_UNSHARE);
+  #    a slurmd's or slurmstepd's whose working directory is in DIR (the steps of a slurmd
+  #    killed as a fault: its namespace is no longer any live slurmd's, and slurmstepd's
+  #    process title has overwritten its environment)
   local pids=() reps=() f p d c r
   for f in "$RUN"/slurmctld.pid "$RUN"/slurmd-*.pid "$RUN"/munged.pid; do
     [[ -s $f ]] && alive "$(cat "$f")" && pids+=("$(cat "$f")")
@@ -150,8 +153,12 @@ lab_down() {
     for r in "${reps[@]}"; do   # -ef compares the namespace inode: no fork per process
       if [[ $d/ns/uts -ef /proc/$r/ns/uts ]]; then pids+=("$p"); continue 2; fi
     done
-    grep -qzx "SLURM_CONF=$SLURM_CONF" "$d/environ" 2>/dev/null || continue
     c=; { read -r c <"$d/comm"; } 2>/dev/null
+    if [[ $c == slurmstepd || $c == slurmd ]]; then
+      r=$(readlink "$d/cwd" 2>/dev/null)
+      if [[ $r == "$dir" || $r == "$dir"/* ]]; then pids+=("$p"); continue; fi
+    fi
+    grep -qzx "SLURM_CONF=$SLURM_CONF" "$d/environ" 2>/dev/null || continue
     if [[ $c == slurmstepd ]] || grep -qz '^SLURM_JOB_ID=' "$d/environ" 2>/dev/null; then pids+=("$p"); fi
   done
   [[ ${#pids[@]} -gt 0 ]] && mapfile -t pids < <(printf '%s\n' "${pids[@]}" | sort -un)

@@ -68,7 +68,7 @@ check "constrain: --segment=2, every TP group inside one leaf ($ours: $(leaf_cou
 check "cli_filter.lua set the segment (sbatch -v)" \
   grep -qF "fabricplace: --segment=2 (TP groups of 2 nodes, topology/block)" ours.err
 check "job_submit.lua made no per-leaf counts, and said why" \
-  grep -qF "job ours: 6 nodes, TP groups of 2 nodes: no leaf has room for the whole job now; topology/block keeps each TP group inside a leaf with --segment=2; left to Slurm" \
+  grep -qF "job ours: 6 nodes, TP groups of 2 nodes: no leaf has room for the whole job now; fabricplace proposed --segment=2, which keeps each TP group inside a leaf (cli_filter.lua sets it unless the job has its own); left to Slurm" \
   "$LAB_DIR/log/job_submit.log"
 
 one=$(run_probe one -N 4 --fabric-tp=4)
@@ -106,7 +106,12 @@ exact6=$(run_probe exact6 -N 6 --fabric-tp=4 --fabric-mode=exact)
 check "exact, 6 nodes: not pinned, the segment keeps the TP groups whole ($exact6: $(leaf_counts "$exact6"))" \
   test "$(leaf_counts "$exact6")" == "p01-leaf01:2 p01-leaf02:2 p02-leaf01:2"
 check "exact, 6 nodes: the plugin says why" \
-  grep -qF "exact mode on topology/block pins only a job inside one leaf; constrain mode instead" exact6.err
+  grep -qF "exact mode on topology/block pins only a job inside one leaf; constrain mode instead (each TP group inside a leaf through --segment=2)" exact6.err
+exactseg=$(run_probe exactseg -N 4 --fabric-tp=4 --fabric-mode=exact --segment=2)
+check "exact with the job's own --segment=2: not pinned, runs, no TP group split ($exactseg: $(leaf_counts "$exactseg"))" \
+  bash -c '[[ -n $1 ]] && ! grep -qE ":[13]( |$)" <<<"$2"' _ "$exactseg" "$(leaf_counts "$exactseg")"
+check "exact with the job's own --segment: the plugin says why" \
+  grep -qF "exact mode on topology/block pins no job that has its own --segment (Slurm refuses a node list with one); constrain mode instead" exactseg.err
 
 # ---- slurm check knows what topology/block needs -------------------------------------------
 out=$("$FABRICPLACE" slurm check 2>check.err); rc=$?

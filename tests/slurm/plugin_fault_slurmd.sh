@@ -105,6 +105,18 @@ done
 out=$(no_crash_in_logs)
 check "no fatal error or crash in slurmctld's, slurmd's or the plugin's logs${out:+: $out}" test -z "$out"
 
+# The killed slurmd's steps are the lab's too: `lab.sh down` stops them (by their working
+# directory, in DIR), so no slurmstepd outlives the test.
+"$LAB_SH" down --dir "$LAB_DIR" >/dev/null 9>&-
+left=""
+for d in /proc/[0-9]*; do
+  c=; { read -r c <"$d/comm"; } 2>/dev/null
+  [[ $c == slurmstepd || $c == slurmd ]] || continue
+  r=$(readlink "$d/cwd" 2>/dev/null)
+  [[ $r == "$LAB_DIR" || $r == "$LAB_DIR"/* ]] && left+=" ${d#/proc/}"
+done
+check "lab.sh down leaves no slurmd or slurmstepd of the lab running${left:+: pids$left}" test -z "$left"
+
 if ((fails)); then
   show_files "$W"/out.* "$W"/err.* "$W/victim.$v" "$LAB_DIR/log/fabricplace.log"
   grep -iE 'error|down|respond' "$LAB_DIR/log/slurmctld.log" | tail -15
