@@ -145,7 +145,7 @@ constexpr const char* kInheritedTpVar = "SLURM_SPANK__SLURM_SPANK_OPTION_fabricp
 // topology/block (plugstack.conf topology=block, Slurm 24.05+): the TP group's --segment,
 // for etc/cli_filter.lua to apply, in this process's environment (FABRICPLACE_SEGMENT):
 // cli_filter's pre_submit runs after every option callback and before the job is built, and
-// nothing else on the way to slurmctld can set --segment before Slurm 25.11. Worked out
+// nothing else on the way to slurmctld can set --segment before Slurm 25.11.2. Worked out
 // again in every callback, as a later option may change the answer; none for a pinned job
 // (Slurm refuses a node list with a segment).
 void segment_env() {
