@@ -158,6 +158,15 @@ lab_start_plugin() {
   chmod 666 "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"
 }
 
+# leaf_counts HOSTLIST: hosts per leaf of the lab fabric, "p01-leaf01:2 p01-leaf02:2"
+leaf_counts() {
+  local h
+  for h in $(scontrol show hostnames "$1"); do
+    sed -n "s/^NodeName=\([^ ]*\) Features=\([^, ]*\).*/\1 \2/p" "$LAB_DIR/etc/features.conf" |
+      while read -r nl leaf; do scontrol show hostnames "$nl" | grep -qx "$h" && echo "$leaf"; done
+  done | sort | uniq -c | awk '{ printf "%s%s:%s", (NR > 1 ? " " : ""), $2, $1 }'
+}
+
 # check DESCRIPTION CMD...: PASS or FAIL (counted in $fails)
 fails=0
 check() {

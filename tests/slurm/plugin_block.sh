@@ -26,15 +26,6 @@ spec=${5:-fat3:pods=2,leaves=2,down=4,up=4}
 # shellcheck source=tests/slurm/common.sh
 . "$(dirname "$0")/common.sh"
 
-# leaf_counts HOSTLIST: hosts per leaf of the lab fabric, "p01-leaf01:2 p01-leaf02:2"
-leaf_counts() {
-  local h
-  for h in $(scontrol show hostnames "$1"); do
-    sed -n "s/^NodeName=\([^ ]*\) Features=\([^, ]*\).*/\1 \2/p" "$LAB_DIR/etc/features.conf" |
-      while read -r nl leaf; do scontrol show hostnames "$nl" | grep -qx "$h" && echo "$leaf"; done
-  done | sort | uniq -c | awk '{ printf "%s%s:%s", (NR > 1 ? " " : ""), $2, $1 }'
-}
-
 LAB_UP_ARGS=(--topology block --cli-filter "$CLI")
 lab_start_plugin "$spec" "$PLUGIN" "$LUA" topology=block
 grep -q '^BlockSizes=4,8$' "$LAB_DIR/etc/topology.conf" ||
