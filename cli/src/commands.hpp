@@ -3,10 +3,12 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "fabricplace/common/error.hpp"
 #include "fabricplace/fabric/fabric.hpp"
+#include "fabricplace/ops/slurm_sync.hpp"
 #include "fabricplace/placement/placement.hpp"
 #include "fabricplace/routes/model.hpp"
 
@@ -75,7 +77,26 @@ Result<std::unique_ptr<const routes::Model>> load_routes(const fabric::Fabric& f
 /// our stderr. Errors start with `context` (the option or command that asked).
 Result<std::string> run_slurm(const std::string& context, const std::string& command);
 /// `slurm check`: does the installed SPANK plugin match the Slurm that will load it?
+/// `slurm sync`: every Slurm-side file from one fabric (sync_cmd.cpp).
 void add_slurm_commands(CLI::App& app, RunFn& run);
+void add_sync_command(CLI::App* slurm, RunFn& run);
+struct SyncCliOpts {
+  std::string out;
+  std::string topology = "tree";
+  std::string plugin = FABRICPLACE_DEFAULT_PLUGIN;
+  std::string plugin_args, node_params;
+  bool dry_run = false, replace = false, reconfigure = false;
+};
+struct SyncOutcome {
+  std::string generation;
+  bool changed = false;            ///< something was (or, dry run, would be) written
+  bool structure_changed = false;  ///< another generation than the live one
+  bool reconfigure = false;        ///< topology or node definitions changed
+  std::vector<std::string> files;  ///< the files added, changed or removed
+};
+/// Syncs `f` into o.out (or plans it, o.dry_run) and prints what changed on `out`.
+Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts& o,
+                                     std::ostream& out);
 /// `man --out DIR` (hidden): the manual pages of every command, from the same definitions as
 /// --help; add it last, once every other command is defined.
 void add_man_command(CLI::App& app, RunFn& run);

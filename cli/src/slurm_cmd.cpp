@@ -351,7 +351,8 @@ int check(const CheckOpts& o) {
 }  // namespace
 
 void add_slurm_commands(CLI::App& app, RunFn& run) {
-  auto* slurm = app.add_subcommand("slurm", "the Slurm side: is the plugin built for this Slurm?");
+  auto* slurm = app.add_subcommand(
+      "slurm", "the Slurm side: write Slurm's files from the fabric; is the plugin built for this Slurm?");
   slurm->require_subcommand(1);
   auto o = std::make_shared<CheckOpts>();
   auto* cmd = slurm->add_subcommand(
@@ -373,6 +374,7 @@ void add_slurm_commands(CLI::App& app, RunFn& run) {
                   "else `slurmd -V`)")
       ->check(non_empty("a version", "--slurm-version"));
   cmd->callback([&run, o] { run = [o] { return check(*o); }; });
+  add_sync_command(slurm, run);
 }
 
 }  // namespace fabricplace::cli

@@ -82,6 +82,25 @@ std::string hex(std::uint64_t value) {
   return buf;
 }
 
+std::string fnv1a_hex(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = kHex[h & 15];
+  return out;
+}
+
+bool is_generation(std::string_view s) {
+  if (s.size() != 16) return false;
+  for (const char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
 void Lines::iterator::find_end() {
   if (pos_ >= text_.size()) {
     pos_ = end_ = text_.size();

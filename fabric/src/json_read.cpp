@@ -51,8 +51,10 @@ constexpr std::array<const char*, kPortFields> kPortKeys{
     "port", "guid", "lid", "lmc", "counters", "problems", "was_linked_to"};
 constexpr std::size_t kRequiredPortFields = 4;  // port, guid, lid, lmc; health is optional
 constexpr std::size_t kMaxProblems = 4096;      // per port: one per counter and merged source
-constexpr std::array<const char*, 6> kTopKeys{"format",     "version", "origin",
-                                              "incomplete", "nodes",   "links"};
+// "generation" (optional): the Slurm-side file set's id that `slurm sync` stamps
+// (docs/operations.md); read and checked for shape, not kept in the Fabric.
+constexpr std::array<const char*, 7> kTopKeys{"format", "version", "origin",    "incomplete",
+                                              "nodes",  "links",   "generation"};
 
 template <std::size_t N>
 int index_of(const std::array<const char*, N>& keys, const std::string& key) {
@@ -484,6 +486,11 @@ class Reader final : public json::json_sax_t {
                 (v.kind == Scalar::kUnsigned ? std::to_string(v.u) : std::string("a non-integer")));
       return true;
     }
+    if (key_ == "generation") {
+      if (v.kind != Scalar::kString || !str::is_generation(v.s))
+        return bad("generation", "expected 16 lower-case hex digits (written by slurm sync)");
+      return true;
+    }
     if (key_ == "origin") {
       if (v.kind != Scalar::kString) return bad("origin", "expected a string");
       b_.set_origin(v.s);
@@ -678,7 +685,7 @@ class Reader final : public json::json_sax_t {
 
   bool finish_top() {
     for (std::size_t i = 0; i < kTopKeys.size(); ++i)
-      if (i != 2 && i != 3 && !top_seen_[i])
+      if (i != 2 && i != 3 && i != 6 && !top_seen_[i])
         return bad("(top level)", std::string("missing \"") + kTopKeys[i] + "\"");
     // Links last: a hand-edited file may list them before the nodes.
     for (const PendingLink& l : links_) {

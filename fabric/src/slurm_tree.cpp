@@ -233,14 +233,19 @@ Result<void> check_slurm_topology(const SlurmTree& tree) {
               "file); nothing written");
 }
 
-std::string to_slurm_topology(const Fabric& f, const SlurmTree& tree) {
+std::string to_slurm_topology(const Fabric& f, const SlurmTree& tree, bool with_link_speed) {
   std::string out;
   out += "# Slurm topology.conf (TopologyPlugin=topology/tree), written by fabricplace\n";
   out += "# from: " + f.origin() + "\n";
   out += "# Slurm keeps one parent per switch: parallel switches sharing children are one\n";
-  out += "# Slurm switch (members listed in the comment above it). LinkSpeed= (unused by\n";
-  out += "# Slurm): the Gb/s of every link below the switch, where they share a 4x InfiniBand\n";
-  out += "# rate (200 = 4xHDR); fabricplace reads it back.\n";
+  if (with_link_speed) {
+    out += "# Slurm switch (members listed in the comment above it). LinkSpeed= (unused by\n";
+    out += "# Slurm): the Gb/s of every link below the switch, where they share a 4x InfiniBand\n";
+    out += "# rate (200 = 4xHDR); fabricplace reads it back.\n";
+  } else {
+    out += "# Slurm switch (members listed in the comment above it). No LinkSpeed= (Slurm does\n";
+    out += "# not use it): link rates and health are in fabric.json, so they never rewrite this.\n";
+  }
   if (tree.virtual_leaves)
     out += "# Rail-optimised fabric: one virtual leaf per rail group (scalable unit).\n";
   for (const auto& m : f.topology().incomplete)
@@ -269,7 +274,8 @@ std::string to_slurm_topology(const Fabric& f, const SlurmTree& tree) {
       for (auto c : s.children) names.push_back(tree.switches[c].name);
       out += " Switches=" + hostlist::compress(names);
     }
-    if (const auto gbps = link_speed(f, s)) out += " LinkSpeed=" + std::to_string(*gbps);
+    if (const auto gbps = with_link_speed ? link_speed(f, s) : std::nullopt)
+      out += " LinkSpeed=" + std::to_string(*gbps);
     out += "\n";
   }
   return out;

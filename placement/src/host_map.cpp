@@ -33,6 +33,7 @@ HostMap host_map(const Context& c) {
 
 std::string to_host_map_text(const HostMap& m) {
   std::string s = "fabricplace-hostmap 1\n";
+  if (!m.generation.empty()) s += "# generation: " + m.generation + "\n";
   s += "# Hosts per leaf for rank order at launch (fabricplace fabric export --format hostmap).\n";
   s += "# from: " + m.origin + "\n";
   s += "# leaf NAME POD HOST...: leaves in topology.conf order, hosts in ring order;\n";
@@ -74,7 +75,10 @@ std::string to_lua_table(const HostMap& m) {
       "-- fabricplace fabric table for job_submit.lua (fabricplace fabric export --format lua)\n";
   s += "-- Leaves in topology.conf order (the names are the per-leaf node features of\n";
   s += "-- `fabric export --format slurm-features`), hosts in ring order.\n";
-  s += "return {\n  version = 1,\n  origin = " + lua_string(m.origin) + ",\n  leaves = {\n";
+  if (!m.generation.empty()) s = "-- fabricplace generation: " + m.generation + "\n" + s;
+  s += "return {\n  version = 1,\n  origin = " + lua_string(m.origin) + ",\n";
+  if (!m.generation.empty()) s += "  generation = " + lua_string(m.generation) + ",\n";
+  s += "  leaves = {\n";
   std::unordered_map<std::uint32_t, std::uint32_t> pod_no;
   for (std::size_t k = 0; k < m.blocks.size(); ++k) {
     if (m.blocks.hosts[k].empty()) continue;
@@ -102,6 +106,18 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
     pos = eol == std::string_view::npos ? text.size() : eol + 1;
     ++line_no;
     const auto line = str::trim(raw);
+    // "# generation: G": the `slurm sync` file set this map belongs to (a comment, so
+    // readers that predate it skip it).
+    if (constexpr std::string_view kGen = "# generation:"; header && line.starts_with(kGen)) {
+      const auto g = str::trim(line.substr(kGen.size()));
+      if (!str::is_generation(g))
+        return fail(ErrorCode::kSyntax,
+                    "\"# generation:\" line: expected 16 lower-case hex digits (written by "
+                    "`fabricplace slurm sync`)",
+                    file, line_no);
+      m.generation = std::string(g);
+      continue;
+    }
     if (line.empty() || line.front() == '#') continue;
     std::vector<std::string_view> w;
     for (std::size_t i = 0; i < line.size();) {

@@ -53,17 +53,7 @@ Result<const HostMap*> load_host_map(const std::string& path) {
   return &slot->map;
 }
 
-std::string host_map_id(std::string_view text) {
-  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
-  for (const unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = kHex[h & 15];
-  return out;
-}
+std::string host_map_id(std::string_view text) { return str::fnv1a_hex(text); }
 
 std::string loaded_host_map_id(const std::string& path) {
   const std::lock_guard lock(g_maps_mu);

@@ -26,6 +26,11 @@ std::optional<std::uint64_t> parse_hex(std::string_view s);
 std::string guid_hex(std::uint64_t guid);
 /// "0x%x".
 std::string hex(std::uint64_t value);
+/// FNV-1a 64 of `text` as 16 lower-case hex digits: a content id (host map versions, the
+/// generation of a `slurm sync` file set), not a cryptographic hash.
+std::string fnv1a_hex(std::string_view text);
+/// True for what fnv1a_hex() returns: exactly 16 lower-case hex digits.
+bool is_generation(std::string_view s);
 
 /// The lines of a text (without the '\n', a trailing '\r' removed), lazily: nothing is
 /// allocated, so a file of a hundred million blank lines costs no memory. The last line is

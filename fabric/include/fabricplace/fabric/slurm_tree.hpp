@@ -44,7 +44,10 @@ SlurmTree slurm_tree(const Fabric& fabric);
 /// block, leaving every node outside the topology, and slurmctld 25.11 stops on such a file:
 /// an error, so that nothing empty is ever written.
 Result<void> check_slurm_topology(const SlurmTree& tree);
-std::string to_slurm_topology(const Fabric& fabric, const SlurmTree& tree);
+/// `with_link_speed` false leaves out LinkSpeed= (Slurm ignores it): `slurm sync`'s
+/// topology.conf, which link health then never changes.
+std::string to_slurm_topology(const Fabric& fabric, const SlurmTree& tree,
+                              bool with_link_speed = true);
 /// Per-leaf node features for slurm.conf: `NodeName=HOSTS Features=LEAF[,SPINEGROUP...]`,
 /// one line per leaf (the names up to, not including, the root switch).
 std::string to_slurm_features(const Fabric& fabric, const SlurmTree& tree);

@@ -43,11 +43,13 @@ struct HostMap {
   std::unordered_map<std::string, std::uint32_t> index;  ///< name -> HostId, built with names
   Blocks blocks;                                         ///< of_host, hosts, name and pod are set
   std::string origin;                                    ///< where the fabric came from
+  std::string generation;  ///< `slurm sync`'s file-set id ("# generation: G"); "" if none
 };
 HostMap host_map(const Context& c);
 
 /// The host map as text (format 1):
 ///   fabricplace-hostmap 1
+///   # generation: G                  (written by `slurm sync` only; docs/operations.md)
 ///   # from: ORIGIN
 ///   leaf NAME POD HOST HOST ...      (leaves in topology.conf order, hosts in ring order)
 std::string to_host_map_text(const HostMap& m);

@@ -1,0 +1,461 @@
+#include "fabricplace/ops/slurm_sync.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <thread>
+
+#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/json_io.hpp"
+#include "fabricplace/fabric/slurm_block.hpp"
+#include "fabricplace/fabric/slurm_tree.hpp"
+#include "fabricplace/placement/placement.hpp"
+#include "fabricplace/placement/rank_layout.hpp"
+
+namespace fabricplace::ops {
+
+namespace {
+
+constexpr const char* kStore = ".fabricplace";
+constexpr const char* kCurrent = "current";
+constexpr const char* kSnapshotPrefix = "snapshot.";
+constexpr const char* kLinkPrefix = ".fabricplace/current/";
+constexpr const char* kGenerationMark = "# fabricplace generation: ";
+
+std::string join(const std::string& dir, const std::string& name) {
+  return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+// The body lines of a Slurm export (comments dropped), each with `params` appended.
+std::string node_lines(const std::string& text, const std::string& params) {
+  std::string out;
+  for (auto line : str::lines(text)) {
+    if (line.empty() || line.front() == '#') continue;
+    out += std::string(line);
+    if (!params.empty()) out += " " + params;
+    out += "\n";
+  }
+  return out;
+}
+
+// The fabric's canonical JSON with "generation" after "version" (json_read.cpp reads it).
+std::string stamp_json(std::string json, const std::string& generation) {
+  const std::string after = "  \"version\": " + std::to_string(fabric::kJsonVersion) + ",\n";
+  const auto at = json.find(after);
+  if (at == std::string::npos) return json;  // not canonical JSON: to_json() always has it
+  json.insert(at + after.size(), "  \"generation\": \"" + generation + "\",\n");
+  return json;
+}
+
+// Whether a Slurm configuration value (a path, a node parameter list) is safe on one line.
+bool one_line(const std::string& s) {
+  return s.find('\n') == std::string::npos && s.find('\r') == std::string::npos;
+}
+
+}  // namespace
+
+const char* to_string(FileChange::Kind k) {
+  switch (k) {
+    case FileChange::Kind::kAdded:
+      return "added";
+    case FileChange::Kind::kChanged:
+      return "changed";
+    case FileChange::Kind::kUnchanged:
+      return "unchanged";
+    case FileChange::Kind::kRemoved:
+      return "removed";
+  }
+  return "?";
+}
+
+bool SyncPlan::changed() const {
+  if (!links_to_fix.empty()) return true;
+  return std::ranges::any_of(
+      files, [](const FileChange& c) { return c.kind != FileChange::Kind::kUnchanged; });
+}
+
+bool SyncPlan::changed(const std::string& name) const {
+  return std::ranges::any_of(files, [&](const FileChange& c) {
+    return c.name == name && c.kind != FileChange::Kind::kUnchanged;
+  });
+}
+
+Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) {
+  using namespace fabric;
+  if (!f.topology().incomplete.empty())
+    return fail(ErrorCode::kUsage,
+                "the fabric is INCOMPLETE (a partial discovery): Slurm's files would lack what it "
+                "misses; nothing written (rediscover)");
+  for (const auto* s : {&o.dir, &o.plugin, &o.plugin_args, &o.node_params})
+    if (!one_line(*s)) return fail(ErrorCode::kUsage, "a line break in a sync option");
+  for (const auto word : str::split(o.plugin_args, ' ')) {
+    for (const char* k : {"fabric=", "hostmap=", "topology="})
+      if (word.starts_with(k))
+        return fail(ErrorCode::kUsage, std::string("--plugin-args: ") + k +
+                                           " is set by slurm sync itself (the files it writes, "
+                                           "--topology)");
+  }
+  SlurmFileSet set;
+  const auto tree = slurm_tree(f);
+  set.warnings = tree.warnings;
+  if (auto ok = check_slurm_topology(tree); !ok) return std::unexpected(ok.error());
+
+  // Structural files first, unstamped, for the generation.
+  std::vector<SlurmFile> files;
+  auto map = placement::host_map(placement::prepare(f));
+  std::string topo_name = "topology.conf", topo, nodes_extra;
+  if (o.topology == SlurmTopology::kTree) {
+    topo = to_slurm_topology(f, tree, /*with_link_speed=*/false);
+  } else {
+    const auto blocks = slurm_blocks(f, tree);
+    nodes_extra = to_slurm_block_nodes(blocks);
+    if (o.topology == SlurmTopology::kBlock) {
+      topo = to_slurm_block(f, blocks);
+    } else {
+      auto yaml = to_slurm_yaml(f, tree, blocks);
+      if (!yaml) return std::unexpected(yaml.error());
+      topo = std::move(*yaml);
+      topo_name = "topology.yaml";
+    }
+  }
+  std::string nodes =
+      "# Slurm node definitions for slurm.conf, written by `fabricplace slurm sync`\n"
+      "# from: " +
+      f.origin() +
+      "\n"
+      "# `Include " +
+      join(o.dir, "fabricplace-nodes.conf") +
+      "` in slurm.conf in place of these\n"
+      "# hosts' NodeName= lines; their other parameters come from --node-params or a\n"
+      "# `NodeName=DEFAULT CPUs=... Gres=...` line before the Include. Features: the host's leaf\n"
+      "# and the switches above it (job_submit.lua keeps a job in one leaf with them).\n" +
+      node_lines(to_slurm_features(f, tree), o.node_params);
+  if (!nodes_extra.empty())
+    nodes += "# topology/block placeholders (never scheduled; docs/slurm.md, topology/block)\n" +
+             node_lines(nodes_extra, "");
+  std::string plugstack =
+      "# The fabricplace SPANK plugin (docs/slurm.md), written by `fabricplace slurm sync`.\n"
+      "# `optional`: a missing plugin never stops jobs.\n"
+      "optional " +
+      o.plugin + " fabric=" + join(o.dir, "fabric.json") +
+      " hostmap=" + join(o.dir, "fabric.hostmap") +
+      (o.topology == SlurmTopology::kBlock ? " topology=block" : "") +
+      (o.plugin_args.empty() ? "" : " " + o.plugin_args) + "\n";
+
+  auto render = [&](const std::string& gen) {
+    map.generation = gen;
+    const std::string mark = gen.empty() ? "" : kGenerationMark + gen + "\n";
+    files = {
+        {"fabric.hostmap", placement::to_host_map_text(map), true},
+        {"fabric.lua", placement::to_lua_table(map), true},
+        {topo_name, mark + topo, true},
+        {"fabricplace-nodes.conf", mark + nodes, true},
+        {"plugstack.conf.d/fabricplace.conf", mark + plugstack, true},
+    };
+  };
+  render("");
+  std::string all;
+  for (const auto& file : files) all += file.name + '\0' + file.text + '\0';
+  set.generation = str::fnv1a_hex(all);
+  render(set.generation);
+  files.insert(files.begin(),
+               SlurmFile{"fabric.json", stamp_json(to_json(f), set.generation), false});
+
+  // Read back what the plugin reads: a set that its readers refuse is never written.
+  if (auto m = placement::parse_host_map(files[1].text, "fabric.hostmap"); !m)
+    return std::unexpected(m.error());
+  FabricBuilder b;
+  if (auto ok = read_json(files[0].text, "fabric.json", b); !ok) return std::unexpected(ok.error());
+  set.files = std::move(files);
+  return set;
+}
+
+namespace {
+
+// The live snapshot's name ("snapshot.000003"), or "" when DIR was never synced.
+std::string live_snapshot(const std::string& dir) {
+  char buf[256];
+  const auto n =
+      ::readlink(join(dir, std::string(kStore) + "/" + kCurrent).c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string s(buf, static_cast<std::size_t>(n));
+  return s.starts_with(kSnapshotPrefix) && s.find('/') == std::string::npos ? s : std::string();
+}
+
+// The link DIR/NAME wants: relative, through `current`.
+std::string link_target(const std::string& name) {
+  std::string up;
+  for (const char c : name)
+    if (c == '/') up += "../";
+  return up + kLinkPrefix + name;
+}
+
+// DIR/NAME: 0 missing, 1 sync's link to `want`, 2 sync's link elsewhere, 3 something else.
+int link_state(const std::string& path, const std::string& want) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return 0;
+  if (!S_ISLNK(st.st_mode)) return 3;
+  char buf[4096];
+  const auto n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return 3;
+  const std::string t(buf, static_cast<std::size_t>(n));
+  if (t == want) return 1;
+  return t.find(kLinkPrefix) != std::string::npos ? 2 : 3;
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") out.push_back(n);
+    }
+    ::closedir(d);
+  }
+  std::ranges::sort(out);
+  return out;
+}
+
+// The files of a snapshot, by relative name (one level of subdirectories, as sync writes).
+std::map<std::string, std::string> snapshot_names(const std::string& snap) {
+  std::map<std::string, std::string> out;
+  for (const auto& n : list_dir(snap)) {
+    const auto p = join(snap, n);
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      for (const auto& m : list_dir(p)) out[n + "/" + m] = join(p, m);
+    } else if (S_ISREG(st.st_mode)) {
+      out[n] = p;
+    }
+  }
+  return out;
+}
+
+Result<void> fsync_dir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return fail(ErrorCode::kIo, "cannot open directory: " + errno_text(), dir);
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return fail(ErrorCode::kIo, "fsync failed: " + errno_text(), dir);
+  return {};
+}
+
+Result<void> make_dir(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return fail(ErrorCode::kIo, "cannot create directory: " + errno_text(), dir);
+  return {};
+}
+
+void remove_tree(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    for (const auto& n : list_dir(path)) remove_tree(join(path, n));
+    ::rmdir(path.c_str());
+  } else {
+    ::unlink(path.c_str());
+  }
+}
+
+// A new symlink at `path` -> `target`, atomically (a temporary link renamed over it).
+Result<void> place_link(const std::string& path, const std::string& target) {
+  const std::string tmp = path + ".fabricplace-tmp." + std::to_string(::getpid());
+  ::unlink(tmp.c_str());
+  if (::symlink(target.c_str(), tmp.c_str()) != 0)
+    return fail(ErrorCode::kIo, "cannot create a symlink: " + errno_text(), tmp);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const auto e = errno_text();
+    ::unlink(tmp.c_str());
+    return fail(ErrorCode::kIo, "cannot rename a symlink into place: " + e, path);
+  }
+  return {};
+}
+
+Result<void> write_new(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(ErrorCode::kIo, "cannot create: " + errno_text(), path);
+  if (!write_all(fd, text) || ::fsync(fd) != 0) {
+    const auto e = errno_text();
+    ::close(fd);
+    return fail(ErrorCode::kIo, "write failed: " + e, path);
+  }
+  if (::close(fd) != 0) return fail(ErrorCode::kIo, "close failed: " + errno_text(), path);
+  return {};
+}
+
+std::string parent_of(const std::string& name) {
+  const auto slash = name.rfind('/');
+  return slash == std::string::npos ? std::string() : name.substr(0, slash);
+}
+
+}  // namespace
+
+Result<SyncPlan> plan_sync(const std::string& dir, const SlurmFileSet& set) {
+  SyncPlan plan;
+  const std::string store = join(dir, kStore);
+  plan.old_snapshot = live_snapshot(dir);
+  std::map<std::string, std::string> old;
+  if (!plan.old_snapshot.empty()) old = snapshot_names(join(store, plan.old_snapshot));
+  for (const auto& file : set.files) {
+    FileChange c{file.name, FileChange::Kind::kAdded};
+    if (auto it = old.find(file.name); it != old.end()) {
+      auto text = read_file(it->second);
+      if (!text) return std::unexpected(text.error());
+      if (file.name == "fabric.json") plan.old_fabric_json = *text;
+      if (file.name == "fabric.hostmap")
+        if (auto m = placement::parse_host_map(*text, it->second))
+          plan.old_generation = m->generation;
+      c.kind = *text == file.text ? FileChange::Kind::kUnchanged : FileChange::Kind::kChanged;
+      old.erase(it);
+    }
+    plan.files.push_back(c);
+    const auto path = join(dir, file.name);
+    switch (link_state(path, link_target(file.name))) {
+      case 1:
+        break;
+      case 3:
+        plan.conflicts.push_back(file.name);
+        [[fallthrough]];
+      default:
+        plan.links_to_fix.push_back(file.name);
+    }
+  }
+  for (const auto& [name, path] : old) plan.files.push_back({name, FileChange::Kind::kRemoved});
+  return plan;
+}
+
+Error conflict_error(const std::string& dir, const std::string& name) {
+  return Error{ErrorCode::kUsage,
+               "exists and was not written by slurm sync: move it away, or pass --replace (it is "
+               "then kept in " +
+                   join(dir, std::string(kStore) + "/replaced/") + "), and sync links it to " +
+                   join(dir, std::string(kLinkPrefix) + name),
+               join(dir, name), 0};
+}
+
+Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bool replace,
+                             int lock_wait_s) {
+  const std::string store = join(dir, kStore);
+  if (auto ok = make_dir(dir); !ok) return std::unexpected(ok.error());
+  if (auto ok = make_dir(store); !ok) return std::unexpected(ok.error());
+  const std::string lock_path = join(store, "lock");
+  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) return fail(ErrorCode::kIo, "cannot open the lock: " + errno_text(), lock_path);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{lock};
+  for (int waited = 0; ::flock(lock, LOCK_EX | LOCK_NB) != 0; ++waited) {
+    if (waited >= lock_wait_s * 10)
+      return fail(
+          ErrorCode::kIo,
+          "another slurm sync holds the lock for more than " + std::to_string(lock_wait_s) + " s",
+          lock_path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // Planned under the lock: another sync may have committed since the caller looked.
+  auto planned = plan_sync(dir, set);
+  if (!planned) return std::unexpected(planned.error());
+  const SyncPlan& plan = *planned;
+  if (!plan.conflicts.empty() && !replace)
+    return std::unexpected(conflict_error(dir, plan.conflicts[0]));
+  const std::string pid = std::to_string(::getpid());
+
+  // Leftovers of killed syncs (we hold the lock: nobody else writes here).
+  for (const auto& n : list_dir(store))
+    if (n.starts_with("tmp.") || n.starts_with("current.tmp.")) remove_tree(join(store, n));
+
+  std::string live = plan.old_snapshot;
+  const bool write =
+      std::ranges::any_of(
+          plan.files, [](const FileChange& c) { return c.kind != FileChange::Kind::kUnchanged; }) ||
+      live.empty();
+  if (write) {
+    unsigned seq = 0;
+    for (const auto& n : list_dir(store))
+      if (n.starts_with(kSnapshotPrefix))
+        if (auto v =
+                str::parse_uint(std::string_view(n).substr(std::strlen(kSnapshotPrefix)), 999999))
+          seq = std::max(seq, static_cast<unsigned>(*v));
+    char name[32];
+    std::snprintf(name, sizeof name, "%s%06u", kSnapshotPrefix, (seq + 1) % 1000000);
+    const std::string tmp = join(store, "tmp." + pid);
+    if (auto ok = make_dir(tmp); !ok) return std::unexpected(ok.error());
+    std::vector<std::string> subdirs;
+    for (const auto& file : set.files) {
+      if (const auto sub = parent_of(file.name); !sub.empty()) {
+        if (auto ok = make_dir(join(tmp, sub)); !ok) return std::unexpected(ok.error());
+        if (std::ranges::find(subdirs, sub) == subdirs.end()) subdirs.push_back(sub);
+      }
+      if (auto ok = write_new(join(tmp, file.name), file.text); !ok)
+        return std::unexpected(ok.error());
+    }
+    for (const auto& sub : subdirs)
+      if (auto ok = fsync_dir(join(tmp, sub)); !ok) return std::unexpected(ok.error());
+    if (auto ok = fsync_dir(tmp); !ok) return std::unexpected(ok.error());
+    const std::string snap = join(store, name);
+    remove_tree(snap);  // a number reused after a wrap of a million syncs
+    if (::rename(tmp.c_str(), snap.c_str()) != 0)
+      return fail(ErrorCode::kIo, "cannot rename into place: " + errno_text(), snap);
+    if (auto ok = fsync_dir(store); !ok) return std::unexpected(ok.error());
+    // The commit: `current` switches to the new snapshot in one rename.
+    if (auto ok = place_link(join(store, kCurrent), name); !ok) return std::unexpected(ok.error());
+    if (auto ok = fsync_dir(store); !ok) return std::unexpected(ok.error());
+    live = name;
+  }
+
+  // The fixed links DIR/NAME -> .fabricplace/current/NAME.
+  std::vector<std::string> parents;
+  for (const auto& file : set.files) {
+    const auto path = join(dir, file.name);
+    const auto want = link_target(file.name);
+    const auto state = link_state(path, want);
+    if (state == 1) continue;
+    if (const auto sub = parent_of(file.name); !sub.empty()) {
+      if (auto ok = make_dir(join(dir, sub)); !ok) return std::unexpected(ok.error());
+    }
+    if (state == 3) {  // --replace: kept, never deleted
+      const auto keep = join(store, "replaced");
+      if (auto ok = make_dir(keep); !ok) return std::unexpected(ok.error());
+      std::string flat = file.name;
+      std::ranges::replace(flat, '/', '_');
+      const auto to = join(keep, flat + "." + std::to_string(std::time(nullptr)));
+      if (::rename(path.c_str(), to.c_str()) != 0)
+        return fail(ErrorCode::kIo, "cannot move it to " + to + ": " + errno_text(), path);
+    }
+    if (auto ok = place_link(path, want); !ok) return std::unexpected(ok.error());
+    const auto parent = join(dir, parent_of(file.name));
+    if (std::ranges::find(parents, parent) == parents.end()) parents.push_back(parent);
+  }
+  // Links to files the set no longer has (topology.conf after a switch to topology.yaml).
+  for (const auto& c : plan.files) {
+    if (c.kind != FileChange::Kind::kRemoved) continue;
+    const auto path = join(dir, c.name);
+    if (link_state(path, link_target(c.name)) == 1) ::unlink(path.c_str());
+  }
+  for (const auto& p : parents)
+    if (auto ok = fsync_dir(p); !ok) return std::unexpected(ok.error());
+
+  // Keep the live snapshot and the one before it (rollback); drop the rest.
+  for (const auto& n : list_dir(store))
+    if (n.starts_with(kSnapshotPrefix) && n != live && n != plan.old_snapshot)
+      remove_tree(join(store, n));
+  return planned;
+}
+
+}  // namespace fabricplace::ops

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# slurm_sync.sh FABRICPLACE: `fabricplace slurm sync` writes every Slurm-side file as one set.
+#   - the first sync writes the six files, each stamped with one generation, and links them;
+#   - a second sync of the same fabric changes nothing ("no change", exit 0, same snapshot);
+#   - a degraded link changes exactly fabric.json, keeps the generation, and the report names
+#     the link; a host lost changes the generation and every structural file;
+#   - --dry-run writes nothing; a file sync did not write is refused (exit 2, named) and
+#     --replace keeps it in .fabricplace/replaced/; topology tree -> yaml drops topology.conf;
+#   - a fabric with no host under a leaf or an incomplete one writes nothing;
+#   - killed (strace injects SIGKILL) before each call of every system call that changes the
+#     directory, the sync leaves the previous set whole (all files of one snapshot, byte for
+#     byte the old set) or the new one whole, and the next sync completes and cleans up.
+set -euo pipefail
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+files=(fabric.json fabric.hostmap fabric.lua topology.conf fabricplace-nodes.conf plugstack.conf.d/fabricplace.conf)
+
+"$bin" fabric export 'fat3:pods=2,leaves=2,down=4,up=2' --format json -o "$tmp/a.json"
+"$bin" fabric export 'fat3:pods=2,leaves=2,down=3,up=2' --format json -o "$tmp/b.json"
+# a.json with node001's link at 1x: link health only.
+sed '0,/"4xHDR"\]/s//"1xHDR"]/' "$tmp/a.json" >"$tmp/a-degraded.json"
+cmp -s "$tmp/a.json" "$tmp/a-degraded.json" && fail "the test did not degrade a link"
+
+gen_of() { sed -n 's/^# generation: //p' "$1/fabric.hostmap"; }
+check_set() {  # DIR: every file readable through its link, one generation in each
+  local d=$1 g f
+  g=$(gen_of "$d")
+  [[ $g =~ ^[0-9a-f]{16}$ ]] || fail "$d/fabric.hostmap has no generation"
+  for f in "${files[@]}"; do
+    [[ -L $d/$f ]] || fail "$d/$f is not sync's link"
+    grep -q "$g" "$d/$f" || fail "$d/$f does not carry generation $g"
+  done
+  [[ $(grep -c '"generation": "'"$g"'"' "$d/fabric.json") == 1 ]] || fail "fabric.json's generation is not $g"
+  grep -q "generation = \"$g\"" "$d/fabric.lua" || fail "fabric.lua's table has no generation $g"
+}
+
+# ---- first sync, second sync ----------------------------------------------------------
+d=$tmp/etc
+"$bin" slurm sync --fabric "$tmp/a.json" --out "$d" >"$tmp/out1.txt"
+grep -q "(first sync)" "$tmp/out1.txt" || fail "first sync: $(cat "$tmp/out1.txt")"
+check_set "$d"
+gen_a=$(gen_of "$d")
+grep -qx "optional .*/fabricplace.so fabric=$d/fabric.json hostmap=$d/fabric.hostmap" "$d/plugstack.conf.d/fabricplace.conf" ||
+  fail "plugstack line: $(grep optional "$d/plugstack.conf.d/fabricplace.conf")"
+diff <("$bin" fabric export "$tmp/a.json" --format slurm-topology | grep -v '^#' | sed 's/ LinkSpeed=[0-9]*//') \
+  <(grep -v '^#' "$d/topology.conf") >/dev/null || fail "topology.conf is not the slurm-topology export (without LinkSpeed)"
+grep -q "^SwitchName=.*LinkSpeed=" "$d/topology.conf" && fail "sync's topology.conf has LinkSpeed= (link health would rewrite it)"
+"$bin" place --fabric "$d/fabric.json" --nodes 2 >/dev/null || fail "the synced fabric.json does not read back"
+snap1=$(readlink "$d/.fabricplace/current")
+"$bin" slurm sync --fabric "$tmp/a.json" --out "$d" >"$tmp/out2.txt"
+[[ $(cat "$tmp/out2.txt") == "slurm sync: $d: no change (generation $gen_a)" ]] || fail "second sync: $(cat "$tmp/out2.txt")"
+[[ $(readlink "$d/.fabricplace/current") == "$snap1" ]] || fail "a sync with no change made a new snapshot"
+
+# ---- a degraded link: fabric.json only --------------------------------------------------
+"$bin" slurm sync --fabric "$tmp/a-degraded.json" --out "$d" --dry-run >"$tmp/dry.txt"
+[[ $(readlink "$d/.fabricplace/current") == "$snap1" ]] || fail "--dry-run wrote a snapshot"
+grep -q "would be changed  fabric.json" "$tmp/dry.txt" || fail "dry run: $(cat "$tmp/dry.txt")"
+"$bin" slurm sync --fabric "$tmp/a-degraded.json" --out "$d" >"$tmp/out3.txt"
+changed=$(sed -n 's/^  \(added\|changed\|removed\)  //p' "$tmp/out3.txt")
+[[ $changed == fabric.json ]] || fail "a degraded link changed: $changed"
+[[ $(gen_of "$d") == "$gen_a" ]] || fail "link health changed the generation"
+grep -q "degraded.*node001.*4xHDR -> 1xHDR\|node001.*degraded" "$tmp/out3.txt" || fail "the report does not name the degraded link: $(cat "$tmp/out3.txt")"
+check_set "$d"
+[[ $(ls "$d/.fabricplace" | grep -c '^snapshot\.') == 2 ]] || fail "expected the live and the previous snapshot: $(ls "$d/.fabricplace")"
+
+# ---- a host lost: a new generation, every structural file -------------------------------
+"$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >"$tmp/out4.txt"
+gen_b=$(gen_of "$d")
+[[ $gen_b != "$gen_a" ]] || fail "fewer hosts kept the generation"
+grep -q "generation $gen_b (was $gen_a)" "$tmp/out4.txt" || fail "report: $(head -1 "$tmp/out4.txt")"
+for f in "${files[@]}"; do
+  [[ $f == plugstack.conf.d/fabricplace.conf ]] && continue  # paths only: stamped, else alike
+  grep -q "changed  $f" "$tmp/out4.txt" || fail "$f not reported changed: $(cat "$tmp/out4.txt")"
+done
+check_set "$d"
+[[ $(ls "$d/.fabricplace" | grep -c '^snapshot\.') == 2 ]] || fail "old snapshots not pruned: $(ls "$d/.fabricplace")"
+
+# ---- what sync did not write; tree -> yaml; block ---------------------------------------
+e=$tmp/etc2
+mkdir -p "$e" && echo "SwitchName=s1 Nodes=x" >"$e/topology.conf"
+rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$e" 2>"$tmp/err.txt" || rc=$?
+[[ $rc == 2 ]] && grep -q "$e/topology.conf: exists and was not written by slurm sync" "$tmp/err.txt" ||
+  fail "a hand-written topology.conf: rc=$rc $(cat "$tmp/err.txt")"
+[[ ! -e $e/.fabricplace/current ]] || fail "a refused sync wrote a snapshot"
+"$bin" slurm sync --fabric "$tmp/a.json" --out "$e" --replace >/dev/null
+grep -qx "SwitchName=s1 Nodes=x" "$e"/.fabricplace/replaced/topology.conf.* || fail "--replace did not keep the old file"
+check_set "$e"
+"$bin" slurm sync --fabric "$tmp/a.json" --out "$e" --topology yaml >"$tmp/out5.txt"
+[[ ! -e $e/topology.conf && ! -L $e/topology.conf && -L $e/topology.yaml ]] || fail "tree -> yaml: $(ls -l "$e")"
+grep -q "removed  topology.conf" "$tmp/out5.txt" && grep -q "added  topology.yaml" "$tmp/out5.txt" || fail "tree -> yaml: $(cat "$tmp/out5.txt")"
+"$bin" slurm sync --fabric "$tmp/a.json" --out "$e" --topology block --plugin-args "gpus_per_node=4" --node-params "CPUs=2 State=UNKNOWN" >/dev/null
+grep -q "^BlockName=" "$e/topology.conf" || fail "--topology block: no BlockName"
+grep -q " topology=block gpus_per_node=4$" "$e/plugstack.conf.d/fabricplace.conf" || fail "block plugstack line: $(grep optional "$e/plugstack.conf.d/fabricplace.conf")"
+grep -qx "NodeName=node\[001-004\] Features=p01-leaf01,p01-spine01-02 CPUs=2 State=UNKNOWN" "$e/fabricplace-nodes.conf" || fail "--node-params: $(grep ^NodeName "$e/fabricplace-nodes.conf" | head -2)"
+rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$e" --plugin-args "fabric=/x" 2>/dev/null || rc=$?
+[[ $rc == 2 ]] || fail "--plugin-args fabric= accepted (rc=$rc)"
+
+# ---- nothing written from a fabric Slurm cannot use -----------------------------------
+f=$tmp/etc3
+rc=0; "$bin" slurm sync --fabric "$(dirname "$0")/../data/fabrics/no_leaf_two_hosts.json" --out "$f" 2>"$tmp/err.txt" || rc=$?
+[[ $rc != 0 && ! -e $f/.fabricplace/current ]] || fail "a fabric with no host under a leaf was synced"
+grep -q "leaf" "$tmp/err.txt" || fail "no-leaf error: $(cat "$tmp/err.txt")"
+
+# ---- killed at every step --------------------------------------------------------------
+command -v strace >/dev/null || fail "no strace (scripts/install-deps.sh installs it)"
+k=$tmp/kill
+"$bin" slurm sync --fabric "$tmp/a.json" --out "$k" >/dev/null
+mkdir -p "$tmp/ref-a" "$tmp/ref-b"
+for f in "${files[@]}"; do install -D "$k/$f" "$tmp/ref-a/$f"; done
+"$bin" slurm sync --fabric "$tmp/b.json" --out "$k" >/dev/null
+for f in "${files[@]}"; do install -D "$k/$f" "$tmp/ref-b/$f"; done
+same_as() { local f; for f in "${files[@]}"; do cmp -s "$k/$f" "$1/$f" || return 1; done; }
+kills=0
+for sc in mkdir openat write fsync rename symlink unlink rmdir; do
+  for ((n = 1; ; n++)); do
+    "$bin" slurm sync --fabric "$tmp/a.json" --out "$k" >/dev/null  # the old set, live
+    rc=0
+    { strace -o /dev/null -e trace="$sc" -e inject="$sc":signal=KILL:when=$n \
+      "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" >/dev/null 2>&1; } 2>/dev/null || rc=$?
+    if [[ $rc == 0 ]]; then same_as "$tmp/ref-b" || fail "$sc #$n: a sync that finished left another set"; break; fi
+    [[ $rc == 137 ]] || fail "$sc #$n: the sync exited $rc, not killed"
+    kills=$((kills + 1))
+    same_as "$tmp/ref-a" || same_as "$tmp/ref-b" || fail "killed before $sc #$n: neither the old set nor the new one is whole"
+    "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" >/dev/null || fail "after a kill at $sc #$n, the next sync failed"
+    same_as "$tmp/ref-b" || fail "after a kill at $sc #$n, the next sync did not write the new set"
+    leftovers=$(ls -a "$k/.fabricplace" | grep -E '^(tmp|current\.tmp)\.' || true)
+    [[ -z $leftovers ]] || fail "after a kill at $sc #$n, the next sync left $leftovers"
+    ((n < 200)) || fail "$sc: more than 200 calls"
+  done
+done
+((kills > 30)) || fail "only $kills kill points: strace injection did not take"
+echo "ok: slurm sync: generation $gen_a -> $gen_b; $kills kill points, each left a whole set"
