@@ -93,6 +93,50 @@ function M.load_fabric(path)
   return t
 end
 
+-- The `fabricplace slurm sync` generation on a table file's first line ("" if none).
+function M.file_generation(path)
+  local f = io.open(path, "r")
+  if not f then return "" end
+  local first = f:read("*l") or ""
+  f:close()
+  return string.match(first, "^%-%- fabricplace generation: (%x+)$") or ""
+end
+
+-- The loaded table, or the file's when a sync replaced it (another generation on its first
+-- line): slurmctld needs no `touch job_submit.lua` after a sync. One line read per
+-- submission that asks for fabricplace. A new table that does not load keeps the old one.
+function M.refresh(t, path)
+  if t == nil then return nil end
+  local on_disk = M.file_generation(path)
+  if on_disk == "" or on_disk == (t.generation or "") then return t end
+  local fresh, err = M.load_fabric(path)
+  if fresh == nil then
+    log("%s is generation %s but does not load (%s); the table of generation %s stays", path,
+        on_disk, err, tostring(t.generation))
+    return t
+  end
+  log("%s: generation %s replaced by %s (slurm sync); reloaded", path,
+      tostring(t.generation or "none"), on_disk)
+  return fresh
+end
+
+-- The submit host's files (the plugin's FABRICPLACE_GENERATION) against this table: another
+-- generation means a node whose files were not copied after a sync. Said, never fatal.
+local said_generation = {}
+function M.check_generation(t, submit_generation, job_desc)
+  local mine = t.generation or ""
+  if submit_generation == nil or submit_generation == "" or mine == "" then return true end
+  if submit_generation == mine then return true end
+  local key = submit_generation .. "/" .. mine
+  if not said_generation[key] then
+    said_generation[key] = true
+    log("job %s: the submit host's fabric files are generation %s, this table %s: copy the "
+        .. "files of the last `fabricplace slurm sync` to every node", tostring(job_desc.name),
+        submit_generation, mine)
+  end
+  return false
+end
+
 -- Hosts held by jobs that run, are suspended or are completing. A job's node list is
 -- expanded once and kept while it stays the same (this runs on every --fabric-tp
 -- submission, under slurmctld's locks); the cache holds only the jobs seen last time.
@@ -297,7 +341,9 @@ function M.submit(job_desc, jobs, part_list)
     if fabric_error then log("cannot load %s: %s", M.FABRIC_TABLE, fabric_error) end
   end
   fabric_tries = fabric_tries + 1
+  fabric_table = M.refresh(fabric_table, M.FABRIC_TABLE)
   if fabric_table == nil then return end
+  M.check_generation(fabric_table, env.FABRICPLACE_GENERATION, job_desc)
   local nodes = tonumber(job_desc.min_nodes)
   if nodes == nil or (slurm and nodes == slurm.NO_VAL) then nodes = 1 end
   local g, bad = M.shape(nodes, gpn, tp)

@@ -175,7 +175,7 @@ int steer_request() {
     unpin();
     return 0;
   }
-  auto map = load_host_map(host_map_path());
+  auto map = launch_host_map();
   if (!map) {
     note_once(map.error().to_string() + "; the job is submitted without fabricplace", true);
     return 0;
@@ -363,6 +363,10 @@ int allocator_post_opt(spank_t sp) {
     const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
     spank_job_control_setenv(sp, "FABRICPLACE_TP", std::to_string(*req.tp).c_str(), 1);
     spank_job_control_setenv(sp, "FABRICPLACE_GPUS_PER_NODE", std::to_string(G).c_str(), 1);
+    // The `slurm sync` generation of the files this submit host read: job_submit.lua
+    // compares it with its own table's (a node whose files were not copied after a sync).
+    if (auto map = launch_host_map(); map && !(*map)->generation.empty())
+      spank_job_control_setenv(sp, "FABRICPLACE_GENERATION", (*map)->generation.c_str(), 1);
     // topology/block: job_submit.lua makes no per-leaf counts there (Slurm refuses them);
     // the segment cli_filter.lua was handed, for its log.
     if (st.config.topology == "block") {

@@ -17,6 +17,9 @@
 
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/builder.hpp"
+#include "fabricplace/fabric/json_io.hpp"
+#include "fabricplace/placement/placement.hpp"
 
 namespace fabricplace::plugin {
 
@@ -34,9 +37,9 @@ std::map<std::string, std::unique_ptr<LoadedMap>> g_maps;
 
 }  // namespace
 
-Result<const HostMap*> load_host_map(const std::string& path) {
-  const std::lock_guard lock(g_maps_mu);
-  if (auto it = g_maps.find(path); it != g_maps.end()) return &it->second->map;
+namespace {
+
+Result<HostMap> read_host_map(const std::string& path, std::string* text_out) {
   // A FIFO or a device (a misconfigured hostmap=) would block or never end: every launch
   // would hang on it. Regular files only.
   if (struct stat sb{}; ::stat(path.c_str(), &sb) == 0 && !S_ISREG(sb.st_mode))
@@ -47,13 +50,109 @@ Result<const HostMap*> load_host_map(const std::string& path) {
   auto text = read_file(path);
   if (!text) return std::unexpected(text.error());
   auto m = placement::parse_host_map(*text, path);
-  if (!m) return std::unexpected(m.error());
+  if (m && text_out) *text_out = std::move(*text);
+  return m;
+}
+
+bool errno_is_missing(const std::string& path) {
+  struct stat sb {};
+  return ::stat(path.c_str(), &sb) != 0 && errno == ENOENT;
+}
+
+Result<HostMap> derive_host_map(const std::string& fabric_path) {
+  if (struct stat sb{}; ::stat(fabric_path.c_str(), &sb) == 0 && !S_ISREG(sb.st_mode))
+    return fail(ErrorCode::kIo, "not a regular file (expected a fabric JSON)", fabric_path);
+  auto text = read_file(fabric_path);
+  if (!text) return std::unexpected(text.error());
+  fabric::FabricBuilder b;
+  if (auto ok = fabric::read_json(*text, fabric_path, b); !ok) return std::unexpected(ok.error());
+  auto f = b.build();
+  if (!f) return std::unexpected(f.error());
+  auto m = placement::host_map(placement::prepare(*f));
+  m.generation = fabric_json_generation(fabric_path);
+  return m;
+}
+
+}  // namespace
+
+std::string fabric_json_generation(const std::string& fabric_path) {
+  const int fd = ::open(fabric_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return {};
+  char buf[512];
+  ssize_t n = 0;
+  if (struct stat sb{}; ::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
+    n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return {};
+  const std::string_view head(buf, static_cast<std::size_t>(n));
+  constexpr std::string_view kKey = "\n  \"generation\": \"";
+  const auto at = head.find(kKey);
+  if (at == std::string_view::npos || at + kKey.size() + 17 > head.size()) return {};
+  const auto g = head.substr(at + kKey.size(), 16);
+  return str::is_generation(g) && head[at + kKey.size() + 16] == '"' ? std::string(g)
+                                                                     : std::string();
+}
+
+Result<const HostMap*> load_host_map(const std::string& path, const std::string& fabric_path,
+                                     std::string& note) {
+  note.clear();
+  {
+    const std::lock_guard lock(g_maps_mu);
+    if (auto it = g_maps.find(path); it != g_maps.end()) return &it->second->map;
+  }
+  if (fabric_path.empty()) return load_host_map(path);
+  std::string text;
+  auto m = read_host_map(path, &text);
+  std::string why;
+  if (!m) {
+    why = m.error().code == ErrorCode::kIo && errno_is_missing(path) ? path + ": no host map"
+                                                                     : m.error().to_string();
+  } else {
+    const auto json_gen = fabric_json_generation(fabric_path);
+    if (m->generation.empty() || json_gen.empty() || json_gen == m->generation) {
+      const std::lock_guard lock(g_maps_mu);
+      auto& slot = g_maps[path];
+      slot = std::make_unique<LoadedMap>(LoadedMap{std::move(*m), host_map_id(text)});
+      return &slot->map;
+    }
+    why = path + " is generation " + m->generation + " but " + fabric_path + " is " + json_gen +
+          " (a stale host map: run `fabricplace slurm sync`, and copy its files to every node)";
+  }
+  auto derived = derive_host_map(fabric_path);
+  if (!derived) {
+    if (m) {  // stale, but all there is
+      note = why + "; " + fabric_path + " unreadable (" + derived.error().to_string() +
+             "): the host map is used as it is";
+      const std::lock_guard lock(g_maps_mu);
+      auto& slot = g_maps[path];
+      slot = std::make_unique<LoadedMap>(LoadedMap{std::move(*m), host_map_id(text)});
+      return &slot->map;
+    }
+    return std::unexpected(m.error());
+  }
+  note = why + "; derived from " + fabric_path +
+         " instead (slower: `fabricplace slurm sync` writes the host map)";
+  const std::lock_guard lock(g_maps_mu);
   auto& slot = g_maps[path];
-  slot = std::make_unique<LoadedMap>(LoadedMap{std::move(*m), host_map_id(*text)});
+  const auto id = host_map_id(placement::to_host_map_text(*derived));
+  slot = std::make_unique<LoadedMap>(LoadedMap{std::move(*derived), id});
   return &slot->map;
 }
 
-std::string host_map_id(std::string_view text) { return str::fnv1a_hex(text); }
+Result<const HostMap*> load_host_map(const std::string& path) {
+  const std::lock_guard lock(g_maps_mu);
+  if (auto it = g_maps.find(path); it != g_maps.end()) return &it->second->map;
+  std::string text;
+  auto m = read_host_map(path, &text);
+  if (!m) return std::unexpected(m.error());
+  auto& slot = g_maps[path];
+  slot = std::make_unique<LoadedMap>(LoadedMap{std::move(*m), host_map_id(text)});
+  return &slot->map;
+}
+
+std::string host_map_id(std::string_view text) {
+  return str::fnv1a_hex(text);
+}
 
 std::string loaded_host_map_id(const std::string& path) {
   const std::lock_guard lock(g_maps_mu);

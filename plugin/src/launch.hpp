@@ -18,6 +18,15 @@ namespace fabricplace::plugin {
 
 /// The host map at `path`, parsed once per process and kept (a slurmstepd serves one step).
 Result<const placement::HostMap*> load_host_map(const std::string& path);
+/// The same, with the fabric JSON (plugstack `fabric=`) to fall back on: a host map that is
+/// missing, unreadable, or of another `slurm sync` generation than the JSON (a stale copy)
+/// is derived from the JSON instead (a full parse: slower). `note` gets one line saying
+/// which and why; empty when the host map was used as it is. Kept under `path`.
+Result<const placement::HostMap*> load_host_map(const std::string& path,
+                                                const std::string& fabric_path, std::string& note);
+/// The generation a `slurm sync` stamped on a fabric JSON, read from its first bytes (it is
+/// the fourth line); "" when there is none or the file cannot be read.
+std::string fabric_json_generation(const std::string& fabric_path);
 
 /// Which version of a host map a process read: FNV-1a 64 of its text, 16 hex digits. srun
 /// passes its own to the step (FABRICPLACE_HOSTMAP_ID) so that a node that read another

@@ -65,7 +65,7 @@ void local_steer_srun() {
   if (!st.options.tp || mode() == Mode::kOff || st.srun_aside) return;
   // Which host map this srun read, for the step's nodes: one that reads another version
   // (the file replaced meanwhile) sets no ring variables from it (remote.cpp).
-  if (load_host_map(host_map_path()))
+  if (launch_host_map())
     setenv("FABRICPLACE_HOSTMAP_ID", loaded_host_map_id(host_map_path()).c_str(), 1);
   const char* job = std::getenv("SLURM_JOB_ID");
   if (!job) return;  // srun outside an allocation: Slurm allocates; nothing to order yet
@@ -124,7 +124,7 @@ void local_steer_srun() {
   if (ntasks != std::uint64_t{N} * K)
     return stand_aside("srun would run " + std::to_string(ntasks) + " tasks, not " +
                        std::to_string(N) + " nodes x " + std::to_string(K));
-  auto map = load_host_map(host_map_path());
+  auto map = launch_host_map();
   if (!map) {
     note_once(map.error().to_string() + "; srun keeps Slurm's order", true);
     return;

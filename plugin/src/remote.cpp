@@ -69,7 +69,7 @@ int remote_user_init(spank_t sp) {
   // The extern step (PrologFlags=contain) runs no task of the user's: nothing to order, and
   // the rank files are the batch step's (or the first job-wide srun's).
   if (step_id == SLURM_EXTERN_CONT) return 0;
-  auto map = load_host_map(host_map_path());
+  auto map = launch_host_map();
   if (!map) {
     note(true, map.error().to_string() + "; tasks keep Slurm's order");
     return 0;

@@ -135,4 +135,11 @@ std::string host_map_path() {
   return !c.host_map_path.empty() ? c.host_map_path : default_host_map_path(c.fabric_path);
 }
 
+fp::Result<const fp::placement::HostMap*> launch_host_map() {
+  std::string said;
+  auto m = load_host_map(host_map_path(), state().config.fabric_path, said);
+  if (!said.empty()) note_once(said);
+  return m;
+}
+
 }  // namespace fabricplace::plugin::spank

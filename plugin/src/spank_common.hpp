@@ -91,6 +91,9 @@ SubmitShape job_shape();
 /// The --fabric-mode in force (the option, else plugstack.conf's mode=).
 Mode mode();
 std::string host_map_path();
+/// The host map for this process (load_host_map with fabric= to fall back on); what the
+/// fallback did is said once.
+fp::Result<const fp::placement::HostMap*> launch_host_map();
 
 // Per context.
 void local_steer_srun();             ///< local: in every --fabric-* callback

@@ -9,5 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 "$fp" fabric export 'fat3:pods=2,leaves=2,down=4,up=4' --format lua -o "$d/fabric.lua"
-"$lua" "$here/test_job_submit.lua" "$here/../../etc/job_submit.lua" "$d/fabric.lua"
+"$fp" slurm sync --fabric 'fat3:pods=2,leaves=2,down=4,up=4' --out "$d/a" >/dev/null
+"$fp" slurm sync --fabric 'fat3:pods=2,leaves=2,down=3,up=4' --out "$d/b" >/dev/null
+"$lua" "$here/test_job_submit.lua" "$here/../../etc/job_submit.lua" "$d/fabric.lua" "$d/a/fabric.lua" "$d/b/fabric.lua"
 "$lua" "$here/test_cli_filter.lua" "$here/../../etc/cli_filter.lua"

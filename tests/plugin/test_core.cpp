@@ -24,6 +24,7 @@
 #include <stdexcept>
 
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/placement/placement.hpp"
 #include "launch.hpp"
@@ -517,6 +518,82 @@ TEST(PluginLaunch, FifosAreRefusedNotRead) {
   auto h = exact_hostfile(r);
   ASSERT_FALSE(h);
   EXPECT_EQ(h.error().to_string(), fifo + ": not a regular file (expected the fabric JSON)");
+}
+
+// fabric= alone: a missing, unreadable or stale host map is derived from the fabric JSON,
+// said once; one of the JSON's generation (or a JSON without one) is used as it is.
+TEST(PluginLaunch, HostMapFallsBackOnTheFabricJson) {
+  ScratchDir dir;
+  auto f = fabric::generate("fat2:leaves=2,down=3,up=2");  // node[001-006], 3 per leaf
+  ASSERT_TRUE(f);
+  const std::string gen_a = "0123456789abcdef", gen_b = "fedcba9876543210";
+  auto json = fabric::to_json(*f);
+  const auto at = json.find("  \"origin\"");
+  const std::string stamped =
+      json.substr(0, at) + "  \"generation\": \"" + gen_a + "\",\n" + json.substr(at);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    const auto path = dir.path + "/" + name;
+    EXPECT_TRUE(write_file_atomic(path, text));
+    return path;
+  };
+  const auto fab = write("fabric.json", stamped);
+  EXPECT_EQ(fabric_json_generation(fab), gen_a);
+  EXPECT_EQ(fabric_json_generation(write("plain.json", json)), "");
+  EXPECT_EQ(fabric_json_generation(dir.path + "/none.json"), "");
+
+  // Missing: derived, with the JSON's generation.
+  std::string note;
+  auto m = load_host_map(dir.path + "/missing.hostmap", fab, note);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(note, dir.path + "/missing.hostmap: no host map; derived from " + fab +
+                      " instead (slower: `fabricplace slurm sync` writes the host map)");
+  ASSERT_EQ((*m)->names.size(), 6u);
+  EXPECT_EQ((*m)->blocks.hosts[(*m)->blocks.of_host[0]].size(), 3u);
+  EXPECT_EQ((*m)->generation, gen_a);
+  // Kept: the second call says nothing.
+  EXPECT_TRUE(load_host_map(dir.path + "/missing.hostmap", fab, note));
+  EXPECT_EQ(note, "");
+
+  // Same generation: used as it is (this one lists only leaf a, so it shows).
+  auto map = placement::host_map(placement::prepare(*f));
+  map.generation = gen_a;
+  const auto own = write(
+      "own.hostmap", "fabricplace-hostmap 1\n# generation: " + gen_a + "\nleaf a 0 x1 x2\nend 2\n");
+  m = load_host_map(own, fab, note);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(note, "");
+  EXPECT_EQ((*m)->names, (std::vector<std::string>{"x1", "x2"}));
+
+  // Another generation: stale, derived.
+  const auto stale = write("stale.hostmap", "fabricplace-hostmap 1\n# generation: " + gen_b +
+                                                "\nleaf a 0 x1 x2\nend 2\n");
+  m = load_host_map(stale, fab, note);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(note, stale + " is generation " + gen_b + " but " + fab + " is " + gen_a +
+                      " (a stale host map: run `fabricplace slurm sync`, and copy its files to "
+                      "every node); derived from " +
+                      fab + " instead (slower: `fabricplace slurm sync` writes the host map)");
+  EXPECT_EQ((*m)->names.size(), 6u);
+
+  // A JSON without a generation cannot tell: the host map is used.
+  const auto plain = write("plain2.json", json);
+  m = load_host_map(write("other.hostmap", "fabricplace-hostmap 1\n# generation: " + gen_b +
+                                               "\nleaf a 0 y1\nend 1\n"),
+                    plain, note);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(note, "");
+  EXPECT_EQ((*m)->names, (std::vector<std::string>{"y1"}));
+
+  // A broken host map with a JSON: derived; neither readable: the host map's error.
+  const auto broken = write("broken.hostmap", "fabricplace-hostmap 1\nleaf a\n");
+  m = load_host_map(broken, fab, note);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(note, broken + ":2: expected \"leaf NAME POD HOST...\"; derived from " + fab +
+                      " instead (slower: `fabricplace slurm sync` writes the host map)");
+  m = load_host_map(dir.path + "/gone.hostmap", dir.path + "/gone.json", note);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().to_string(),
+            dir.path + "/gone.hostmap: cannot open: No such file or directory");
 }
 
 TEST(PluginSubmit, ExactModeReadsTheRunningJobs) {

@@ -197,5 +197,35 @@ local t25 = with_field("t25", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPU
 eq("25.11 tree: no segment_size", t25.segment_size, 65534)
 eq("25.11 tree: per-leaf counts", t25.features, "[p01-leaf01*2&p02-leaf01*4]")
 
+-- `slurm sync` generations (arg[3], arg[4]: fabric.lua of two syncs of different fabrics).
+local gen_a_path, gen_b_path = arg[3], arg[4]
+local function slurp(path) local h = io.open(path, "r"); local t = h:read("*a"); h:close(); return t end
+local function put(path, text) local h = io.open(path, "w"); h:write(text); h:close() end
+local ga, gb = M.file_generation(gen_a_path), M.file_generation(gen_b_path)
+eq("generation read", #ga, 16)
+eq("generations differ", ga ~= gb, true)
+eq("no generation in an export", M.file_generation(fabric_path), "")
+eq("no file, no generation", M.file_generation("/nonexistent/fabric.lua"), "")
+local live = os.tmpname()
+put(live, slurp(gen_a_path))
+local ta = M.load_fabric(live)
+eq("table generation", ta.generation, ga)
+eq("same generation: the same table", M.refresh(ta, live), ta)
+M.LOG = os.tmpname()
+put(live, slurp(gen_b_path))
+local tb = M.refresh(ta, live)
+eq("a sync replaced the file: reloaded", tb.generation, gb)
+eq("reload logged", slurp(M.LOG):find(live .. ": generation " .. ga .. " replaced by " .. gb, 1, true) ~= nil, true)
+put(live, "-- fabricplace generation: 00000000000000ff\nreturn {")
+eq("a new table that does not load: the old one stays", M.refresh(tb, live), tb)
+eq("refresh of nothing", M.refresh(nil, live), nil)
+eq("same generation as the submit host", M.check_generation(tb, gb, { name = "j" }), true)
+eq("no generation from the submit host", M.check_generation(tb, nil, { name = "j" }), true)
+eq("another generation on the submit host", M.check_generation(tb, ga, { name = "j1" }), false)
+M.check_generation(tb, ga, { name = "j2" })
+local _, said = slurp(M.LOG):gsub("the submit host's fabric files are generation " .. ga, "")
+eq("said once", said, 1)
+os.remove(live); os.remove(M.LOG); M.LOG = nil
+
 if failures > 0 then os.exit(1) end
 print("ok")

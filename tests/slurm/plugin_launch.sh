@@ -8,8 +8,11 @@
 #   - bad option values fail at once with a fabricplace: message;
 #   - with hwloc_xml= (the DGX-2 fixture: HCA j next to GPUs 2j, 2j+1), each task gets
 #     FABRICPLACE_GPU = its local rank and NCCL_IB_HCA = that GPU's nearest HCA;
-#   - faults never break a launch: a missing host map, a host the map lacks: one message in
-#     the log, the job runs in Slurm's order.
+#   - fabric= alone (no host map): the host map is derived from fabric.json, said once, and
+#     srun and sbatch get the ring order; a stale host map (another `slurm sync` generation
+#     than fabric.json) is said and derived too;
+#   - faults never break a launch: neither file, a host the map lacks: one message in the
+#     log, the job runs in Slurm's order.
 # The allocation spans 3 leaves of 2 pods (12 of 16 nodes busy), so ring order differs from
 # Slurm's. Exit 77 (SKIP) where Slurm cannot run; never in CI.
 set -uo pipefail
@@ -128,16 +131,53 @@ if [[ -n $hwloc_xml ]]; then
   check "a user's own NCCL_IB_HCA wins" test "$(cat pairing2.out)" == mlx5_7
 fi
 
-# ---- faults never break a launch ----------------------------------------------------------
+# ---- fabric= alone: no host map exported -----------------------------------------------
+# The plugin derives the host map from fabric.json (said once per process), and the ring is
+# the one the host map gives.
 mv "$LAB_DIR/etc/fabric.hostmap" "$LAB_DIR/etc/fabric.hostmap.away"
 : >"$log"
 timeout 120 salloc -N4 --ntasks-per-node=2 -J nomap \
   srun --fabric-tp=4 bash -c 'echo "$SLURM_PROCID $(hostname) ${FABRICPLACE_RING_RANK:-unset}"' >nomap.out 2>nomap.err
-check "no host map: srun --fabric-tp still runs all 8 tasks, in Slurm's order" \
-  test "$(sort -n nomap.out | awk '{print $2, $3}' | uniq | paste -sd' ')" == \
+check "fabric= alone: srun --fabric-tp runs in the ring order ($ring)" \
+  test "$(sort -n nomap.out | awk '{print $2}' | uniq | paste -sd' ')" == "$ring"
+check "fabric= alone: every task has its ring rank" \
+  test "$(sort -n nomap.out | awk '{print $3}' | paste -sd' ')" == "0 1 2 3 4 5 6 7"
+check "fabric= alone: said, naming both files" \
+  grep -qF "$LAB_DIR/etc/fabric.hostmap: no host map; derived from $LAB_DIR/etc/fabric.json instead" "$log"
+jid=$(sbatch --parsable -N4 --ntasks-per-node=2 --fabric-tp=4 -J nomapb -o /dev/null --wrap true 2>nomapb.err)
+wait_gone "$jid" 120
+check "fabric= alone: sbatch --fabric-tp is accepted; its batch step's rank file is in ring order" \
+  test "$(sed -n 's/^rank [0-9]*=\([^ ]*\) .*/\1/p' "fabricplace.$jid.rankfile" 2>/dev/null | uniq | paste -sd' ')" == "$ring"
+
+# A stale host map: fabric.json of a `slurm sync` generation, the host map of another.
+cp "$LAB_DIR/etc/fabric.json" "$LAB_DIR/etc/fabric.json.plain"
+"$FABRICPLACE" slurm sync --fabric "$LAB_DIR/etc/fabric.json.plain" --out "$LAB_DIR/sync" >/dev/null
+cp --remove-destination "$LAB_DIR/sync/fabric.json" "$LAB_DIR/etc/fabric.json"
+gen=$(sed -n 's/^# generation: //p' "$LAB_DIR/sync/fabric.hostmap")
+sed -e "s/^# generation: .*/# generation: 00000000000000aa/" -e 's/node0/other0/g' \
+  "$LAB_DIR/sync/fabric.hostmap" >"$LAB_DIR/etc/fabric.hostmap"
+: >"$log"
+timeout 120 salloc -N4 --ntasks-per-node=2 -J stale \
+  srun --fabric-tp=4 bash -c 'echo "$SLURM_PROCID $(hostname)"' >stale.out 2>stale.err
+check "a stale host map: derived from fabric.json, the ring order ($ring)" \
+  test "$(sort -n stale.out | awk '{print $2}' | uniq | paste -sd' ')" == "$ring"
+check "a stale host map: said, with both generations" \
+  grep -qF "$LAB_DIR/etc/fabric.hostmap is generation 00000000000000aa but $LAB_DIR/etc/fabric.json is $gen (a stale host map" "$log"
+mv "$LAB_DIR/etc/fabric.json.plain" "$LAB_DIR/etc/fabric.json"
+
+# ---- faults never break a launch ----------------------------------------------------------
+# Neither a host map nor a fabric JSON.
+rm -f "$LAB_DIR/etc/fabric.hostmap"
+mv "$LAB_DIR/etc/fabric.json" "$LAB_DIR/etc/fabric.json.away"
+: >"$log"
+timeout 120 salloc -N4 --ntasks-per-node=2 -J nofiles \
+  srun --fabric-tp=4 bash -c 'echo "$SLURM_PROCID $(hostname) ${FABRICPLACE_RING_RANK:-unset}"' >nofiles.out 2>nofiles.err
+check "no host map, no fabric.json: srun --fabric-tp still runs all 8 tasks, in Slurm's order" \
+  test "$(sort -n nofiles.out | awk '{print $2, $3}' | uniq | paste -sd' ')" == \
        "node005 unset node009 unset node010 unset node013 unset"
-check "no host map: one clear message naming the file" \
+check "no host map, no fabric.json: one clear message naming the host map" \
   grep -qF "$LAB_DIR/etc/fabric.hostmap: cannot open" "$log"
+mv "$LAB_DIR/etc/fabric.json.away" "$LAB_DIR/etc/fabric.json"
 # A host map that lacks the job's hosts (another cluster's).
 "$FABRICPLACE" fabric export 'fat2:leaves=2,down=2,up=2' --format hostmap -o "$LAB_DIR/etc/fabric.hostmap" 2>/dev/null
 sed -i 's/node0/other0/g' "$LAB_DIR/etc/fabric.hostmap"
@@ -153,7 +193,7 @@ check "no internal errors logged" bash -c "! grep -q 'internal error' '$log' '$L
 
 if ((fails)); then
   show_files salloc.out srun-tp.err srun-plain.err batch.out files.out mpirun.err inner.err \
-    nomap.err unknown.err "$log"
+    nomap.err nomapb.err stale.err nofiles.err unknown.err "$log"
   LAB_KEEP=1
 fi
 scancel "$busy" 2>/dev/null
