@@ -54,6 +54,8 @@ void add_trace_commands(CLI::App& app, RunFn& run);
 /// `fabric discover` (live, through libibnetdisc); a stub that explains itself in builds
 /// without FABRICPLACE_WITH_IBNETDISC.
 void add_discover_command(CLI::App& fabric, RunFn& run);
+/// `fabric watch` (watch_cmd.cpp): discovery against the accepted fabric, sync, metrics.
+void add_watch_command(CLI::App& fabric, RunFn& run);
 /// The score and uplink weights of --policy-config (empty: the built-in ones).
 Result<placement::Weights> load_weights(const std::string& path);
 /// `--routes MODEL` and its companions (`--ecmp-flows`, `--ecmp-seed`, `--lfts FILE` for
@@ -86,6 +88,7 @@ struct SyncCliOpts {
   std::string plugin = FABRICPLACE_DEFAULT_PLUGIN;
   std::string plugin_args, node_params;
   bool dry_run = false, replace = false, reconfigure = false;
+  bool brief = false;  ///< report only what changed (fabric watch says the fabric's changes)
 };
 struct SyncOutcome {
   std::string generation;

@@ -43,6 +43,7 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
   auto* fabric = app.add_subcommand("fabric", "build, inspect and export the fabric graph");
   fabric->require_subcommand(1);
   add_discover_command(*fabric, run);
+  add_watch_command(*fabric, run);
 
   // import and merge: read sources (merged by GUID), write canonical JSON.
   add_to_json_command(*fabric, run, "import",

@@ -67,15 +67,16 @@ Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts&
     out << " (first sync)";
   out << (o.dry_run ? "; dry run, nothing written" : "") << "\n";
   for (const auto& c : plan->files)
-    out << "  " << (c.kind == ops::FileChange::Kind::kUnchanged ? "" : verb)
-        << ops::to_string(c.kind) << "  " << c.name << "\n";
+    if (!o.brief || c.kind != ops::FileChange::Kind::kUnchanged)
+      out << "  " << (c.kind == ops::FileChange::Kind::kUnchanged ? "" : verb)
+          << ops::to_string(c.kind) << "  " << c.name << "\n";
   for (const auto& n : plan->links_to_fix)
     out << "  " << verb << "linked  " << o.out << "/" << n << " -> .fabricplace/current/" << n
         << (std::ranges::find(plan->conflicts, n) != plan->conflicts.end()
                 ? " (the file there " + verb + "kept in .fabricplace/replaced/)"
                 : "")
         << "\n";
-  if (!plan->old_fabric_json.empty() && plan->changed("fabric.json")) {
+  if (!o.brief && !plan->old_fabric_json.empty() && plan->changed("fabric.json")) {
     const auto d = fabric_changes(plan->old_fabric_json, f);
     if (!d.empty()) {
       out << "fabric.json changes:\n";

@@ -22,12 +22,15 @@ int level_of(const Fabric& f, NodeId n) {
   return f.node(n).type == NodeType::kSwitch ? int{f.topology().level[idx(n)]} : 0;
 }
 
-// Lower level end first; with port numbers ("leaf01[21] - spine01[1]").
+}  // namespace
+
 std::string link_name(const Fabric& f, const Link& l) {
   return level_of(f, l.node_b) < level_of(f, l.node_a)
              ? port_name(f, l.b) + " - " + port_name(f, l.a)
              : port_name(f, l.a) + " - " + port_name(f, l.b);
 }
+
+namespace {
 
 // What names a link's end across sources: a switch's name, a CA's host, a router's
 // description.
@@ -152,9 +155,9 @@ std::optional<Fabric> as_topology_conf(const Fabric& f) {
   const SlurmTree tree = slurm_tree(f);
   // Where the export keeps every switch as it is (one parent each, no virtual leaves), the
   // fabric is compared as read: that keeps the rates a topology.conf could not restate.
-  const bool merges = tree.virtual_leaves ||
-                      std::any_of(tree.switches.begin(), tree.switches.end(),
-                                  [](const SlurmSwitch& s) { return s.members.size() > 1; });
+  const bool merges =
+      tree.virtual_leaves || std::any_of(tree.switches.begin(), tree.switches.end(),
+                                         [](const SlurmSwitch& s) { return s.members.size() > 1; });
   if (!merges) return std::nullopt;
   const std::string text = to_slurm_topology(f, tree);
   FabricBuilder b("slurm-topology (" + f.origin() + ", as its topology.conf export)");

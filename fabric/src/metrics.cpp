@@ -278,6 +278,11 @@ std::string to_prometheus(const Fabric& f, const MetricsRun& run) {
     w.family("fabricplace_discovery_changes",
              "Changes the last discovery found against the accepted fabric (fabric diff).")
         .add({}, double(*run.changes));
+  if (run.flapping)
+    w.family("fabricplace_discovery_flapping_links",
+             "Links the last discovery found flapping: down and up since the run before "
+             "(LinkDownedCounter rose), or changed twice or more within the watch's window.")
+        .add({}, double(*run.flapping));
   if (run.accepted)
     w.family("fabricplace_discovery_accepted",
              "1 when the last discovery became the accepted fabric, 0 when it was rejected.")

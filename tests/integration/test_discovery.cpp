@@ -247,6 +247,87 @@ TEST(IbsimDiscovery, PortCountersBeyondTheThresholdFlagTheLink) {
   EXPECT_TRUE(lax.topology().unhealthy_links.empty());
 }
 
+// `fabric watch` on a live fabric: a link taken down between two runs is said, the metrics
+// show it lost, Slurm's files are synced; back up, said again (and flapping); a link that
+// went down and up between two runs (its LinkDownedCounter rose) is said too.
+TEST(IbsimWatch, LinkDownAndUpBetweenRunsIsSaidSyncedAndInTheMetrics) {
+  const Fabric spec = test::gen("fat2:leaves=4,down=4,up=4");
+  auto sim = start(net_for(spec, "watch"), spec);
+  ASSERT_TRUE(sim->ok());
+  // Counters are read by LID over routes: the SM sweeps once at the start and after each
+  // change, as a running SM would on the port's trap.
+  std::filesystem::create_directories(sim->dir() + "/osm");
+  auto sweep = [&] {
+    const auto sm = sim->run(
+        {"/usr/sbin/opensm", "-o", "-s", "0", "-f", sim->dir() + "/osm/opensm.log"}, "", 60,
+        {{"OSM_TMP_DIR", sim->dir() + "/osm"}, {"OSM_CACHE_DIR", sim->dir() + "/osm"}});
+    EXPECT_EQ(sm.status, 0) << sm.out << sm.err;
+  };
+  sweep();
+  const std::string state = sim->dir() + "/state", etc = sim->dir() + "/etc",
+                    prom = sim->dir() + "/fabric.prom";
+  auto watch = [&] {
+    const auto r = sim->run({kCli, "fabric", "watch", "--state", state, "--counters", "--sync-out",
+                             etc, "--metrics", prom});
+    EXPECT_EQ(r.status, 0) << r.err;
+    if (std::system("command -v promtool >/dev/null") == 0) {
+      EXPECT_EQ(std::system(("promtool check metrics <" + prom + " >/dev/null 2>&1").c_str()), 0)
+          << test::slurp(prom);
+    }
+    return r.out;
+  };
+  auto has = [](const std::string& text, const std::string& line) {
+    return text.find(line) != std::string::npos;
+  };
+  std::string out = watch();
+  EXPECT_TRUE(
+      has(out, "fabric watch: run 1: first fabric accepted: 16 hosts, 5 switches, 32 links"))
+      << out;
+  EXPECT_TRUE(has(out, "(first sync)")) << out;
+  EXPECT_TRUE(has(test::slurp(prom), "\nfabricplace_lost_links 0\n"));
+
+  // Down between runs 1 and 2.
+  sim->command("Unlink \"leaf01\"[5]");
+  sweep();
+  out = watch();
+  EXPECT_TRUE(has(out, "fabric watch: run 2: removed leaf01[5] - spine01[1]: 4xHDR\n")) << out;
+  EXPECT_TRUE(has(out, "fabric watch: run 2: oversubscription leaf01: 1.00:1 -> 1.33:1\n")) << out;
+  EXPECT_TRUE(has(out, "fabric watch: run 2:   changed  fabric.json\n")) << out;
+  const auto m2 = test::slurp(prom);
+  EXPECT_TRUE(has(m2, "\nfabricplace_lost_links 1\n")) << m2;
+  EXPECT_TRUE(has(m2, "fabricplace_discovery_changes 2\n")) << out;
+  EXPECT_FALSE(has(out, "unhealthy")) << out;
+  EXPECT_TRUE(has(m2, "fabricplace_port_lost{")) << m2;
+  const Fabric synced = test::load(etc + "/fabric.json");
+  EXPECT_EQ(synced.num_links(), 31u);
+  EXPECT_EQ(synced.topology().lost_links.size(), 1u);
+
+  // Back up between runs 2 and 3: said again, and the link is flapping.
+  sim->command("ReLink \"leaf01\"[5]");
+  sweep();
+  out = watch();
+  EXPECT_TRUE(has(out, "fabric watch: run 3: added leaf01[5] - spine01[1]: 4xHDR\n")) << out;
+  EXPECT_TRUE(has(out,
+                  "fabric watch: run 3: flapping leaf01[5] - spine01[1]: 2 changes in the "
+                  "last 10 runs: removed (run 2), added (run 3)\n"))
+      << out;
+  EXPECT_TRUE(has(test::slurp(prom), "\nfabricplace_lost_links 0\n"));
+  EXPECT_EQ(test::load(etc + "/fabric.json").num_links(), 32u);
+
+  // Down and up again between runs 3 and 4: the same links, but the counter rose.
+  sim->command("PerformanceSet \"leaf01\"[6] PortCounters.LinkDownedCounter=2");
+  out = watch();
+  EXPECT_TRUE(has(out,
+                  "fabric watch: run 4: flapped leaf01[6] - spine01[2]: went down and came "
+                  "back up since the last run (leaf01[6] LinkDownedCounter 0 -> 2)\n"))
+      << out;
+  EXPECT_TRUE(has(test::slurp(prom), "fabricplace_discovery_flapping_links 1\n"));
+  // Nothing new: no change, and the flap is not said twice.
+  out = watch();
+  EXPECT_TRUE(has(out, "fabric watch: run 5: no change\n")) << out;
+  EXPECT_FALSE(has(out, "flapped")) << out;
+}
+
 TEST(IbsimDiscovery, WithoutLidsCountersAreAClearError) {
   const Fabric spec = test::gen("fat2:leaves=2,down=2,up=2");
   auto sim = start(net_for(spec, "nolid"), spec);
@@ -300,9 +381,9 @@ TEST(IbsimDiscovery, PacketLossIsReportedNeverPublishedSilently) {
   EXPECT_NE(e.err.find("the fabric is INCOMPLETE"), std::string::npos) << e.err;
   // Forced, it is marked; but a part with no host under a leaf switch (what the lost packets
   // left may be that little) has no topology at all, and no export writes an empty one.
-  const bool some_leaf = std::any_of(
-      partial.topology().leaf_stats.begin(), partial.topology().leaf_stats.end(),
-      [](const auto& l) { return l.hosts > 0; });
+  const bool some_leaf =
+      std::any_of(partial.topology().leaf_stats.begin(), partial.topology().leaf_stats.end(),
+                  [](const auto& l) { return l.hosts > 0; });
   const auto forced = sim->run({kCli, "fabric", "export", sim->dir() + "/lossy.json", "--format",
                                 "slurm-topology", "--allow-partial"});
   if (some_leaf) {

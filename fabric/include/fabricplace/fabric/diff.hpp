@@ -52,6 +52,9 @@ inline constexpr Guid kSyntheticCaGuids = 0x0002ca0000000000ULL;
 bool synthetic_identity(const Fabric& fabric);
 
 FabricDiff diff(const Fabric& before, const Fabric& after);
+/// A link as the diff names it: lower level end first, with port numbers
+/// ("leaf01[21] - spine01[1]").
+std::string link_name(const Fabric& f, const Link& l);
 std::string diff_text(const FabricDiff& d);
 std::string diff_json(const FabricDiff& d);
 

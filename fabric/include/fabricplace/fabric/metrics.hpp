@@ -28,6 +28,7 @@ struct MetricsRun {
   std::optional<std::uint64_t> changes;  ///< changes `fabric diff` saw against the accepted fabric
   std::optional<std::uint64_t> runs;     ///< discoveries since the watch started
   std::optional<bool> accepted;          ///< whether this discovery became the accepted fabric
+  std::optional<std::uint64_t> flapping;  ///< links that flapped or keep changing (watch)
 };
 
 /// The metrics text of `fabric` (and `run`).
