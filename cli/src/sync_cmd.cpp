@@ -42,13 +42,14 @@ Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts&
   auto set = ops::slurm_files(f, so);
   if (!set) return std::unexpected(set.error());
   for (const auto& w : set->warnings) std::cerr << "fabricplace: warning: " << w << "\n";
-  auto plan = o.dry_run ? ops::plan_sync(o.out, *set) : ops::commit_sync(o.out, *set, o.replace);
+  const std::string& dir = so.dir;
+  auto plan = o.dry_run ? ops::plan_sync(dir, *set) : ops::commit_sync(dir, *set, o.replace);
   if (!plan) return std::unexpected(plan.error());
   if (o.dry_run && !plan->conflicts.empty() && !o.replace)
     return fail(ErrorCode::kUsage,
                 "exists and was not written by slurm sync (a real run refuses it without "
                 "--replace)",
-                o.out + "/" + plan->conflicts[0]);
+                dir + "/" + plan->conflicts[0]);
   SyncOutcome r;
   r.generation = set->generation;
   r.changed = plan->changed();
@@ -57,10 +58,10 @@ Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts&
     if (c.kind != ops::FileChange::Kind::kUnchanged) r.files.push_back(c.name);
   const std::string verb = o.dry_run ? "would be " : "";
   if (!r.changed) {
-    out << "slurm sync: " << o.out << ": no change (generation " << set->generation << ")\n";
+    out << "slurm sync: " << dir << ": no change (generation " << set->generation << ")\n";
     return r;
   }
-  out << "slurm sync: " << o.out << ": generation " << set->generation;
+  out << "slurm sync: " << dir << ": generation " << set->generation;
   if (!plan->old_generation.empty() && plan->old_generation != set->generation)
     out << " (was " << plan->old_generation << ")";
   else if (plan->old_generation.empty())
@@ -71,11 +72,12 @@ Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts&
       out << "  " << (c.kind == ops::FileChange::Kind::kUnchanged ? "" : verb)
           << ops::to_string(c.kind) << "  " << c.name << "\n";
   for (const auto& n : plan->links_to_fix)
-    out << "  " << verb << "linked  " << o.out << "/" << n << " -> .fabricplace/current/" << n
+    out << "  " << verb << "linked  " << dir << "/" << n << " -> .fabricplace/current/" << n
         << (std::ranges::find(plan->conflicts, n) != plan->conflicts.end()
                 ? " (the file there " + verb + "kept in .fabricplace/replaced/)"
                 : "")
         << "\n";
+  for (const auto& [name, why] : plan->kept) out << "  kept  " << dir << "/" << name << ": " << why << "\n";
   if (!o.brief && !plan->old_fabric_json.empty() && plan->changed("fabric.json")) {
     const auto d = fabric_changes(plan->old_fabric_json, f);
     if (!d.empty()) {

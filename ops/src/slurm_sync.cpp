@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "fabricplace/common/file_io.hpp"
@@ -110,6 +111,7 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
                                            "--topology)");
   }
   SlurmFileSet set;
+  set.topology_block = o.topology == SlurmTopology::kBlock;
   const auto tree = slurm_tree(f);
   set.warnings = tree.warnings;
   if (auto ok = check_slurm_topology(tree); !ok) return std::unexpected(ok.error());
@@ -303,6 +305,32 @@ std::string parent_of(const std::string& name) {
   return slash == std::string::npos ? std::string() : name.substr(0, slash);
 }
 
+// A plugstack file sync did not write, kept when its fabricplace line reads DIR/fabric.json
+// (with why, and what it lacks); nullopt: a conflict.
+std::optional<std::string> adoptable_plugstack(const std::string& path, const std::string& dir,
+                                               bool block) {
+  auto text = read_file(path, 1u << 20);
+  if (!text) return std::nullopt;
+  for (auto raw : str::lines(*text)) {
+    const auto line = str::trim(raw);
+    if (line.empty() || line.front() == '#') continue;
+    std::vector<std::string_view> w;
+    for (auto word : str::split(line, ' '))
+      if (!word.empty()) w.push_back(word);
+    if (w.size() < 2 || (w[0] != "optional" && w[0] != "required") ||
+        !w[1].ends_with("fabricplace.so"))
+      continue;
+    const auto want = "fabric=" + join(dir, "fabric.json");
+    if (std::ranges::find(w, std::string_view(want)) == w.end()) continue;
+    std::string why = "not sync's (a package's or an admin's), and its plugin line reads " +
+                      join(dir, "fabric.json");
+    if (block && std::ranges::find(w, std::string_view("topology=block")) == w.end())
+      why += "; but it lacks topology=block, which topology/block needs (docs/slurm.md)";
+    return why;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<SyncPlan> plan_sync(const std::string& dir, const SlurmFileSet& set) {
@@ -329,6 +357,11 @@ Result<SyncPlan> plan_sync(const std::string& dir, const SlurmFileSet& set) {
       case 1:
         break;
       case 3:
+        if (file.name == kPlugstackFile)
+          if (auto why = adoptable_plugstack(path, dir, set.topology_block)) {
+            plan.kept.emplace_back(file.name, *why);
+            break;
+          }
         plan.conflicts.push_back(file.name);
         [[fallthrough]];
       default:
@@ -425,7 +458,8 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
     const auto path = join(dir, file.name);
     const auto want = link_target(file.name);
     const auto state = link_state(path, want);
-    if (state == 1) continue;
+    if (state == 1 || std::ranges::any_of(plan.kept, [&](const auto& k) { return k.first == file.name; }))
+      continue;
     if (const auto sub = parent_of(file.name); !sub.empty()) {
       if (auto ok = make_dir(join(dir, sub)); !ok) return std::unexpected(ok.error());
     }

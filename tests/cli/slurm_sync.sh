@@ -6,6 +6,8 @@
 #     the link; a host lost changes the generation and every structural file;
 #   - --dry-run writes nothing; a file sync did not write is refused (exit 2, named) and
 #     --replace keeps it in .fabricplace/replaced/; topology tree -> yaml drops topology.conf;
+#     a plugstack line that is not sync's but reads this directory's fabric.json (the
+#     package's conffile) is kept, untouched, with what it lacks said;
 #   - a fabric with no host under a leaf or an incomplete one writes nothing;
 #   - killed (strace injects SIGKILL) before each call of every system call that changes the
 #     directory, the sync leaves the previous set whole (all files of one snapshot, byte for
@@ -96,6 +98,21 @@ grep -q " topology=block gpus_per_node=4$" "$e/plugstack.conf.d/fabricplace.conf
 grep -qx "NodeName=node\[001-004\] Features=p01-leaf01,p01-spine01-02 CPUs=2 State=UNKNOWN" "$e/fabricplace-nodes.conf" || fail "--node-params: $(grep ^NodeName "$e/fabricplace-nodes.conf" | head -2)"
 rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$e" --plugin-args "fabric=/x" 2>/dev/null || rc=$?
 [[ $rc == 2 ]] || fail "--plugin-args fabric= accepted (rc=$rc)"
+
+# ---- the package's plugstack line: kept when it reads this directory's fabric.json -------
+g=$tmp/etc4
+mkdir -p "$g/plugstack.conf.d"
+echo "optional /usr/lib/x86_64-linux-gnu/slurm-wlm/fabricplace.so fabric=$g/fabric.json" >"$g/plugstack.conf.d/fabricplace.conf"
+cp "$g/plugstack.conf.d/fabricplace.conf" "$tmp/pkg.conf"
+"$bin" slurm sync --fabric "$tmp/a.json" --out "$g" --topology block >"$tmp/out6.txt"
+grep -q "kept  $g/plugstack.conf.d/fabricplace.conf: not sync's (a package's or an admin's), and its plugin line reads $g/fabric.json; but it lacks topology=block" "$tmp/out6.txt" ||
+  fail "the package's plugstack line: $(cat "$tmp/out6.txt")"
+[[ ! -L $g/plugstack.conf.d/fabricplace.conf ]] && cmp -s "$tmp/pkg.conf" "$g/plugstack.conf.d/fabricplace.conf" || fail "the package's plugstack line was touched"
+[[ -L $g/topology.conf ]] || fail "with a kept plugstack line, the rest was not linked"
+echo "optional /usr/lib/x86_64-linux-gnu/slurm-wlm/fabricplace.so fabric=/elsewhere/fabric.json" >"$g/plugstack.conf.d/fabricplace.conf"
+rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$g" 2>"$tmp/err.txt" >/dev/null || rc=$?
+[[ $rc == 2 ]] && grep -q "$g/plugstack.conf.d/fabricplace.conf: exists and was not written by slurm sync" "$tmp/err.txt" ||
+  fail "a plugstack line reading another fabric.json: rc=$rc $(cat "$tmp/err.txt")"
 
 # ---- nothing written from a fabric Slurm cannot use -----------------------------------
 f=$tmp/etc3

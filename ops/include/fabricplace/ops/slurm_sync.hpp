@@ -49,7 +49,11 @@ struct SlurmFileSet {
   std::string generation;  ///< 16 hex digits
   std::vector<SlurmFile> files;
   std::vector<std::string> warnings;  ///< from the exporters (say them)
+  bool topology_block = false;        ///< the plugin line needs topology=block
 };
+
+/// The plugin's line in the set: DIR/plugstack.conf.d/fabricplace.conf.
+inline constexpr const char* kPlugstackFile = "plugstack.conf.d/fabricplace.conf";
 
 /// The file set of `f`, validated: a topology without a host under a leaf, an incomplete
 /// fabric, a host map that does not read back are errors (nothing is written from them).
@@ -68,11 +72,16 @@ struct SyncPlan {
   std::vector<FileChange> files;
   std::vector<std::string> links_to_fix;  ///< DIR/NAME not (yet) linked to current/NAME
   std::vector<std::string> conflicts;     ///< of those, what sync did not write (--replace)
+  /// Files kept as they are, with why: a plugstack.conf.d/fabricplace.conf that is not
+  /// sync's (the package's conffile, an admin's) but loads the plugin with this directory's
+  /// fabric.json.
+  std::vector<std::pair<std::string, std::string>> kept;
   [[nodiscard]] bool changed() const;     ///< a file to write, or a link to fix
   [[nodiscard]] bool changed(const std::string& name) const;
 };
 
-/// Compares `set` with what DIR holds (reads only).
+/// Compares `set` with what DIR holds (reads only). DIR must be absolute (the plugin lines
+/// name files by absolute path).
 Result<SyncPlan> plan_sync(const std::string& dir, const SlurmFileSet& set);
 
 /// Plans again and writes, under an exclusive lock on DIR/.fabricplace/lock (a second sync
