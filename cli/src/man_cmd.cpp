@@ -10,27 +10,13 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "fabricplace/common/strings.hpp"
 #include "fabricplace/common/file_io.hpp"
 
 namespace fabricplace::cli {
 namespace {
 
-/// Text as roff wants it: backslashes and hyphens escaped, a leading dot or quote guarded.
-std::string roff(std::string_view s) {
-  std::string out;
-  bool line_start = true;
-  for (const char c : s) {
-    if (line_start && (c == '.' || c == '\'')) out += "\\&";
-    if (c == '\\')
-      out += "\\e";
-    else if (c == '-')
-      out += "\\-";
-    else
-      out += c;
-    line_start = c == '\n';
-  }
-  return out;
-}
+using str::roff;
 
 /// The page's name for a command path: "fabricplace", "fabricplace-fabric-export".
 std::string page_name(const std::vector<std::string>& path) {

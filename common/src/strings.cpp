@@ -82,6 +82,22 @@ std::string hex(std::uint64_t value) {
   return buf;
 }
 
+std::string roff(std::string_view s) {
+  std::string out;
+  bool line_start = true;
+  for (const char c : s) {
+    if (line_start && (c == '.' || c == '\'')) out += "\\&";
+    if (c == '\\')
+      out += "\\e";
+    else if (c == '-')
+      out += "\\-";
+    else
+      out += c;
+    line_start = c == '\n';
+  }
+  return out;
+}
+
 std::string fnv1a_hex(std::string_view text) {
   std::uint64_t h = 14695981039346656037ull;
   for (const unsigned char c : text) {

@@ -5,6 +5,31 @@
 
 namespace fabricplace::plugin {
 
+std::span<const ArgDoc> plugstack_arg_docs() {
+  static constexpr ArgDoc kDocs[] = {
+      {"fabric", "PATH",
+       "The canonical fabric JSON (`fabricplace slurm sync`, or `fabricplace fabric discover "
+       "-o`). Exact mode places from it at submission; without a host map, launches derive "
+       "one from it (slower; said once per process)."},
+      {"hostmap", "PATH",
+       "The host map read at every launch (`fabricplace slurm sync` writes it; default: the "
+       "fabric= path with .hostmap for its extension). One of another `slurm sync` "
+       "generation than the fabric JSON is stale: said, and derived from the JSON instead."},
+      {"policy", "NAME", "The default --fabric-policy: fabric (default), slurm-tree, slurm-block or first-fit."},
+      {"mode", "MODE", "The default --fabric-mode: constrain (default), exact or off."},
+      {"gpus_per_node", "N", "GPUs per node (default 8): a TP group of more GPUs spans nodes."},
+      {"topology", "KIND",
+       "The cluster's TopologyPlugin: tree (default) or block. With block (Slurm 24.05+) a TP "
+       "group that spans nodes becomes the job's --segment, applied by cli_filter.lua "
+       "(CliFilterPlugins=lua)."},
+      {"hwloc_xml", "PATH",
+       "The compute nodes' hwloc topology (`lstopo node.xml`): each task gets NCCL_IB_HCA, the "
+       "HCA nearest its GPU, and FABRICPLACE_GPU."},
+      {"log", "PATH", "An extra log file for the plugin's messages (default: Slurm's log only)."},
+  };
+  return kDocs;
+}
+
 Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
   PluginConfig c;
   for (const auto& a : args) {
@@ -50,10 +75,12 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
     } else if (key == "log") {
       c.log_path = value;
     } else {
+      std::string keys;
+      const auto docs = plugstack_arg_docs();
+      for (std::size_t i = 0; i < docs.size(); ++i)
+        keys += std::string(i == 0 ? "" : i + 1 == docs.size() ? " or " : ", ") + docs[i].key + "=";
       return fail(ErrorCode::kUsage,
-                  "unknown plugstack.conf argument " + str::quoted(key) +
-                      ", expected fabric=, hostmap=, policy=, mode=, gpus_per_node=, topology=, "
-                      "hwloc_xml= or log=");
+                  "unknown plugstack.conf argument " + str::quoted(key) + ", expected " + keys);
     }
   }
   return c;

@@ -4,6 +4,7 @@
 //            gpus_per_node=8 log=/var/log/fabricplace.log [topology=block]
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,18 @@ struct PluginConfig {
 
 /// Parses key=value arguments. Errors name the argument and what was expected.
 Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args);
+
+/// The plugstack.conf arguments as fabricplace-spank(8) documents them (and the error for an
+/// unknown one lists them): one table.
+struct ArgDoc {
+  const char* key;
+  const char* value;
+  const char* usage;
+};
+std::span<const ArgDoc> plugstack_arg_docs();
+
+/// fabricplace-spank(8), in roff: the job options (option_docs()) and plugstack.conf
+/// arguments (plugstack_arg_docs()), written at build time (plugin/src/man_main.cpp).
+std::string spank_man_page(const std::string& version, const std::string& slurm_series);
 
 }  // namespace fabricplace::plugin

@@ -12,6 +12,7 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
+#include <array>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -54,22 +55,17 @@ int option_cb(int val, const char* optarg, int remote) {
   });
 }
 
-spank_option g_options[] = {
-    {const_cast<char*>("fabric-tp"), const_cast<char*>("N"),
-     const_cast<char*>("fabricplace: GPUs per tensor-parallel group; each group stays inside one "
-                       "leaf switch and ranks follow the fabric ring"),
-     1, static_cast<int>(Option::kTp), option_cb},
-    {const_cast<char*>("fabric-mode"), const_cast<char*>("MODE"),
-     const_cast<char*>("fabricplace: constrain (default), exact or off"), 1,
-     static_cast<int>(Option::kMode), option_cb},
-    {const_cast<char*>("fabric-policy"), const_cast<char*>("NAME"),
-     const_cast<char*>("fabricplace: fabric (default), slurm-tree, slurm-block or first-fit"), 1,
-     static_cast<int>(Option::kPolicy), option_cb},
-    {const_cast<char*>("fabric-rankfile"), const_cast<char*>("PREFIX"),
-     const_cast<char*>("fabricplace: rank files PREFIX.rankfile, .hosts, .torchrun.env, .json "
-                       "(default: fabricplace.JOBID in the job's directory)"),
-     1, static_cast<int>(Option::kRankfile), option_cb},
-};
+// From the one table fabricplace-spank(8) is written from (options.cpp, option_docs()).
+std::array<spank_option, 4> make_options() {
+  std::array<spank_option, 4> out{};
+  const auto& docs = fp::plugin::option_docs();
+  for (std::size_t i = 0; i < docs.size(); ++i)
+    out[i] = spank_option{const_cast<char*>(fp::plugin::option_name(docs[i].which)),
+                          const_cast<char*>(docs[i].arg), const_cast<char*>(docs[i].usage), 1,
+                          static_cast<int>(docs[i].which), option_cb};
+  return out;
+}
+std::array<spank_option, 4> g_options = make_options();
 
 }  // namespace
 

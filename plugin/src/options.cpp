@@ -38,6 +38,37 @@ const char* option_name(Option o) {
   return "?";
 }
 
+const std::array<OptionDoc, 4>& option_docs() {
+  static const std::array<OptionDoc, 4> docs{{
+      {Option::kTp, "N",
+       "fabricplace: GPUs per tensor-parallel group; each group stays inside one leaf switch "
+       "and ranks follow the fabric ring",
+       "At submission (sbatch, salloc) the job is checked against the fabric (a TP group must "
+       "tile the job's nodes and GPUs) and, by --fabric-mode, steered: constrain adds a "
+       "leaf constraint through job_submit.lua (on topology/block, the TP group's nodes as "
+       "--segment through cli_filter.lua), exact pins the nodes the fabric policy chooses. At "
+       "launch (srun, the batch step) tasks run in the fabric ring order and get "
+       "FABRICPLACE_RING_RANK, FABRICPLACE_TP_GROUP, FABRICPLACE_TP_RANK and "
+       "FABRICPLACE_RING_SIZE; the batch step writes the job's rank files."},
+      {Option::kMode, "MODE", "fabricplace: constrain (default), exact or off",
+       "constrain: Slurm chooses the nodes within what job_submit.lua allows (leaves that hold "
+       "whole TP groups). exact: the plugin chooses the nodes with the fabric policy from the "
+       "running jobs and pins them (a node list). off: the plugin leaves the job alone. The "
+       "default comes from mode= in plugstack.conf."},
+      {Option::kPolicy, "NAME",
+       "fabricplace: fabric (default), slurm-tree, slurm-block or first-fit",
+       "The placement policy of exact mode: fabric (bandwidth-aware), or a baseline that "
+       "reproduces Slurm's own choice (slurm-tree, slurm-block) or the first free nodes."},
+      {Option::kRankfile, "PREFIX",
+       "fabricplace: rank files PREFIX.rankfile, .hosts, .torchrun.env, .json (default: "
+       "fabricplace.JOBID in the job's directory)",
+       "Written by the batch step (or an srun over every node of the job), all or none, each "
+       "to a temporary name and renamed: an Open MPI rank file, a host list in rank order, "
+       "the torchrun environment and the layout as JSON."},
+  }};
+  return docs;
+}
+
 Result<void> set_option(JobOptions& o, Option which, const char* value) {
   const std::string v = value ? value : "";
   const std::string name = std::string("--") + option_name(which);

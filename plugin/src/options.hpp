@@ -6,6 +6,7 @@
 // Errors read as the user sees them: "fabricplace: --fabric-tp: expected ...".
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,16 @@ const char* mode_name(Mode m);
 enum class Option : int { kTp = 1, kMode, kPolicy, kRankfile };
 /// "fabric-tp", ... (the names registered with Slurm).
 const char* option_name(Option o);
+
+/// One job option as Slurm shows it in `sbatch --help` (spank_option: name, arginfo, usage)
+/// and as fabricplace-spank(8) documents it: one table for both.
+struct OptionDoc {
+  Option which;
+  const char* arg;    ///< "N", "MODE", ...
+  const char* usage;  ///< the --help line
+  const char* more;   ///< the manual page's further paragraph
+};
+const std::array<OptionDoc, 4>& option_docs();
 
 struct JobOptions {
   std::optional<std::uint32_t> tp;

@@ -26,6 +26,9 @@ std::optional<std::uint64_t> parse_hex(std::string_view s);
 std::string guid_hex(std::uint64_t guid);
 /// "0x%x".
 std::string hex(std::uint64_t value);
+/// Text as roff (man pages) wants it: backslashes and hyphens escaped, a leading dot or
+/// quote guarded.
+std::string roff(std::string_view s);
 /// FNV-1a 64 of `text` as 16 lower-case hex digits: a content id (host map versions, the
 /// generation of a `slurm sync` file set), not a cryptographic hash.
 std::string fnv1a_hex(std::string_view text);
