@@ -10,6 +10,9 @@
 # Debian slurmd and slurm-client node has) from X.Y to before X.Y+1. Two of them never
 # install together (they provide and conflict on fabricplace-slurm-plugin).
 set(CPACK_GENERATOR DEB)
+# Each package's summary is the first line of its component description (CPackDeb prepends
+# the project's summary unless it is CPack's default).
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_NAME} built using CMake")
 set(CPACK_PACKAGE_NAME fabricplace)
 set(CPACK_PACKAGE_VENDOR fabricplace)
 set(CPACK_PACKAGE_CONTACT "fabricplace maintainers <fabricplace@users.noreply.github.com>")

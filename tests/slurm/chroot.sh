@@ -8,6 +8,11 @@
 #   chroot.sh run [--bind DIR]... -- CMD... run CMD inside it (as root)
 #   chroot.sh status                        where it is, its Slurm version; exit 3 if absent
 #   chroot.sh remove                        delete it (and its lock and temporaries)
+#   chroot.sh fresh SUITE DIR               a clean Debian SUITE (bookworm, trixie) at DIR:
+#                                           minbase and nothing else, from a cached tarball
+#                                           (debootstrap once); the package tests install
+#                                           into it (tests/package/deb.sh)
+#   chroot.sh run-in DIR [--bind D]... -- CMD...  run CMD in the chroot at DIR
 #
 # ensure: debootstrap --variant=minbase trixie from the Debian mirror of this machine's apt
 # sources (FABRICPLACE_DEBIAN_MIRROR overrides), then apt-get install --no-install-recommends
@@ -36,7 +41,7 @@ skip() {  # 77 = SKIP for ctest; CI must run the 24.11 tests (tests/slurm/common
   [[ ${CI:-} == true || ${FABRICPLACE_LAB_REQUIRED:-0} == 1 ]] && exit 1
   exit 77
 }
-usage() { sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 SUITE=trixie
 SLURM_SERIES=24.11
@@ -145,10 +150,43 @@ ensure() {
   [[ $rc == 0 ]] || exit "$rc"
 }
 
+# fresh SUITE DIR: DIR becomes a clean minbase SUITE, extracted from a tarball made once by
+# debootstrap (/var/cache/fabricplace/minbase-SUITE.tar).
+fresh() {
+  local suite=$1 dir=$2 cache t0 m tmp
+  t0=$(now)
+  [[ $(id -u) == 0 ]] || skip "not root (debootstrap and chroot need root)"
+  command -v debootstrap >/dev/null || skip "no debootstrap (scripts/install-deps.sh installs it)"
+  cache=/var/cache/fabricplace/minbase-$suite.tar
+  mkdir -p /var/cache/fabricplace || die "cannot create /var/cache/fabricplace"
+  exec 9>>"$cache.lock"
+  flock -w 900 9 || die "$cache.lock still held after 900 s"
+  if [[ ! -s $cache ]]; then
+    m=$(mirror)
+    tmp=$cache.d
+    rm -rf --one-file-system "$tmp"
+    echo "slurm chroot: debootstrap --variant=minbase $suite (cached as $cache)"
+    if ! unshare --mount --propagation private -- debootstrap --variant=minbase "$suite" "$tmp" "$m" >"$cache.log" 2>&1; then
+      tail -15 "$cache.log" >&2
+      rm -rf --one-file-system "$tmp"
+      grep -qiE 'Failed getting release file|Couldn.t download|Temporary failure|Could not resolve|unable to fetch' "$cache.log" &&
+        skip "debootstrap cannot reach $m (set FABRICPLACE_DEBIAN_MIRROR)"
+      die "debootstrap $suite failed (log: $cache.log)"
+    fi
+    printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d" && chmod 755 "$tmp/usr/sbin/policy-rc.d"
+    tar -C "$tmp" -cf "$cache.new" . && mv "$cache.new" "$cache" || die "cannot write $cache"
+    rm -rf --one-file-system "$tmp" "$cache.log"
+  fi
+  exec 9>&-
+  rm -rf --one-file-system "$dir" || die "cannot remove $dir"
+  mkdir -p "$dir" && tar -C "$dir" -xf "$cache" || die "cannot extract $cache into $dir"
+  echo "slurm chroot: a clean $suite at $dir in $(elapsed "$t0") s"
+}
+
 # The whole command in one function: bash reads it before running any of it, so editing
 # this file while a long `ensure` runs cannot change what that run does.
 main() {
-  local cmd=${1:-} src out t0 binds
+  local cmd=${1:-} src out t0 binds=()
   [[ -n $cmd ]] || usage
   shift
   case $cmd in
@@ -203,6 +241,26 @@ main() {
       rm -rf --one-file-system "$ROOT" "$ROOT.new" "$ROOT.new.log" || die "cannot remove $ROOT"
       rm -f "$ROOT.lock"
       echo "slurm chroot: removed $ROOT"
+      ;;
+    fresh)
+      [[ $# == 2 ]] || usage
+      fresh "$1" "$2"
+      ;;
+    run-in)
+      [[ $# -ge 1 && -d $1/usr ]] || die "run-in: no chroot at ${1:-?}"
+      local r
+      r=$(cd "$1" && pwd); shift
+      binds=()
+      while [[ $# -gt 0 && $1 != -- ]]; do
+        case $1 in
+          --bind) [[ -d ${2:-} ]] || die "--bind needs a directory"; binds+=("$(cd "$2" && pwd)"); shift 2 ;;
+          *) usage ;;
+        esac
+      done
+      [[ ${1:-} == -- ]] || usage
+      shift
+      [[ $# -gt 0 ]] || usage
+      in_ns "$r" "${binds[@]}" -- "$@"
       ;;
     -h|--help) usage ;;
     *) echo "$prog: unknown command: $cmd" >&2; usage ;;
