@@ -18,7 +18,7 @@ deps=$(for d in "$debs"/*.deb; do dpkg-deb -f "$d" Depends; done | tr ',' '\n' |
          sed -e 's/(.*//' -e 's/|.*//' -e 's/ //g' | grep . | sort -u)
 # shellcheck disable=SC2086
 "${apt[@]}" install $deps man-db bash-completion slurmctld slurmd slurm-client munge \
-  util-linux procps iproute2 hostname >>"$log" 2>&1 || { tail -20 "$log"; echo "FAIL: apt-get install"; exit 1; }
+  util-linux procps iproute2 hostname systemd >>"$log" 2>&1 || { tail -20 "$log"; echo "FAIL: apt-get install"; exit 1; }
 rm -f "$log"
 plugin_deb=$(ls "$debs"/fabricplace-slurm-*.deb)
 
@@ -39,6 +39,11 @@ complete_words() {  # WORD...: what bash completion offers for the last one
 check "bash completion: fabricplace sl -> slurm" test "$(complete_words fabricplace sl)" == slurm
 check "bash completion: fabricplace slurm '' -> check sync" test "$(complete_words fabricplace slurm '')" == "check sync"
 check "bash completion: fabricplace fabric w -> watch" test "$(complete_words fabricplace fabric w)" == watch
+check "systemd-analyze verify: fabricplace-watch.service and .timer (their binary, man pages, settings)" \
+  bash -c 'out=$(systemd-analyze verify /usr/lib/systemd/system/fabricplace-watch.service \
+                   /usr/lib/systemd/system/fabricplace-watch.timer 2>&1) && [[ -z $out ]] || { echo "$out"; false; }'
+check "the watch's settings parse and name a state the service owns" \
+  bash -c '. /etc/default/fabricplace-watch && [[ $FABRICPLACE_WATCH_ARGS == *--sync-out* ]]'
 so=$(dpkg -L "fabricplace-slurm-$series" | grep '/fabricplace\.so$')
 check "the plugin is in Slurm's plugin directory" test "$so" == /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/slurm-wlm/fabricplace.so
 check "the plugstack line names the installed plugin" grep -q "^optional $so fabric=/etc/slurm/fabric.json" /etc/slurm/plugstack.conf.d/fabricplace.conf

@@ -53,6 +53,7 @@ ROOT=${ROOT%/}
 PACKAGES=(
   slurmctld slurmd slurm-client munge libslurm-dev
   g++ make cmake pkg-config libcli11-dev nlohmann-json3-dev zlib1g-dev libhwloc-dev
+  dpkg-dev
   openmpi-bin hwloc util-linux procps iproute2 hostname
 )
 STAMP="suite=$SUITE packages=${PACKAGES[*]}"
@@ -204,11 +205,12 @@ main() {
       t0=$(now)
       in_ns "$ROOT" "$src" "$out" -- sh -c '
         cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFABRICPLACE_DEVELOPER_MODE=OFF \
+          -DCMAKE_INSTALL_PREFIX=/usr \
           -DFABRICPLACE_WITH_SLURM=ON -DFABRICPLACE_WITH_HWLOC=ON -DFABRICPLACE_WITH_IBNETDISC=OFF \
           -DFABRICPLACE_WARNINGS_AS_ERRORS=ON >"$2/configure.log" 2>&1 ||
           { tail -30 "$2/configure.log"; exit 1; }
         grep -E "SPANK plugin" "$2/configure.log"
-        cmake --build "$2" -j "$(nproc)" --target fabricplace fabricplace_spank' sh "$src" "$out" ||
+        cmake --build "$2" -j "$(nproc)" --target fabricplace fabricplace_spank fabricplace_spank_manpage' sh "$src" "$out" ||
         die "building $src in the $SUITE chroot failed"
       echo "slurm chroot: built $out in $(elapsed "$t0") s"
       ;;
