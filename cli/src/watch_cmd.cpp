@@ -179,7 +179,7 @@ void add_watch_command(CLI::App& fabric, RunFn& run) {
       "watch",
       "discover the fabric (or re-import a dump) and compare it with the last accepted one: "
       "each change said on its own line, links that flapped between runs said too; then "
-      "`slurm sync` and the metrics file. Once (for a systemd timer), or every --interval "
+      "slurm sync and the metrics file. Once (for a systemd timer), or every --interval "
       "seconds");
   o->in.add(cmd, "re-import these instead of discovering live: dump(s), JSON, spec");
   cmd->get_option("fabric")->required(false);
