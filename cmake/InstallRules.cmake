@@ -14,14 +14,14 @@ install(FILES etc/systemd/fabricplace-watch.default DESTINATION ${CMAKE_INSTALL_
         RENAME fabricplace-watch COMPONENT cli)
 
 if(FABRICPLACE_WITH_SLURM)
-  install(TARGETS fabricplace_spank LIBRARY DESTINATION ${FABRICPLACE_SPANK_DIR} COMPONENT slurm)
+  install(TARGETS fabricplace_spank LIBRARY DESTINATION ${FABRICPLACE_SPANK_INSTALL_DIR} COMPONENT slurm)
   install(FILES ${PROJECT_BINARY_DIR}/plugin/fabricplace-spank.8
           DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT slurm)
   # The plugin's line, as Debian's slurm-wlm-basic-plugins includes it (plugstack.conf:
   # `include /etc/slurm/plugstack.conf.d/*.conf`), naming the plugin where it is installed.
   file(READ etc/plugstack.conf.d/fabricplace.conf fabricplace_plugstack)
   string(REPLACE "/usr/lib/x86_64-linux-gnu/slurm-wlm/fabricplace.so"
-                 "${CMAKE_INSTALL_PREFIX}/${FABRICPLACE_SPANK_DIR}/fabricplace.so"
+                 "${CMAKE_INSTALL_PREFIX}/${FABRICPLACE_SPANK_INSTALL_DIR}/fabricplace.so"
                  fabricplace_plugstack "${fabricplace_plugstack}")
   file(WRITE ${PROJECT_BINARY_DIR}/etc/plugstack.conf.d/fabricplace.conf "${fabricplace_plugstack}")
   install(FILES ${PROJECT_BINARY_DIR}/etc/plugstack.conf.d/fabricplace.conf

@@ -39,7 +39,11 @@ set(CPACK_DEBIAN_CLI_PACKAGE_SUGGESTS "prometheus-node-exporter")
 # Files under /etc are configuration: dpkg keeps an admin's edits.
 set(fabricplace_cli_conffiles "${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/fabricplace-watch\n")
 file(WRITE ${PROJECT_BINARY_DIR}/deb/cli/conffiles "${fabricplace_cli_conffiles}")
-set(CPACK_DEBIAN_CLI_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/deb/cli/conffiles)
+# Maintainer scripts: systemd reloads the units; removal stops and disables the timer.
+set(CPACK_DEBIAN_CLI_PACKAGE_CONTROL_EXTRA
+    ${PROJECT_BINARY_DIR}/deb/cli/conffiles ${PROJECT_SOURCE_DIR}/cmake/deb/postinst
+    ${PROJECT_SOURCE_DIR}/cmake/deb/prerm ${PROJECT_SOURCE_DIR}/cmake/deb/postrm)
+set(CPACK_DEBIAN_CLI_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 if(FABRICPLACE_WITH_SLURM)
   set(CPACK_DEBIAN_SLURM_PACKAGE_NAME fabricplace-slurm-${FABRICPLACE_SLURM_SERIES})

@@ -310,6 +310,7 @@ function M.segment(job_desc, g)
 end
 
 local fabric_table, fabric_error, fabric_tries = nil, nil, 0
+local fabric_failed_generation = nil  -- the table file's generation when it last failed to load
 
 function M.submit(job_desc, jobs, part_list)
   local env = M.spank_env(job_desc)
@@ -334,11 +335,16 @@ function M.submit(job_desc, jobs, part_list)
     log("job %s names its nodes (-w/-x); left alone", tostring(job_desc.name))
     return
   end
-  -- A table that failed to load is tried again every 100 submissions (fixed on disk, it is
-  -- picked up without restarting slurmctld).
-  if fabric_table == nil and (fabric_error == nil or fabric_tries % 100 == 0) then
+  -- A table that failed to load is tried again every 100 submissions, and at once when a
+  -- sync wrote another generation (fixed on disk, it is picked up without restarting
+  -- slurmctld).
+  if fabric_table == nil and (fabric_error == nil or fabric_tries % 100 == 0 or
+                              M.file_generation(M.FABRIC_TABLE) ~= fabric_failed_generation) then
     fabric_table, fabric_error = M.load_fabric(M.FABRIC_TABLE)
-    if fabric_error then log("cannot load %s: %s", M.FABRIC_TABLE, fabric_error) end
+    if fabric_error then
+      fabric_failed_generation = M.file_generation(M.FABRIC_TABLE)
+      log("cannot load %s: %s", M.FABRIC_TABLE, fabric_error)
+    end
   end
   fabric_tries = fabric_tries + 1
   fabric_table = M.refresh(fabric_table, M.FABRIC_TABLE)

@@ -25,7 +25,7 @@ packages=(
   python3-yaml                                   # tests/cli/slurm_yaml.sh parses topology.yaml
   prometheus                                     # promtool: tests/cli/metrics_promtool.sh checks `fabric metrics`
   groff-base                                     # tests/cli/man_pages.sh renders the manual pages
-  dpkg-dev                                       # cpack -G DEB: dpkg-shlibdeps finds the packages of the libraries
+  dpkg-dev file                                  # cpack -G DEB: dpkg-shlibdeps finds the packages of the libraries
   strace                                         # tests/cli/slurm_sync.sh kills a sync at every system call
 )
 sudo=""

@@ -94,9 +94,11 @@ struct SyncOutcome {
   std::string generation;
   bool changed = false;            ///< something was (or, dry run, would be) written
   bool structure_changed = false;  ///< another generation than the live one
-  bool reconfigure = false;        ///< topology or node definitions changed
   std::vector<std::string> files;  ///< the files added, changed or removed
 };
+/// `scontrol reconfigure` when what slurmctld reads of DIR's live set changed since the last
+/// one that succeeded (a failed one is tried again next time); says which on `out`.
+Result<void> reconfigure_slurmctld(const std::string& dir, std::ostream& out);
 /// Syncs `f` into o.out (or plans it, o.dry_run) and prints what changed on `out`.
 Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts& o,
                                      std::ostream& out);

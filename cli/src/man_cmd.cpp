@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "fabricplace/common/strings.hpp"
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/strings.hpp"
 
 namespace fabricplace::cli {
 namespace {

@@ -177,8 +177,8 @@ int run_place(const PlaceOpts& o) {
       " selects (--slurm-version); slurm-block as 24.11 with " +
       (seg ? "--segment=" + std::to_string(seg) : std::string("no --segment")) +
       (job.segment ? std::string(" (--segment)")
-                   : seg ? std::string(" (the TP group's nodes; --segment 0: none)")
-                         : std::string()) +
+       : seg       ? std::string(" (the TP group's nodes; --segment 0: none)")
+                   : std::string()) +
       "\n";
   auto route_json = [&](std::string doc) {
     auto j = nlohmann::ordered_json::parse(doc);

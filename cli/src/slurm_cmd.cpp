@@ -352,7 +352,8 @@ int check(const CheckOpts& o) {
 
 void add_slurm_commands(CLI::App& app, RunFn& run) {
   auto* slurm = app.add_subcommand(
-      "slurm", "the Slurm side: write Slurm's files from the fabric; is the plugin built for this Slurm?");
+      "slurm",
+      "the Slurm side: write Slurm's files from the fabric; is the plugin built for this Slurm?");
   slurm->require_subcommand(1);
   auto o = std::make_shared<CheckOpts>();
   auto* cmd = slurm->add_subcommand(

@@ -45,11 +45,6 @@ Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts&
   const std::string& dir = so.dir;
   auto plan = o.dry_run ? ops::plan_sync(dir, *set) : ops::commit_sync(dir, *set, o.replace);
   if (!plan) return std::unexpected(plan.error());
-  if (o.dry_run && !plan->conflicts.empty() && !o.replace)
-    return fail(ErrorCode::kUsage,
-                "exists and was not written by slurm sync (a real run refuses it without "
-                "--replace)",
-                dir + "/" + plan->conflicts[0]);
   SyncOutcome r;
   r.generation = set->generation;
   r.changed = plan->changed();
@@ -73,11 +68,21 @@ Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts&
           << ops::to_string(c.kind) << "  " << c.name << "\n";
   for (const auto& n : plan->links_to_fix)
     out << "  " << verb << "linked  " << dir << "/" << n << " -> .fabricplace/current/" << n
-        << (std::ranges::find(plan->conflicts, n) != plan->conflicts.end()
-                ? " (the file there " + verb + "kept in .fabricplace/replaced/)"
-                : "")
+        << (std::ranges::find(plan->conflicts, n) == plan->conflicts.end() ? ""
+            : o.replace ? " (the file there " + verb + "kept in .fabricplace/replaced/)"
+                        : " (CONFLICT: a file sync did not write is there; --replace keeps it in "
+                          ".fabricplace/replaced/)")
         << "\n";
-  for (const auto& [name, why] : plan->kept) out << "  kept  " << dir << "/" << name << ": " << why << "\n";
+  for (const auto& [name, why] : plan->kept)
+    out << "  kept  " << dir << "/" << name << ": " << why << "\n";
+  if (o.dry_run && !plan->conflicts.empty() && !o.replace) {
+    std::string names;
+    for (const auto& c : plan->conflicts) names += (names.empty() ? "" : ", ") + dir + "/" + c;
+    return fail(ErrorCode::kUsage,
+                "not written by slurm sync, so a real run refuses them "
+                "without --replace: " +
+                    names);
+  }
   if (!o.brief && !plan->old_fabric_json.empty() && plan->changed("fabric.json")) {
     const auto d = fabric_changes(plan->old_fabric_json, f);
     if (!d.empty()) {
@@ -85,9 +90,24 @@ Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts&
       for (auto line : str::lines(d)) out << "  " << line << "\n";
     }
   }
-  for (const char* n : {"topology.conf", "topology.yaml", "fabricplace-nodes.conf"})
-    if (plan->changed(n)) r.reconfigure = true;
   return r;
+}
+
+Result<void> reconfigure_slurmctld(const std::string& out_dir, std::ostream& out) {
+  std::error_code ec;
+  const auto dir = std::filesystem::absolute(out_dir, ec).lexically_normal().string();
+  const auto now = ops::slurmctld_digest(dir);
+  if (now.empty() || now == ops::reconfigured_digest(dir)) {
+    out << "reconfigure: not needed (slurmctld has read this topology and these nodes)\n";
+    return {};
+  }
+  out << "reconfigure: scontrol reconfigure (topology or node definitions changed since the "
+         "last reconfigure)\n";
+  if (auto ok = run_slurm("--reconfigure", "timeout 60 scontrol reconfigure"); !ok)
+    return fail(ErrorCode::kIo, ok.error().message +
+                                    " (the files are written; the next sync with --reconfigure "
+                                    "tries again)");
+  return ops::record_reconfigured(dir, now);
 }
 
 void add_sync_command(CLI::App* slurm, RunFn& run) {
@@ -121,8 +141,9 @@ void add_sync_command(CLI::App* slurm, RunFn& run) {
   cmd->add_flag("--replace", o->replace,
                 "take over files sync did not write (kept in DIR/.fabricplace/replaced/)");
   cmd->add_flag("--reconfigure", o->reconfigure,
-                "run `scontrol reconfigure` when topology or node definitions changed "
-                "(job_submit.lua and the plugin pick up their files by themselves)");
+                "run `scontrol reconfigure` when topology or node definitions changed since the "
+                "last one that succeeded (job_submit.lua and the plugin pick up their files by "
+                "themselves)");
   cmd->callback([&run, in, o] {
     run = [in, o] {
       auto f = in->load();
@@ -130,15 +151,8 @@ void add_sync_command(CLI::App* slurm, RunFn& run) {
       print_warnings(*f);
       auto r = sync_slurm_files(*f, *o, std::cout);
       if (!r) return report(r.error());
-      if (o->reconfigure && !o->dry_run) {
-        if (!r->reconfigure) {
-          std::cout << "reconfigure: not needed (no topology or node definition changed)\n";
-        } else {
-          std::cout << "reconfigure: scontrol reconfigure\n";
-          if (auto ok = run_slurm("--reconfigure", "timeout 60 scontrol reconfigure"); !ok)
-            return report(ok.error());
-        }
-      }
+      if (o->reconfigure && !o->dry_run)
+        if (auto ok = reconfigure_slurmctld(o->out, std::cout); !ok) return report(ok.error());
       return kExitOk;
     };
   });

@@ -97,10 +97,23 @@ int run_once(const WatchOpts& o) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto run = st->runs + 1;
+  // A run that accepts nothing: the metrics show the accepted fabric's health, marked
+  // rejected, with this run's time.
+  auto rejected_metrics = [&] {
+    if (o.metrics.empty() || !accepted) return Result<void>{};
+    fabric::MetricsRun m{.discovery_time = double(std::time(nullptr)),
+                         .discovery_duration = seconds,
+                         .changes = std::nullopt,
+                         .runs = run,
+                         .accepted = false,
+                         .flapping = std::nullopt};
+    return write_file_atomic(o.metrics, fabric::to_prometheus(*accepted, m));
+  };
   if (!now) {
     say(run, "discovery failed: " + now.error().to_string() + "; the accepted fabric stays");
     st->runs = run;
     (void)write_file_atomic(state_path, ops::to_json(*st));
+    if (auto ok = rejected_metrics(); !ok) return report(ok.error());
     return kExitError;
   }
   if (!now->topology().incomplete.empty()) {
@@ -108,16 +121,7 @@ int run_once(const WatchOpts& o) {
                  "): not accepted; the accepted fabric stays");
     st->runs = run;
     (void)write_file_atomic(state_path, ops::to_json(*st));
-    if (!o.metrics.empty() && accepted) {  // the accepted fabric's health, marked rejected
-      fabric::MetricsRun m{.discovery_time = double(std::time(nullptr)),
-                           .discovery_duration = seconds,
-                           .changes = std::nullopt,
-                           .runs = run,
-                           .accepted = false,
-                           .flapping = std::nullopt};
-      if (auto ok = write_file_atomic(o.metrics, fabric::to_prometheus(*accepted, m)); !ok)
-        return report(ok.error());
-    }
+    if (auto ok = rejected_metrics(); !ok) return report(ok.error());
     return kExitError;
   }
   auto step = ops::watch_step(accepted.get(), *now, *st, o.flap_runs);
@@ -148,9 +152,11 @@ int run_once(const WatchOpts& o) {
       const auto text = out.str();
       for (auto line : str::lines(text))
         if (!line.empty()) say(run, std::string(line));
-      if (o.sync.reconfigure && r->reconfigure) {
-        say(run, "scontrol reconfigure");
-        if (auto ok = run_slurm("--reconfigure", "timeout 60 scontrol reconfigure"); !ok) {
+      if (o.sync.reconfigure) {
+        std::ostringstream rout;
+        auto ok = reconfigure_slurmctld(o.sync.out, rout);
+        if (r->changed || !ok) say(run, std::string(str::trim(rout.str())));
+        if (!ok) {
           say(run, ok.error().to_string());
           rc = kExitError;
         }
@@ -163,7 +169,7 @@ int run_once(const WatchOpts& o) {
                          .changes = step.change_count,
                          .runs = run,
                          .accepted = true,
-                         .flapping = step.flaps.size()};
+                         .flapping = step.flapping_links};
     if (auto ok = write_file_atomic(o.metrics, fabric::to_prometheus(*now, m)); !ok)
       return report(ok.error());
   }

@@ -103,6 +103,13 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
                 "misses; nothing written (rediscover)");
   for (const auto* s : {&o.dir, &o.plugin, &o.plugin_args, &o.node_params})
     if (!one_line(*s)) return fail(ErrorCode::kUsage, "a line break in a sync option");
+  // plugstack.conf splits its lines at blanks: a path with one cannot be named there.
+  for (const auto& [what, path] :
+       {std::pair<const char*, const std::string*>{"--out", &o.dir}, {"--plugin", &o.plugin}})
+    if (path->find_first_of(" \t") != std::string::npos)
+      return fail(ErrorCode::kUsage, std::string(what) + " " + str::quoted(*path) +
+                                         ": a blank in the path (plugstack.conf splits its lines "
+                                         "at blanks, so the plugin could not be given it)");
   for (const auto word : str::split(o.plugin_args, ' ')) {
     for (const char* k : {"fabric=", "hostmap=", "topology="})
       if (word.starts_with(k))
@@ -119,25 +126,38 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
   // Structural files first, unstamped, for the generation.
   std::vector<SlurmFile> files;
   auto map = placement::host_map(placement::prepare(f));
+  // The structural files name the set's fabric.json as where they come from, not the
+  // fabric's origin: the same fabric read from another file, or discovered from another
+  // host, is the same generation (fabric.json keeps the origin).
+  const std::string from = join(o.dir, "fabric.json");
+  map.origin = from;
+  const auto unorigin = [&](std::string text) {
+    const std::string was = f.origin() + "\n", now = from + "\n";
+    for (const char* mark : {"# from: ", "# fabricplace from: ", "# by fabricplace from: "}) {
+      const auto at = text.find(std::string(mark) + was);
+      if (at != std::string::npos) text.replace(at + std::strlen(mark), was.size(), now);
+    }
+    return text;
+  };
   std::string topo_name = "topology.conf", topo, nodes_extra;
   if (o.topology == SlurmTopology::kTree) {
-    topo = to_slurm_topology(f, tree, /*with_link_speed=*/false);
+    topo = unorigin(to_slurm_topology(f, tree, /*with_link_speed=*/false));
   } else {
     const auto blocks = slurm_blocks(f, tree);
     nodes_extra = to_slurm_block_nodes(blocks);
     if (o.topology == SlurmTopology::kBlock) {
-      topo = to_slurm_block(f, blocks);
+      topo = unorigin(to_slurm_block(f, blocks));
     } else {
       auto yaml = to_slurm_yaml(f, tree, blocks);
       if (!yaml) return std::unexpected(yaml.error());
-      topo = std::move(*yaml);
+      topo = unorigin(std::move(*yaml));
       topo_name = "topology.yaml";
     }
   }
   std::string nodes =
       "# Slurm node definitions for slurm.conf, written by `fabricplace slurm sync`\n"
       "# from: " +
-      f.origin() +
+      from +
       "\n"
       "# `Include " +
       join(o.dir, "fabricplace-nodes.conf") +
@@ -257,9 +277,18 @@ Result<void> fsync_dir(const std::string& dir) {
   return {};
 }
 
+// Modes are set, not left to the umask: slurmctld (SlurmUser) and every user's srun read
+// these files.
 Result<void> make_dir(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-    return fail(ErrorCode::kIo, "cannot create directory: " + errno_text(), dir);
+  if (::mkdir(dir.c_str(), 0755) == 0) {
+    if (::chmod(dir.c_str(), 0755) != 0)
+      return fail(ErrorCode::kIo, "cannot set its mode: " + errno_text(), dir);
+    return {};
+  }
+  if (errno != EEXIST) return fail(ErrorCode::kIo, "cannot create directory: " + errno_text(), dir);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return fail(ErrorCode::kIo, "exists and is not a directory", dir);
   return {};
 }
 
@@ -274,9 +303,19 @@ void remove_tree(const std::string& path) {
   }
 }
 
+// A temporary name beside `path`: hidden (a leading dot: no `include DIR/*` glob picks it up)
+// and marked, so that the next sync removes what a killed one left.
+constexpr const char* kTmpMark = ".fabricplace-tmp.";
+std::string tmp_beside(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const auto dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  const auto base = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + base + kTmpMark + std::to_string(::getpid());
+}
+
 // A new symlink at `path` -> `target`, atomically (a temporary link renamed over it).
 Result<void> place_link(const std::string& path, const std::string& target) {
-  const std::string tmp = path + ".fabricplace-tmp." + std::to_string(::getpid());
+  const std::string tmp = tmp_beside(path);
   ::unlink(tmp.c_str());
   if (::symlink(target.c_str(), tmp.c_str()) != 0)
     return fail(ErrorCode::kIo, "cannot create a symlink: " + errno_text(), tmp);
@@ -291,7 +330,7 @@ Result<void> place_link(const std::string& path, const std::string& target) {
 Result<void> write_new(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return fail(ErrorCode::kIo, "cannot create: " + errno_text(), path);
-  if (!write_all(fd, text) || ::fsync(fd) != 0) {
+  if (::fchmod(fd, 0644) != 0 || !write_all(fd, text) || ::fsync(fd) != 0) {
     const auto e = errno_text();
     ::close(fd);
     return fail(ErrorCode::kIo, "write failed: " + e, path);
@@ -305,30 +344,50 @@ std::string parent_of(const std::string& name) {
   return slash == std::string::npos ? std::string() : name.substr(0, slash);
 }
 
-// A plugstack file sync did not write, kept when its fabricplace line reads DIR/fabric.json
-// (with why, and what it lacks); nullopt: a conflict.
-std::optional<std::string> adoptable_plugstack(const std::string& path, const std::string& dir,
-                                               bool block) {
-  auto text = read_file(path, 1u << 20);
-  if (!text) return std::nullopt;
-  for (auto raw : str::lines(*text)) {
+// The words of the first fabricplace line ("optional PATH/fabricplace.so key=value ...").
+std::vector<std::string> plugin_line(std::string_view text) {
+  for (auto raw : str::lines(text)) {
     const auto line = str::trim(raw);
     if (line.empty() || line.front() == '#') continue;
-    std::vector<std::string_view> w;
+    std::vector<std::string> w;
     for (auto word : str::split(line, ' '))
-      if (!word.empty()) w.push_back(word);
-    if (w.size() < 2 || (w[0] != "optional" && w[0] != "required") ||
-        !w[1].ends_with("fabricplace.so"))
-      continue;
-    const auto want = "fabric=" + join(dir, "fabric.json");
-    if (std::ranges::find(w, std::string_view(want)) == w.end()) continue;
-    std::string why = "not sync's (a package's or an admin's), and its plugin line reads " +
-                      join(dir, "fabric.json");
-    if (block && std::ranges::find(w, std::string_view("topology=block")) == w.end())
-      why += "; but it lacks topology=block, which topology/block needs (docs/slurm.md)";
-    return why;
+      if (!word.empty()) w.emplace_back(word);
+    if (w.size() >= 2 && (w[0] == "optional" || w[0] == "required") &&
+        w[1].ends_with("fabricplace.so"))
+      return w;
   }
-  return std::nullopt;
+  return {};
+}
+
+// A plugstack file sync did not write, kept when its fabricplace line reads DIR/fabric.json,
+// with why and what it lacks of the line sync would write (`ours`); nullopt: a conflict.
+std::optional<std::string> adoptable_plugstack(const std::string& path, const std::string& dir,
+                                               const std::string& ours) {
+  auto text = read_file(path, 1u << 20);
+  if (!text) return std::nullopt;
+  const auto w = plugin_line(*text);
+  const auto want = "fabric=" + join(dir, "fabric.json");
+  if (w.empty() || std::ranges::find(w, want) == w.end()) return std::nullopt;
+  std::string why = "not sync's (a package's or an admin's), and its plugin line reads " +
+                    join(dir, "fabric.json");
+  std::vector<std::string> lacks;
+  const auto mine = plugin_line(ours);
+  if (mine.size() >= 2 && mine[1] != w[1])
+    lacks.push_back("the plugin " + mine[1] + " (it loads " + w[1] + ")");
+  for (std::size_t k = 2; k < mine.size(); ++k) {
+    if (std::ranges::find(w, mine[k]) != w.end()) continue;
+    // hostmap= as sync writes it is the plugin's default for this fabric=.
+    if (mine[k] == "hostmap=" + join(dir, "fabric.hostmap") &&
+        std::ranges::none_of(w, [](const std::string& x) { return x.starts_with("hostmap="); }))
+      continue;
+    lacks.push_back(mine[k]);
+  }
+  if (!lacks.empty()) {
+    why += "; but it lacks ";
+    for (std::size_t k = 0; k < lacks.size(); ++k) why += (k ? ", " : "") + lacks[k];
+    why += " (edit it: sync never changes a file it did not write)";
+  }
+  return why;
 }
 
 }  // namespace
@@ -336,6 +395,13 @@ std::optional<std::string> adoptable_plugstack(const std::string& path, const st
 Result<SyncPlan> plan_sync(const std::string& dir, const SlurmFileSet& set) {
   SyncPlan plan;
   const std::string store = join(dir, kStore);
+  // What would stop the links after the switch is found before it.
+  std::vector<std::string> dirs = {dir, store};
+  for (const auto& file : set.files)
+    if (const auto sub = parent_of(file.name); !sub.empty()) dirs.push_back(join(dir, sub));
+  for (const auto& d : dirs)
+    if (struct stat st{}; ::stat(d.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+      return fail(ErrorCode::kUsage, "exists and is not a directory", d);
   plan.old_snapshot = live_snapshot(dir);
   std::map<std::string, std::string> old;
   if (!plan.old_snapshot.empty()) old = snapshot_names(join(store, plan.old_snapshot));
@@ -358,7 +424,7 @@ Result<SyncPlan> plan_sync(const std::string& dir, const SlurmFileSet& set) {
         break;
       case 3:
         if (file.name == kPlugstackFile)
-          if (auto why = adoptable_plugstack(path, dir, set.topology_block)) {
+          if (auto why = adoptable_plugstack(path, dir, file.text)) {
             plan.kept.emplace_back(file.name, *why);
             break;
           }
@@ -370,6 +436,12 @@ Result<SyncPlan> plan_sync(const std::string& dir, const SlurmFileSet& set) {
   }
   for (const auto& [name, path] : old) plan.files.push_back({name, FileChange::Kind::kRemoved});
   return plan;
+}
+
+// After the switch, an error leaves the new set live: say so.
+std::string live_note(const std::string& dir, const std::string& live) {
+  return " (the new set is live: " + join(dir, std::string(kStore) + "/" + live) +
+         "; sync again once fixed)";
 }
 
 Error conflict_error(const std::string& dir, const std::string& name) {
@@ -384,6 +456,9 @@ Error conflict_error(const std::string& dir, const std::string& name) {
 Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bool replace,
                              int lock_wait_s) {
   const std::string store = join(dir, kStore);
+  for (const auto& d : {dir, store})
+    if (struct stat st{}; ::stat(d.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+      return fail(ErrorCode::kUsage, "exists and is not a directory", d);
   if (auto ok = make_dir(dir); !ok) return std::unexpected(ok.error());
   if (auto ok = make_dir(store); !ok) return std::unexpected(ok.error());
   const std::string lock_path = join(store, "lock");
@@ -409,9 +484,17 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
     return std::unexpected(conflict_error(dir, plan.conflicts[0]));
   const std::string pid = std::to_string(::getpid());
 
-  // Leftovers of killed syncs (we hold the lock: nobody else writes here).
-  for (const auto& n : list_dir(store))
-    if (n.starts_with("tmp.") || n.starts_with("current.tmp.")) remove_tree(join(store, n));
+  // Leftovers of killed syncs (we hold the lock: nobody else writes here): snapshots being
+  // written, temporary links in the store, DIR and its subdirectories of the set.
+  std::vector<std::string> scan = {store, dir};
+  for (const auto& file : set.files)
+    if (const auto sub = parent_of(file.name);
+        !sub.empty() && std::ranges::find(scan, join(dir, sub)) == scan.end())
+      scan.push_back(join(dir, sub));
+  for (const auto& d : scan)
+    for (const auto& n : list_dir(d))
+      if (n.find(kTmpMark) != std::string::npos || (d == store && n.starts_with("tmp.")))
+        remove_tree(join(d, n));
 
   std::string live = plan.old_snapshot;
   const bool write =
@@ -426,7 +509,10 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
                 str::parse_uint(std::string_view(n).substr(std::strlen(kSnapshotPrefix)), 999999))
           seq = std::max(seq, static_cast<unsigned>(*v));
     char name[32];
-    std::snprintf(name, sizeof name, "%s%06u", kSnapshotPrefix, (seq + 1) % 1000000);
+    do {  // after a wrap of a million syncs, never the live or the previous snapshot's number
+      seq = (seq + 1) % 1000000;
+      std::snprintf(name, sizeof name, "%s%06u", kSnapshotPrefix, seq);
+    } while (name == live);
     const std::string tmp = join(store, "tmp." + pid);
     if (auto ok = make_dir(tmp); !ok) return std::unexpected(ok.error());
     std::vector<std::string> subdirs;
@@ -458,10 +544,12 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
     const auto path = join(dir, file.name);
     const auto want = link_target(file.name);
     const auto state = link_state(path, want);
-    if (state == 1 || std::ranges::any_of(plan.kept, [&](const auto& k) { return k.first == file.name; }))
+    if (state == 1 ||
+        std::ranges::any_of(plan.kept, [&](const auto& k) { return k.first == file.name; }))
       continue;
     if (const auto sub = parent_of(file.name); !sub.empty()) {
-      if (auto ok = make_dir(join(dir, sub)); !ok) return std::unexpected(ok.error());
+      if (auto ok = make_dir(join(dir, sub)); !ok)
+        return fail(ok.error().code, ok.error().message + live_note(dir, live), ok.error().file);
     }
     if (state == 3) {  // --replace: kept, never deleted
       const auto keep = join(store, "replaced");
@@ -469,10 +557,13 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
       std::string flat = file.name;
       std::ranges::replace(flat, '/', '_');
       const auto to = join(keep, flat + "." + std::to_string(std::time(nullptr)));
-      if (::rename(path.c_str(), to.c_str()) != 0)
-        return fail(ErrorCode::kIo, "cannot move it to " + to + ": " + errno_text(), path);
+      // A second name first, then the link renamed over the file: DIR/NAME never goes missing.
+      if (::link(path.c_str(), to.c_str()) != 0 && errno != EEXIST)
+        return fail(ErrorCode::kIo,
+                    "cannot keep it as " + to + ": " + errno_text() + live_note(dir, live), path);
     }
-    if (auto ok = place_link(path, want); !ok) return std::unexpected(ok.error());
+    if (auto ok = place_link(path, want); !ok)
+      return fail(ok.error().code, ok.error().message + live_note(dir, live), ok.error().file);
     const auto parent = join(dir, parent_of(file.name));
     if (std::ranges::find(parents, parent) == parents.end()) parents.push_back(parent);
   }
@@ -485,11 +576,32 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
   for (const auto& p : parents)
     if (auto ok = fsync_dir(p); !ok) return std::unexpected(ok.error());
 
-  // Keep the live snapshot and the one before it (rollback); drop the rest.
-  for (const auto& n : list_dir(store))
-    if (n.starts_with(kSnapshotPrefix) && n != live && n != plan.old_snapshot)
-      remove_tree(join(store, n));
+  // Keep the live snapshot and the one before it (rollback); drop the rest. A sync that wrote
+  // nothing keeps what is there.
+  if (write)
+    for (const auto& n : list_dir(store))
+      if (n.starts_with(kSnapshotPrefix) && n != live && n != plan.old_snapshot)
+        remove_tree(join(store, n));
   return planned;
+}
+
+std::string slurmctld_digest(const std::string& dir) {
+  const auto live = live_snapshot(dir);
+  if (live.empty()) return {};
+  const auto snap = join(join(dir, kStore), live);
+  std::string all;
+  for (const char* name : {"topology.conf", "topology.yaml", "fabricplace-nodes.conf"})
+    if (auto text = read_file(join(snap, name))) all += std::string(name) + '\0' + *text + '\0';
+  return str::fnv1a_hex(all);
+}
+
+std::string reconfigured_digest(const std::string& dir) {
+  auto text = read_file(join(dir, std::string(kStore) + "/reconfigured"), 4096);
+  return text ? std::string(str::trim(*text)) : std::string();
+}
+
+Result<void> record_reconfigured(const std::string& dir, const std::string& digest) {
+  return write_file_atomic(join(dir, std::string(kStore) + "/reconfigured"), digest + "\n");
 }
 
 }  // namespace fabricplace::ops

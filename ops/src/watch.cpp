@@ -130,6 +130,18 @@ WatchStep watch_step(const Fabric* accepted, const Fabric& now, WatchState& st,
     }
   }
   step.change_count = step.changes.size() + step.flaps.size();
+  if (accepted) {  // the links of `flaps`: said flapped, or with two events or more in the window
+    std::vector<std::string> links;
+    for (const auto& e : st.events)
+      if (e.run == st.runs &&
+          (e.what == "flapped" || std::ranges::count_if(st.events, [&](const WatchState::Event& x) {
+                                    return x.link == e.link;
+                                  }) >= 2))
+        links.push_back(e.link);
+    std::ranges::sort(links);
+    step.flapping_links =
+        static_cast<std::uint64_t>(std::unique(links.begin(), links.end()) - links.begin());
+  }
   return step;
 }
 

@@ -15,7 +15,8 @@ std::span<const ArgDoc> plugstack_arg_docs() {
        "The host map read at every launch (`fabricplace slurm sync` writes it; default: the "
        "fabric= path with .hostmap for its extension). One of another `slurm sync` "
        "generation than the fabric JSON is stale: said, and derived from the JSON instead."},
-      {"policy", "NAME", "The default --fabric-policy: fabric (default), slurm-tree, slurm-block or first-fit."},
+      {"policy", "NAME",
+       "The default --fabric-policy: fabric (default), slurm-tree, slurm-block or first-fit."},
       {"mode", "MODE", "The default --fabric-mode: constrain (default), exact or off."},
       {"gpus_per_node", "N", "GPUs per node (default 8): a TP group of more GPUs spans nodes."},
       {"topology", "KIND",

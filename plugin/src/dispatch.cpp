@@ -61,8 +61,11 @@ std::array<spank_option, 4> make_options() {
   const auto& docs = fp::plugin::option_docs();
   for (std::size_t i = 0; i < docs.size(); ++i)
     out[i] = spank_option{const_cast<char*>(fp::plugin::option_name(docs[i].which)),
-                          const_cast<char*>(docs[i].arg), const_cast<char*>(docs[i].usage), 1,
-                          static_cast<int>(docs[i].which), option_cb};
+                          const_cast<char*>(docs[i].arg),
+                          const_cast<char*>(docs[i].usage),
+                          1,
+                          static_cast<int>(docs[i].which),
+                          option_cb};
   return out;
 }
 std::array<spank_option, 4> g_options = make_options();

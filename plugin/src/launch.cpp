@@ -128,7 +128,10 @@ Result<const HostMap*> load_host_map(const std::string& path, const std::string&
       slot = std::make_unique<LoadedMap>(LoadedMap{std::move(*m), host_map_id(text)});
       return &slot->map;
     }
-    return std::unexpected(m.error());
+    auto e = m.error();
+    e.message +=
+        " (and " + fabric_path + " could not stand in: " + derived.error().to_string() + ")";
+    return std::unexpected(e);
   }
   note = why + "; derived from " + fabric_path +
          " instead (slower: `fabricplace slurm sync` writes the host map)";

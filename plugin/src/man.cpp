@@ -10,22 +10,25 @@ std::string spank_man_page(const std::string& version, const std::string& slurm_
   using str::roff;
   std::string o = ".TH FABRICPLACE\\-SPANK 8 \"\" \"fabricplace " + roff(version) +
                   "\" \"fabricplace manual\"\n";
-  o += ".SH NAME\nfabricplace.so \\- fabricplace's SPANK plugin for Slurm: tensor\\-parallel "
-       "groups inside leaf switches, ranks in the fabric ring order\n";
+  o += ".SH NAME\nfabricplace\\-spank \\- fabricplace.so, fabricplace's SPANK plugin for Slurm: "
+       "tensor\\-parallel groups inside leaf switches, ranks in the fabric ring order\n";
   o += ".SH SYNOPSIS\n.B optional\n.I /path/to/fabricplace.so\n";
   for (const auto& a : plugstack_arg_docs())
     o += "[\\fB" + roff(a.key) + "\\fR=\\fI" + roff(a.value) + "\\fR]\n";
   o += ".PP\nin \\fBplugstack.conf\\fR(5) or a file of /etc/slurm/plugstack.conf.d/.\n";
   o += ".SH DESCRIPTION\n" +
-       roff("The plugin adds the options below to sbatch, salloc and srun. This build loads "
-            "only on Slurm " + slurm_series +
-            ".x: Slurm refuses a SPANK plugin built for another major.minor (an `optional` "
-            "one is then left out, its options unknown); `fabricplace slurm check` says which "
-            "one is installed and loads it as Slurm would.") +
+       roff(
+           "The plugin adds the options below to sbatch, salloc and srun. This build loads "
+           "only on Slurm " +
+           slurm_series +
+           ".x: Slurm refuses a SPANK plugin built for another major.minor (an `optional` "
+           "one is then left out, its options unknown); `fabricplace slurm check` says which "
+           "one is installed and loads it as Slurm would.") +
        "\n.PP\n" +
-       roff("It never breaks a launch: a missing or unreadable file, a host the fabric lacks, "
-            "an internal error is one message in Slurm's log (and log=), and the job runs in "
-            "Slurm's own order. Only an invalid option value fails, at once.") +
+       roff(
+           "It never breaks a launch: a missing or unreadable file, a host the fabric lacks, "
+           "an internal error is one message in Slurm's log (and log=), and the job runs in "
+           "Slurm's own order. Only an invalid option value fails, at once.") +
        "\n";
   o += ".SH OPTIONS\n";
   for (const auto& d : option_docs()) {

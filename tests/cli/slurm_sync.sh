@@ -54,6 +54,12 @@ snap1=$(readlink "$d/.fabricplace/current")
 "$bin" slurm sync --fabric "$tmp/a.json" --out "$d" >"$tmp/out2.txt"
 [[ $(cat "$tmp/out2.txt") == "slurm sync: $d: no change (generation $gen_a)" ]] || fail "second sync: $(cat "$tmp/out2.txt")"
 [[ $(readlink "$d/.fabricplace/current") == "$snap1" ]] || fail "a sync with no change made a new snapshot"
+# Modes are set, not the umask's: slurmctld and users' sruns read these files.
+u=$tmp/umask
+(umask 077 && "$bin" slurm sync --fabric "$tmp/a.json" --out "$u" >/dev/null)
+modes=$(cd "$u" && stat -L -c '%a %n' .fabricplace .fabricplace/current fabric.hostmap topology.conf plugstack.conf.d plugstack.conf.d/fabricplace.conf | paste -sd' ')
+[[ $modes == "755 .fabricplace 755 .fabricplace/current 644 fabric.hostmap 644 topology.conf 755 plugstack.conf.d 644 plugstack.conf.d/fabricplace.conf" ]] ||
+  fail "modes under umask 077: $modes"
 
 # ---- a degraded link: fabric.json only --------------------------------------------------
 "$bin" slurm sync --fabric "$tmp/a-degraded.json" --out "$d" --dry-run >"$tmp/dry.txt"
@@ -78,10 +84,18 @@ for f in "${files[@]}"; do
 done
 check_set "$d"
 [[ $(ls "$d/.fabricplace" | grep -c '^snapshot\.') == 2 ]] || fail "old snapshots not pruned: $(ls "$d/.fabricplace")"
+"$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null
+[[ $(ls "$d/.fabricplace" | grep -c '^snapshot\.') == 2 ]] || fail "a sync with no change dropped the previous snapshot: $(ls "$d/.fabricplace")"
 
 # ---- what sync did not write; tree -> yaml; block ---------------------------------------
 e=$tmp/etc2
 mkdir -p "$e" && echo "SwitchName=s1 Nodes=x" >"$e/topology.conf"
+echo "return {}" >"$e/fabric.lua"
+rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$e" --dry-run >"$tmp/dry2.txt" 2>"$tmp/err.txt" || rc=$?
+[[ $rc == 2 ]] && grep -q "not written by slurm sync, so a real run refuses them without --replace: $e/fabric.lua, $e/topology.conf" "$tmp/err.txt" &&
+  grep -q "linked  $e/topology.conf -> .fabricplace/current/topology.conf (CONFLICT" "$tmp/dry2.txt" ||
+  fail "--dry-run with two hand-written files: rc=$rc $(cat "$tmp/err.txt" "$tmp/dry2.txt")"
+rm "$e/fabric.lua"
 rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$e" 2>"$tmp/err.txt" || rc=$?
 [[ $rc == 2 ]] && grep -q "$e/topology.conf: exists and was not written by slurm sync" "$tmp/err.txt" ||
   fail "a hand-written topology.conf: rc=$rc $(cat "$tmp/err.txt")"
@@ -104,8 +118,8 @@ g=$tmp/etc4
 mkdir -p "$g/plugstack.conf.d"
 echo "optional /usr/lib/x86_64-linux-gnu/slurm-wlm/fabricplace.so fabric=$g/fabric.json" >"$g/plugstack.conf.d/fabricplace.conf"
 cp "$g/plugstack.conf.d/fabricplace.conf" "$tmp/pkg.conf"
-"$bin" slurm sync --fabric "$tmp/a.json" --out "$g" --topology block >"$tmp/out6.txt"
-grep -q "kept  $g/plugstack.conf.d/fabricplace.conf: not sync's (a package's or an admin's), and its plugin line reads $g/fabric.json; but it lacks topology=block" "$tmp/out6.txt" ||
+"$bin" slurm sync --fabric "$tmp/a.json" --out "$g" --topology block --plugin /usr/lib/fabricplace.so --plugin-args gpus_per_node=4 >"$tmp/out6.txt"
+grep -q "kept  $g/plugstack.conf.d/fabricplace.conf: not sync's (a package's or an admin's), and its plugin line reads $g/fabric.json; but it lacks the plugin /usr/lib/fabricplace.so (it loads /usr/lib/x86_64-linux-gnu/slurm-wlm/fabricplace.so), topology=block, gpus_per_node=4 (edit it" "$tmp/out6.txt" ||
   fail "the package's plugstack line: $(cat "$tmp/out6.txt")"
 [[ ! -L $g/plugstack.conf.d/fabricplace.conf ]] && cmp -s "$tmp/pkg.conf" "$g/plugstack.conf.d/fabricplace.conf" || fail "the package's plugstack line was touched"
 [[ -L $g/topology.conf ]] || fail "with a kept plugstack line, the rest was not linked"
@@ -113,6 +127,31 @@ echo "optional /usr/lib/x86_64-linux-gnu/slurm-wlm/fabricplace.so fabric=/elsewh
 rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$g" 2>"$tmp/err.txt" >/dev/null || rc=$?
 [[ $rc == 2 ]] && grep -q "$g/plugstack.conf.d/fabricplace.conf: exists and was not written by slurm sync" "$tmp/err.txt" ||
   fail "a plugstack line reading another fabric.json: rc=$rc $(cat "$tmp/err.txt")"
+
+# ---- --out: not a file, no blank; --reconfigure until it succeeds ------------------------
+: >"$tmp/plain-file"
+for dry in "" --dry-run; do
+  rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$tmp/plain-file" $dry 2>"$tmp/err.txt" >/dev/null || rc=$?
+  [[ $rc == 2 ]] && grep -q "$tmp/plain-file: exists and is not a directory" "$tmp/err.txt" || fail "--out a file $dry: rc=$rc $(cat "$tmp/err.txt")"
+done
+rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$tmp/my dir" 2>"$tmp/err.txt" >/dev/null || rc=$?
+[[ $rc == 2 && ! -e "$tmp/my dir" ]] && grep -q "a blank in the path" "$tmp/err.txt" || fail "--out with a blank: rc=$rc $(cat "$tmp/err.txt")"
+mkdir -p "$tmp/fakebin"
+printf '#!/bin/sh\necho "$*" >>"%s/scontrol.log"\n[ ! -e "%s/scontrol.fails" ]\n' "$tmp" "$tmp" >"$tmp/fakebin/scontrol"
+chmod +x "$tmp/fakebin/scontrol"
+r=$tmp/reconf
+touch "$tmp/scontrol.fails"
+rc=0; PATH=$tmp/fakebin:$PATH "$bin" slurm sync --fabric "$tmp/a.json" --out "$r" --reconfigure >"$tmp/r1.txt" 2>"$tmp/err.txt" || rc=$?
+[[ $rc == 1 ]] && grep -q "tries again" "$tmp/err.txt" || fail "a failed reconfigure: rc=$rc $(cat "$tmp/err.txt")"
+rm "$tmp/scontrol.fails"
+PATH=$tmp/fakebin:$PATH "$bin" slurm sync --fabric "$tmp/a.json" --out "$r" --reconfigure >"$tmp/r2.txt"
+grep -q "no change" "$tmp/r2.txt" && grep -q "^reconfigure: scontrol reconfigure" "$tmp/r2.txt" ||
+  fail "a sync with no change did not retry the failed reconfigure: $(cat "$tmp/r2.txt")"
+PATH=$tmp/fakebin:$PATH "$bin" slurm sync --fabric "$tmp/a.json" --out "$r" --reconfigure >"$tmp/r3.txt"
+grep -q "^reconfigure: not needed" "$tmp/r3.txt" || fail "reconfigured twice: $(cat "$tmp/r3.txt")"
+PATH=$tmp/fakebin:$PATH "$bin" slurm sync --fabric "$tmp/a-degraded.json" --out "$r" --reconfigure >"$tmp/r4.txt"
+grep -q "^reconfigure: not needed" "$tmp/r4.txt" || fail "link health reconfigured slurmctld: $(cat "$tmp/r4.txt")"
+[[ $(grep -c reconfigure "$tmp/scontrol.log") == 2 ]] || fail "scontrol ran $(grep -c reconfigure "$tmp/scontrol.log") times, expected 2 (one failed)"
 
 # ---- nothing written from a fabric Slurm cannot use -----------------------------------
 f=$tmp/etc3
@@ -142,10 +181,34 @@ for sc in mkdir openat write fsync rename symlink unlink rmdir; do
     same_as "$tmp/ref-a" || same_as "$tmp/ref-b" || fail "killed before $sc #$n: neither the old set nor the new one is whole"
     "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" >/dev/null || fail "after a kill at $sc #$n, the next sync failed"
     same_as "$tmp/ref-b" || fail "after a kill at $sc #$n, the next sync did not write the new set"
-    leftovers=$(ls -a "$k/.fabricplace" | grep -E '^(tmp|current\.tmp)\.' || true)
+    leftovers=$(find "$k" -name '*fabricplace-tmp*' -o -path "$k/.fabricplace/tmp.*" | head -3)
     [[ -z $leftovers ]] || fail "after a kill at $sc #$n, the next sync left $leftovers"
     ((n < 200)) || fail "$sc: more than 200 calls"
   done
 done
 ((kills > 30)) || fail "only $kills kill points: strace injection did not take"
-echo "ok: slurm sync: generation $gen_a -> $gen_b; $kills kill points, each left a whole set"
+# The first sync, and --replace over a hand-written topology.conf: killed anywhere, the
+# directory has no set or a whole one, and topology.conf is always there (the old file or
+# the new link), never missing.
+first_kills=0
+for sc in mkdir openat write fsync rename symlink link unlink; do
+  for ((n = 1; ; n++)); do
+    rm -rf "$k" && mkdir -p "$k" && echo "SwitchName=hand Nodes=node001" >"$k/topology.conf"
+    rc=0
+    { strace -o /dev/null -e trace="$sc" -e inject="$sc":signal=KILL:when=$n \
+      "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" --replace >/dev/null 2>&1; } 2>/dev/null || rc=$?
+    [[ -f $k/topology.conf ]] || fail "killed before $sc #$n of a first --replace sync: topology.conf is missing"
+    grep -qx "SwitchName=hand Nodes=node001" "$k/topology.conf" || cmp -s "$k/topology.conf" "$tmp/ref-b/topology.conf" ||
+      fail "killed before $sc #$n: topology.conf is neither the hand-written one nor the new one"
+    if [[ -e $k/.fabricplace/current ]]; then
+      for f in "${files[@]}"; do cmp -s "$k/.fabricplace/current/$f" "$tmp/ref-b/$f" || fail "killed before $sc #$n: the live snapshot lacks $f"; done
+    fi
+    [[ $rc == 0 ]] && break
+    first_kills=$((first_kills + 1))
+    "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" --replace >/dev/null || fail "after a kill at $sc #$n of a first sync, the next one failed"
+    same_as "$tmp/ref-b" || fail "after a kill at $sc #$n of a first sync, the next one did not write the set"
+    ((n < 200)) || fail "$sc: more than 200 calls"
+  done
+done
+((first_kills > 20)) || fail "only $first_kills kill points in the first sync"
+echo "ok: slurm sync: generation $gen_a -> $gen_b; $kills + $first_kills kill points, each left a whole set"

@@ -50,6 +50,7 @@ TEST(Watch, ChangesFlapsAndTheWindow) {
             "flapping node001 mlx5_0[1] - leaf01[1]: 2 changes in the last 3 runs: degraded "
             "(run 3), recovered (run 4)");
   EXPECT_EQ(s.change_count, 3u);
+  EXPECT_EQ(s.flapping_links, 1u);
   // Quiet for the window: the old events are forgotten; a new change is not a flap.
   watch_step(&good, good, st, 3);
   watch_step(&good, good, st, 3);

@@ -26,7 +26,7 @@ command -v cpack >/dev/null || fail "no cpack"
 # The packages are made where the build was: on this machine, or for the Slurm of the build
 # chroot (tests/slurm/chroot.sh: trixie, 24.11) inside it (dpkg-shlibdeps reads its libraries).
 if [[ $suite == trixie ]]; then
-  "$chroot_sh" run --bind "$build" --bind "$tmp" -- sh -c 'cd "$1" && cpack -G DEB -B "$2"' sh "$build" "$tmp/debs"
+  "$chroot_sh" run --bind "$src" --bind "$build" --bind "$tmp" -- sh -c 'cd "$1" && cpack -G DEB -B "$2"' sh "$build" "$tmp/debs"
 else
   (cd "$build" && cpack -G DEB -B "$tmp/debs")
 fi >"$tmp/cpack.log" 2>&1 || { cat "$tmp/cpack.log"; fail "cpack -G DEB failed"; }

@@ -3,11 +3,10 @@
 # Installs the packages as an admin would and checks everything from the installed files.
 set -uo pipefail
 debs=$1 src=$2 series=$3 version=$4 spec=$5 aptcache=$6
-fails=0
-check() {
-  local d=$1; shift
-  if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
-}
+FABRICPLACE=/usr/bin/fabricplace
+# check(), fails and the lab (tests/slurm/common.sh): sourced first, as it sets fails=0.
+# shellcheck source=tests/slurm/common.sh
+. "$src/tests/slurm/common.sh"
 log=/tmp/fp-deb-apt.$$.log
 export DEBIAN_FRONTEND=noninteractive
 apt=(apt-get -q -y -o "Dir::Cache::archives=$aptcache/" --no-install-recommends)
@@ -51,18 +50,27 @@ check "fabricplace slurm check: the installed plugin matches Slurm $series and l
   fabricplace slurm check --plugstack /etc/slurm/plugstack.conf.d/fabricplace.conf
 
 # ---- a Slurm lab on the installed files -------------------------------------------------
-FABRICPLACE=/usr/bin/fabricplace
-# shellcheck source=tests/slurm/common.sh
-. "$src/tests/slurm/common.sh"
-lab_start_plugin "$spec" "$so" /usr/share/fabricplace/slurm/job_submit.lua
-etc=$LAB_DIR/etc
-# Slurm's side from `slurm sync` (taking over the files lab.sh wrote), the plugin's line from
-# plugstack.conf.d as Debian's plugstack.conf includes it; job_submit.lua reads fabric.lua.
-check "slurm sync --replace --reconfigure into the lab's directory" \
-  fabricplace slurm sync --fabric "$etc/fabric.json" --out "$etc" --replace --reconfigure \
-    --plugin "$so" --plugin-args "gpus_per_node=2 log=$LAB_DIR/log/fabricplace.log"
-echo "include $etc/plugstack.conf.d/*.conf" >"$etc/plugstack.conf"
-check "the synced files are links into the live snapshot" test -L "$etc/fabric.hostmap" -a -L "$etc/topology.conf"
+# As an admin would: the package's plugin line (edited: these lab nodes have 2 GPUs), Debian's
+# plugstack.conf including it, `slurm sync --out /etc/slurm` for the fabric files (the
+# package's line is kept), the installed job_submit.lua with only a log file set.
+plog=/var/log/fabricplace-lab.log
+sed -i -e 's/gpus_per_node=8/gpus_per_node=2/' -e "s|\$| log=$plog|" /etc/slurm/plugstack.conf.d/fabricplace.conf
+: >"$plog" && chmod 666 "$plog"
+fabricplace slurm sync --fabric "$spec" --out /etc/slurm >/var/log/fabricplace-sync.out 2>&1
+check "slurm sync --out /etc/slurm keeps the package's plugin line, which reads its fabric.json" \
+  grep -q "kept  /etc/slurm/plugstack.conf.d/fabricplace.conf: not sync's" /var/log/fabricplace-sync.out
+check "the package's plugin line is as the admin left it" grep -q "gpus_per_node=2 log=$plog$" /etc/slurm/plugstack.conf.d/fabricplace.conf
+check "the synced files are links into the live snapshot" test -L /etc/slurm/fabric.hostmap -a -L /etc/slurm/fabric.lua
+sed 's|^M.LOG = nil .*|M.LOG = "/var/log/fabricplace-job_submit.log"|' \
+  /usr/share/fabricplace/slurm/job_submit.lua >/tmp/fp-deb-job_submit.lua
+: >/var/log/fabricplace-job_submit.log
+lab_start "$spec" --plugstack /etc/slurm/plugstack.conf --job-submit /tmp/fp-deb-job_submit.lua
+rm -f /tmp/fp-deb-job_submit.lua
+mkdir -p "$LAB_DIR/work" && chmod 777 "$LAB_DIR/work" && cd "$LAB_DIR/work" || exit 1
+check "slurm sync --reconfigure: no change, but slurmctld never reread it: scontrol reconfigure runs" \
+  bash -c 'fabricplace slurm sync --fabric "$1" --out /etc/slurm --reconfigure | grep -q "^reconfigure: scontrol reconfigure"' _ "$spec"
+check "... and once it has, not again" \
+  bash -c 'fabricplace slurm sync --fabric "$1" --out /etc/slurm --reconfigure | grep -q "^reconfigure: not needed"' _ "$spec"
 out=$(sbatch --help 2>&1)
 man_text=$(LC_ALL=C MANPAGER=cat MANWIDTH=400 man 8 fabricplace-spank 2>/dev/null | tr -s ' \n' ' ')
 for opt in fabric-tp fabric-mode fabric-policy fabric-rankfile; do
@@ -86,11 +94,11 @@ scancel "$busy"
 wait_all_idle 60 || true
 jid=$(sbatch --parsable -N4 --ntasks-per-node=2 --fabric-tp=4 -J tp -o /dev/null --wrap 'sleep 2')
 wait_gone "$jid" 120 || true
-check "constrain mode: job_submit.lua (installed) read the synced table and constrained the job" \
-  grep -q "job tp: " "$LAB_DIR/log/job_submit.log"
-check "no internal errors logged" bash -c "! grep -q 'internal error' '$LAB_DIR/log/fabricplace.log' '$LAB_DIR'/log/slurmd-*.log"
+check "constrain mode: the installed job_submit.lua read /etc/slurm/fabric.lua and constrained the job" \
+  grep -q "job tp: 4 nodes, TP groups of 2 nodes: features=" /var/log/fabricplace-job_submit.log
+check "no internal errors logged" bash -c "! grep -q 'internal error' '$plog' '$LAB_DIR'/log/slurmd-*.log"
 if ((fails)); then
-  for f in ring.err "$LAB_DIR/log/fabricplace.log" "$LAB_DIR/log/job_submit.log"; do echo "== $f"; tail -20 "$f" 2>/dev/null; done
+  for f in /var/log/fabricplace-sync.out ring.err "$plog" /var/log/fabricplace-job_submit.log; do echo "== $f"; tail -20 "$f" 2>/dev/null; done
   LAB_KEEP=1
 fi
 lab_stop

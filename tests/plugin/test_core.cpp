@@ -593,7 +593,9 @@ TEST(PluginLaunch, HostMapFallsBackOnTheFabricJson) {
   m = load_host_map(dir.path + "/gone.hostmap", dir.path + "/gone.json", note);
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().to_string(),
-            dir.path + "/gone.hostmap: cannot open: No such file or directory");
+            dir.path + "/gone.hostmap: cannot open: No such file or directory (and " + dir.path +
+                "/gone.json could not stand in: " + dir.path +
+                "/gone.json: cannot open: No such file or directory)");
 }
 
 TEST(PluginSubmit, ExactModeReadsTheRunningJobs) {

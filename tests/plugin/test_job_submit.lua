@@ -226,6 +226,24 @@ M.check_generation(tb, ga, { name = "j2" })
 local _, said = slurp(M.LOG):gsub("the submit host's fabric files are generation " .. ga, "")
 eq("said once", said, 1)
 os.remove(live); os.remove(M.LOG); M.LOG = nil
+-- A table missing when slurmctld started, then written by a sync: picked up at the next
+-- submission, not 100 later (a fresh copy of the module: its own loaded table).
+local M2 = dofile(script)
+local late = os.tmpname(); os.remove(late)
+M2.FABRIC_TABLE = late
+local function tp_job(name)
+  return { name = name, min_nodes = 4,
+           spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
+end
+local j1 = tp_job("j1")
+M2.submit(j1, {})
+eq("no table yet: no constraint", j1.features, nil)
+put(late, slurp(gen_a_path))
+local j2 = tp_job("j2")
+M2.submit(j2, { [7] = { job_state = 1, nodes = "node[001,005,009-016]" } })
+eq("a table written after a failed load: used at the next submission", j2.features,
+   "[p01-leaf01*2&p01-leaf02*2]")
+os.remove(late)
 
 if failures > 0 then os.exit(1) end
 print("ok")

@@ -53,7 +53,7 @@ ROOT=${ROOT%/}
 PACKAGES=(
   slurmctld slurmd slurm-client munge libslurm-dev
   g++ make cmake pkg-config libcli11-dev nlohmann-json3-dev zlib1g-dev libhwloc-dev
-  dpkg-dev
+  dpkg-dev file
   openmpi-bin hwloc util-linux procps iproute2 hostname
 )
 STAMP="suite=$SUITE packages=${PACKAGES[*]}"

@@ -76,7 +76,7 @@ struct SyncPlan {
   /// sync's (the package's conffile, an admin's) but loads the plugin with this directory's
   /// fabric.json.
   std::vector<std::pair<std::string, std::string>> kept;
-  [[nodiscard]] bool changed() const;     ///< a file to write, or a link to fix
+  [[nodiscard]] bool changed() const;  ///< a file to write, or a link to fix
   [[nodiscard]] bool changed(const std::string& name) const;
 };
 
@@ -94,5 +94,14 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
                              int lock_wait_s = 60);
 
 const char* to_string(FileChange::Kind k);
+
+/// What slurmctld reads of the live set (topology.conf or topology.yaml, and
+/// fabricplace-nodes.conf) as one id; "" when DIR holds no set.
+std::string slurmctld_digest(const std::string& dir);
+/// The digest `scontrol reconfigure` last succeeded on (DIR/.fabricplace/reconfigured; ""
+/// if never), and recording it: `--reconfigure` runs until slurmctld has read the live set,
+/// so a reconfigure that failed is tried again by the next sync.
+std::string reconfigured_digest(const std::string& dir);
+Result<void> record_reconfigured(const std::string& dir, const std::string& digest);
 
 }  // namespace fabricplace::ops

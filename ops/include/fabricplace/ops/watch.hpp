@@ -40,6 +40,7 @@ struct WatchStep {
   std::vector<std::string> changes;  ///< one line per change (fabric diff's lines)
   std::vector<std::string> flaps;    ///< "flapped ..." and "flapping ..." lines
   std::uint64_t change_count = 0;    ///< changes + flaps
+  std::uint64_t flapping_links = 0;  ///< links in `flaps` (one may be both flapped and flapping)
 };
 
 /// One run: `now` against `accepted` (nullptr on the first run: nothing to compare). Adds
