@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# watch.sh FABRICPLACE: `fabric watch` on re-imported fabrics (the ibsim test covers live
+# discovery): exit codes, what it says, the metrics file of every run (promtool), and the
+# --interval loop stopped by SIGTERM.
+#   - run 1 accepts the fabric and syncs; run 2 (a link degraded) says it and re-syncs only
+#     fabric.json; run 3 (the source gone) exits 1, keeps the accepted fabric, and its metrics
+#     say fabricplace_discovery_accepted 0 with the accepted fabric's health; run 4 (the link
+#     back) says recovered and flapping;
+#   - a bad state file is an error naming it; --interval 1 runs until SIGTERM, then exits 0.
+set -euo pipefail
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+command -v promtool >/dev/null || fail "no promtool (Debian package prometheus; scripts/install-deps.sh)"
+promcheck() {
+  promtool check metrics <"$tmp/m.prom" >"$tmp/promtool.txt" 2>&1 && [[ ! -s $tmp/promtool.txt ]] ||
+    fail "promtool check metrics after $1: $(cat "$tmp/promtool.txt")"
+}
+"$bin" fabric export 'fat2:leaves=2,down=2,up=2' --format json -o "$tmp/good.json"
+sed '0,/"4xHDR"\]/s//"1xHDR"]/' "$tmp/good.json" >"$tmp/bad.json"
+cp "$tmp/good.json" "$tmp/now.json"
+w=("$bin" fabric watch --state "$tmp/state" --sync-out "$tmp/etc" --metrics "$tmp/m.prom" "$tmp/now.json")
+
+"${w[@]}" >"$tmp/1.txt"
+grep -qx "fabric watch: run 1: first fabric accepted: 4 hosts, 3 switches, 8 links (spec fat2:leaves=2,down=2,up=2)" "$tmp/1.txt" ||
+  fail "run 1: $(cat "$tmp/1.txt")"
+[[ -L $tmp/etc/topology.conf && -f $tmp/state/accepted.json ]] || fail "run 1 did not sync or accept"
+promcheck "run 1"
+grep -qx "fabricplace_discovery_accepted 1" "$tmp/m.prom" || fail "run 1: not accepted in the metrics"
+
+cp "$tmp/bad.json" "$tmp/now.json"
+"${w[@]}" >"$tmp/2.txt"
+grep -qx "fabric watch: run 2: degraded node001 mlx5_0\[1\] - leaf01\[1\]: 4xHDR -> 1xHDR" "$tmp/2.txt" || fail "run 2: $(cat "$tmp/2.txt")"
+[[ $(grep -c "  changed  " "$tmp/2.txt") == 1 ]] && grep -q "  changed  fabric.json" "$tmp/2.txt" || fail "run 2 synced more than fabric.json: $(cat "$tmp/2.txt")"
+grep -qx "fabricplace_degraded_links 1" "$tmp/m.prom" || fail "run 2: the metrics lack the degraded link"
+promcheck "run 2"
+
+mv "$tmp/now.json" "$tmp/away.json"
+rc=0; "${w[@]}" >"$tmp/3.txt" 2>&1 || rc=$?
+[[ $rc == 1 ]] && grep -q "fabric watch: run 3: discovery failed: .*now.json.*; the accepted fabric stays" "$tmp/3.txt" ||
+  fail "run 3 (no source): rc=$rc $(cat "$tmp/3.txt")"
+grep -qx "fabricplace_discovery_accepted 0" "$tmp/m.prom" && grep -qx "fabricplace_degraded_links 1" "$tmp/m.prom" &&
+  grep -qx "fabricplace_discoveries_total 3" "$tmp/m.prom" || fail "run 3: the metrics do not say rejected: $(grep discover "$tmp/m.prom")"
+promcheck "run 3"
+
+cp "$tmp/good.json" "$tmp/now.json"
+"${w[@]}" >"$tmp/4.txt"
+grep -qx "fabric watch: run 4: recovered node001 mlx5_0\[1\] - leaf01\[1\]: 1xHDR -> 4xHDR" "$tmp/4.txt" &&
+  grep -qx "fabric watch: run 4: flapping node001 mlx5_0\[1\] - leaf01\[1\]: 2 changes in the last 10 runs: degraded (run 2), recovered (run 4)" "$tmp/4.txt" ||
+  fail "run 4: $(cat "$tmp/4.txt")"
+grep -qx "fabricplace_discovery_flapping_links 1" "$tmp/m.prom" || fail "run 4: flapping links not 1"
+promcheck "run 4"
+
+echo '{"runs": "x"}' >"$tmp/state/watch.json"
+rc=0; "${w[@]}" >/dev/null 2>"$tmp/err.txt" || rc=$?
+[[ $rc == 1 ]] && grep -q "$tmp/state/watch.json:1: \"runs\": expected a count" "$tmp/err.txt" || fail "a bad state file: rc=$rc $(cat "$tmp/err.txt")"
+rm "$tmp/state/watch.json"
+
+"${w[@]}" --interval 1 >"$tmp/loop.txt" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [[ $(grep -c ": run " "$tmp/loop.txt") -ge 2 ]] && break; sleep 0.1; done
+kill -TERM "$pid"
+rc=0; wait "$pid" || rc=$?
+[[ $rc == 0 ]] && grep -qx "fabric watch: stopped" "$tmp/loop.txt" && [[ $(grep -c "no change" "$tmp/loop.txt") -ge 2 ]] ||
+  fail "--interval 1 then SIGTERM: rc=$rc $(cat "$tmp/loop.txt")"
+echo "ok: fabric watch: 4 runs and a loop, metrics valid after each"
