@@ -105,12 +105,16 @@ end
 -- The loaded table, or the file's when a sync replaced it (another generation on its first
 -- line): slurmctld needs no `touch job_submit.lua` after a sync. One line read per
 -- submission that asks for fabricplace. A new table that does not load keeps the old one.
+local refresh_failed = nil  -- a generation on disk that did not load: not tried again
 function M.refresh(t, path)
   if t == nil then return nil end
   local on_disk = M.file_generation(path)
-  if on_disk == "" or on_disk == (t.generation or "") then return t end
+  if on_disk == "" or on_disk == (t.generation or "") or on_disk == refresh_failed then
+    return t
+  end
   local fresh, err = M.load_fabric(path)
   if fresh == nil then
+    refresh_failed = on_disk
     log("%s is generation %s but does not load (%s); the table of generation %s stays", path,
         on_disk, err, tostring(t.generation))
     return t

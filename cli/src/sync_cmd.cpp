@@ -54,6 +54,9 @@ Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts&
   const std::string verb = o.dry_run ? "would be " : "";
   if (!r.changed) {
     out << "slurm sync: " << dir << ": no change (generation " << set->generation << ")\n";
+    if (!o.brief)  // what a kept plugin line lacks, at every sync until it is edited
+      for (const auto& [name, why] : plan->kept)
+        out << "  kept  " << dir << "/" << name << ": " << why << "\n";
     return r;
   }
   out << "slurm sync: " << dir << ": generation " << set->generation;

@@ -44,8 +44,9 @@ struct WatchOpts {
   SyncCliOpts sync;  // sync.out empty: no sync
 };
 
+// One line of the log, flushed: journald (or a file) sees it as it happens.
 void say(std::uint64_t run, const std::string& line) {
-  std::cout << "fabric watch: run " << run << ": " << line << "\n";
+  std::cout << "fabric watch: run " << run << ": " << line << std::endl;
 }
 
 // The fabric now: the sources re-imported, or a live discovery (lost links marked against
@@ -80,7 +81,8 @@ Result<fabric::Fabric> fabric_now(const WatchOpts& o, const fabric::Fabric* acce
 }
 
 // One run; 0 when it ran through (changes or not), 1 when the fabric could not be read or
-// was not accepted, or Slurm's files could not be written.
+// was not accepted, or Slurm's files could not be written; 2 when it cannot work as asked
+// (no source and no live discovery; a file slurm sync did not write in the sync directory).
 int run_once(const WatchOpts& o) {
   const std::string accepted_path = o.state + "/accepted.json";
   const std::string state_path = o.state + "/watch.json";
@@ -114,7 +116,7 @@ int run_once(const WatchOpts& o) {
     st->runs = run;
     (void)write_file_atomic(state_path, ops::to_json(*st));
     if (auto ok = rejected_metrics(); !ok) return report(ok.error());
-    return kExitError;
+    return now.error().code == ErrorCode::kUsage ? kExitUsage : kExitError;
   }
   if (!now->topology().incomplete.empty()) {
     say(run, "INCOMPLETE discovery (" + str::excerpt(now->topology().incomplete[0], 200) +
@@ -147,7 +149,7 @@ int run_once(const WatchOpts& o) {
     auto r = sync_slurm_files(*now, brief, out);
     if (!r) {
       say(run, "slurm sync failed: " + r.error().to_string());
-      rc = kExitError;
+      rc = r.error().code == ErrorCode::kUsage ? kExitUsage : kExitError;
     } else {
       const auto text = out.str();
       for (auto line : str::lines(text))
@@ -237,7 +239,10 @@ void add_watch_command(CLI::App& fabric, RunFn& run) {
       std::signal(SIGINT, on_stop);
       std::cout << "fabric watch: every " << o->interval << " s; state in " << o->state << "\n";
       while (!g_stop) {
-        run_once(*o);
+        // A usage error (no source and no live discovery, a file sync did not write) stays
+        // one at every run: stop, with its exit status.
+        if (const int rc = run_once(*o); rc == kExitUsage) return rc;
+        std::cout.flush();
         for (unsigned s = 0; s < o->interval * 10 && !g_stop; ++s)
           std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }

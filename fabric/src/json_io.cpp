@@ -11,8 +11,8 @@ bool default_port(const NodeRecord& n, const Port& p) {
          p.rec.lmc == n.lmc && p.health.empty();
 }
 
-void write_health(std::string& out, const PortHealth& h) {
-  if (h.has_counters) {
+void write_health(std::string& out, const PortHealth& h, bool counters) {
+  if (h.has_counters && counters) {
     out += ", \"counters\": {";
     for (std::size_t i = 0; i < kNumCounters; ++i) {
       if (i) out += ", ";
@@ -35,7 +35,7 @@ void write_health(std::string& out, const PortHealth& h) {
 
 }  // namespace
 
-std::string to_json(const Fabric& f) {
+std::string to_json(const Fabric& f, bool with_counters) {
   std::string out;
   out.reserve(f.num_nodes() * 200 + f.num_links() * 64 + 256);
   out += "{\n";
@@ -73,7 +73,7 @@ std::string to_json(const Fabric& f) {
       out += "{\"port\": " + std::to_string(p.rec.number) + ", \"guid\": \"" +
              str::guid_hex(p.rec.guid) + "\", \"lid\": " + std::to_string(p.rec.lid) +
              ", \"lmc\": " + std::to_string(p.rec.lmc);
-      write_health(out, p.health);
+      write_health(out, p.health, with_counters);
       out += "}";
     }
     out += "]}";

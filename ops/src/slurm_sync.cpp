@@ -98,7 +98,7 @@ bool SyncPlan::changed(const std::string& name) const {
 Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) {
   using namespace fabric;
   if (!f.topology().incomplete.empty())
-    return fail(ErrorCode::kUsage,
+    return fail(ErrorCode::kUnsupported,
                 "the fabric is INCOMPLETE (a partial discovery): Slurm's files would lack what it "
                 "misses; nothing written (rediscover)");
   for (const auto* s : {&o.dir, &o.plugin, &o.plugin_args, &o.node_params})
@@ -190,12 +190,18 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
     };
   };
   render("");
+  // The generation: what slurmctld, job_submit.lua and the launches read of the structure;
+  // not the plugin's line (its arguments are no structure).
   std::string all;
-  for (const auto& file : files) all += file.name + '\0' + file.text + '\0';
+  for (const auto& file : files)
+    if (file.name != kPlugstackFile) all += file.name + '\0' + file.text + '\0';
   set.generation = str::fnv1a_hex(all);
   render(set.generation);
+  // Without the raw counters (their verdicts stay): counters move every minute and would
+  // rewrite fabric.json at every watch run.
   files.insert(files.begin(),
-               SlurmFile{"fabric.json", stamp_json(to_json(f), set.generation), false});
+               SlurmFile{"fabric.json",
+                         stamp_json(to_json(f, /*with_counters=*/false), set.generation), false});
 
   // Read back what the plugin reads: a set that its readers refuse is never written.
   if (auto m = placement::parse_host_map(files[1].text, "fabric.hostmap"); !m)
@@ -497,10 +503,56 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
         remove_tree(join(d, n));
 
   std::string live = plan.old_snapshot;
+  bool switched = false;  // errors after the switch say that the new set is live
+  auto after_switch = [&] { return switched ? live_note(dir, live) : std::string(); };
+  // The fixed links DIR/NAME -> .fabricplace/current/NAME. Missing ones are placed before
+  // the switch (they resolve from the moment it happens: a new topology.yaml is there as the
+  // old topology.conf goes); the others (sync's links elsewhere, --replace) after it.
+  std::vector<std::string> parents;
+  auto link_all = [&](bool missing_only) -> Result<void> {
+    for (const auto& file : set.files) {
+      const auto path = join(dir, file.name);
+      const auto want = link_target(file.name);
+      const auto state = link_state(path, want);
+      if (state == 1 || (missing_only && state != 0) ||
+          std::ranges::any_of(plan.kept, [&](const auto& k) { return k.first == file.name; }))
+        continue;
+      if (const auto sub = parent_of(file.name); !sub.empty()) {
+        if (auto ok = make_dir(join(dir, sub)); !ok)
+          return fail(ok.error().code, ok.error().message + after_switch(), ok.error().file);
+      }
+      if (state == 3) {  // --replace: kept, never deleted
+        const auto keep = join(store, "replaced");
+        if (auto ok = make_dir(keep); !ok)
+          return fail(ok.error().code, ok.error().message + after_switch(), ok.error().file);
+        std::string flat = file.name;
+        std::ranges::replace(flat, '/', '_');
+        // A second name first, then the link renamed over the file: DIR/NAME never goes
+        // missing. The name is free (.TIME, .TIME.1, ...); one already linked to the file (a
+        // killed --replace) is kept as it is.
+        std::string to = join(keep, flat + "." + std::to_string(std::time(nullptr)));
+        struct stat was {
+        }, there{};
+        ::lstat(path.c_str(), &was);
+        for (int k = 1; ::lstat(to.c_str(), &there) == 0 && there.st_ino != was.st_ino; ++k)
+          to =
+              join(keep, flat + "." + std::to_string(std::time(nullptr)) + "." + std::to_string(k));
+        if (::link(path.c_str(), to.c_str()) != 0 && errno != EEXIST)
+          return fail(ErrorCode::kIo,
+                      "cannot keep it as " + to + ": " + errno_text() + after_switch(), path);
+      }
+      if (auto ok = place_link(path, want); !ok)
+        return fail(ok.error().code, ok.error().message + after_switch(), ok.error().file);
+      const auto parent = join(dir, parent_of(file.name));
+      if (std::ranges::find(parents, parent) == parents.end()) parents.push_back(parent);
+    }
+    return {};
+  };
   const bool write =
       std::ranges::any_of(
           plan.files, [](const FileChange& c) { return c.kind != FileChange::Kind::kUnchanged; }) ||
       live.empty();
+  if (auto ok = link_all(true); !ok) return std::unexpected(ok.error());
   if (write) {
     unsigned seq = 0;
     for (const auto& n : list_dir(store))
@@ -536,45 +588,22 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
     if (auto ok = place_link(join(store, kCurrent), name); !ok) return std::unexpected(ok.error());
     if (auto ok = fsync_dir(store); !ok) return std::unexpected(ok.error());
     live = name;
+    switched = true;
   }
 
-  // The fixed links DIR/NAME -> .fabricplace/current/NAME.
-  std::vector<std::string> parents;
-  for (const auto& file : set.files) {
-    const auto path = join(dir, file.name);
-    const auto want = link_target(file.name);
-    const auto state = link_state(path, want);
-    if (state == 1 ||
-        std::ranges::any_of(plan.kept, [&](const auto& k) { return k.first == file.name; }))
+  if (auto ok = link_all(false); !ok) return std::unexpected(ok.error());
+  // Links to files the set does not have (topology.conf after a switch to topology.yaml),
+  // whatever the live snapshot held: a sync killed after the switch leaves none for long.
+  for (const char* name : {"fabric.json", "fabric.hostmap", "fabric.lua", "topology.conf",
+                           "topology.yaml", "fabricplace-nodes.conf", kPlugstackFile}) {
+    if (std::ranges::any_of(set.files, [&](const SlurmFile& f) { return f.name == name; }))
       continue;
-    if (const auto sub = parent_of(file.name); !sub.empty()) {
-      if (auto ok = make_dir(join(dir, sub)); !ok)
-        return fail(ok.error().code, ok.error().message + live_note(dir, live), ok.error().file);
-    }
-    if (state == 3) {  // --replace: kept, never deleted
-      const auto keep = join(store, "replaced");
-      if (auto ok = make_dir(keep); !ok) return std::unexpected(ok.error());
-      std::string flat = file.name;
-      std::ranges::replace(flat, '/', '_');
-      const auto to = join(keep, flat + "." + std::to_string(std::time(nullptr)));
-      // A second name first, then the link renamed over the file: DIR/NAME never goes missing.
-      if (::link(path.c_str(), to.c_str()) != 0 && errno != EEXIST)
-        return fail(ErrorCode::kIo,
-                    "cannot keep it as " + to + ": " + errno_text() + live_note(dir, live), path);
-    }
-    if (auto ok = place_link(path, want); !ok)
-      return fail(ok.error().code, ok.error().message + live_note(dir, live), ok.error().file);
-    const auto parent = join(dir, parent_of(file.name));
-    if (std::ranges::find(parents, parent) == parents.end()) parents.push_back(parent);
-  }
-  // Links to files the set no longer has (topology.conf after a switch to topology.yaml).
-  for (const auto& c : plan.files) {
-    if (c.kind != FileChange::Kind::kRemoved) continue;
-    const auto path = join(dir, c.name);
-    if (link_state(path, link_target(c.name)) == 1) ::unlink(path.c_str());
+    const auto path = join(dir, name);
+    if (link_state(path, link_target(name)) == 1) ::unlink(path.c_str());
   }
   for (const auto& p : parents)
-    if (auto ok = fsync_dir(p); !ok) return std::unexpected(ok.error());
+    if (auto ok = fsync_dir(p); !ok)
+      return fail(ok.error().code, ok.error().message + after_switch(), ok.error().file);
 
   // Keep the live snapshot and the one before it (rollback); drop the rest. A sync that wrote
   // nothing keeps what is there.
@@ -591,7 +620,12 @@ std::string slurmctld_digest(const std::string& dir) {
   const auto snap = join(join(dir, kStore), live);
   std::string all;
   for (const char* name : {"topology.conf", "topology.yaml", "fabricplace-nodes.conf"})
-    if (auto text = read_file(join(snap, name))) all += std::string(name) + '\0' + *text + '\0';
+    if (auto text = read_file(join(snap, name))) {
+      std::string_view body = *text;  // without the generation line: the content is the point
+      if (body.starts_with(kGenerationMark))
+        body.remove_prefix(std::min(body.size(), body.find('\n') + 1));
+      all += std::string(name) + '\0' + std::string(body) + '\0';
+    }
   return str::fnv1a_hex(all);
 }
 

@@ -69,6 +69,9 @@ Result<HostMap> derive_host_map(const std::string& fabric_path) {
   auto f = b.build();
   if (!f) return std::unexpected(f.error());
   auto m = placement::host_map(placement::prepare(*f));
+  // As `slurm sync` writes it beside this JSON (its "from:" names the JSON): the same text and
+  // id as the host map the other nodes may read.
+  m.origin = fabric_path;
   m.generation = fabric_json_generation(fabric_path);
   return m;
 }

@@ -87,6 +87,21 @@ check_set "$d"
 "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null
 [[ $(ls "$d/.fabricplace" | grep -c '^snapshot\.') == 2 ]] || fail "a sync with no change dropped the previous snapshot: $(ls "$d/.fabricplace")"
 
+# ---- what does not change the set: raw counters, the plugin's arguments ------------------
+c=$tmp/counters
+h=$(dirname "$0")/../data/fabrics/health_fat2.json
+"$bin" slurm sync --fabric "$h" --out "$c" >/dev/null
+grep -q '"counters"' "$c/fabric.json" && fail "sync's fabric.json has raw counters"
+grep -q 'SymbolErrorCounter 250 > 100' "$c/fabric.json" || fail "sync's fabric.json lost the counters' verdicts"
+sed 's/"SymbolErrorCounter": 250/"SymbolErrorCounter": 300/' "$h" >"$tmp/more-errors.json"
+out=$("$bin" slurm sync --fabric "$tmp/more-errors.json" --out "$c")
+[[ $out == *"no change"* ]] || fail "a counter that moved changed the set: $out"
+gen_c=$(gen_of "$c")
+"$bin" slurm sync --fabric "$h" --out "$c" --plugin-args "gpus_per_node=4" >"$tmp/args.txt"
+[[ $(gen_of "$c") == "$gen_c" ]] || fail "the plugin's arguments changed the generation"
+[[ $(sed -n 's/^  \(added\|changed\|removed\)  //p' "$tmp/args.txt") == plugstack.conf.d/fabricplace.conf ]] ||
+  fail "new plugin arguments changed more than the plugin's line: $(cat "$tmp/args.txt")"
+
 # ---- what sync did not write; tree -> yaml; block ---------------------------------------
 e=$tmp/etc2
 mkdir -p "$e" && echo "SwitchName=s1 Nodes=x" >"$e/topology.conf"
@@ -211,4 +226,22 @@ for sc in mkdir openat write fsync rename symlink link unlink; do
   done
 done
 ((first_kills > 20)) || fail "only $first_kills kill points in the first sync"
-echo "ok: slurm sync: generation $gen_a -> $gen_b; $kills + $first_kills kill points, each left a whole set"
+# tree -> yaml: killed anywhere, never a topology.conf link left dangling once the next sync
+# ran, and topology.yaml there.
+yaml_kills=0
+for sc in rename symlink unlink; do
+  for ((n = 1; ; n++)); do
+    rm -rf "$k" && "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" >/dev/null
+    rc=0
+    { strace -o /dev/null -e trace="$sc" -e inject="$sc":signal=KILL:when=$n \
+      "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" --topology yaml >/dev/null 2>&1; } 2>/dev/null || rc=$?
+    [[ -e $k/topology.conf || -e $k/topology.yaml ]] || fail "killed before $sc #$n of tree -> yaml: no topology file"
+    [[ $rc == 0 ]] && break
+    yaml_kills=$((yaml_kills + 1))
+    "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" --topology yaml >/dev/null || fail "after a kill at $sc #$n of tree -> yaml, the next sync failed"
+    [[ ! -L $k/topology.conf && -f $k/topology.yaml ]] || fail "after a kill at $sc #$n of tree -> yaml: $(ls -l "$k" | grep topology)"
+    ((n < 200)) || fail "$sc: more than 200 calls"
+  done
+done
+((yaml_kills > 5)) || fail "only $yaml_kills kill points in tree -> yaml"
+echo "ok: slurm sync: generation $gen_a -> $gen_b; $kills + $first_kills + $yaml_kills kill points, each left a whole set"

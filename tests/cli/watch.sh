@@ -6,7 +6,8 @@
 #     fabric.json; run 3 (the source gone) exits 1, keeps the accepted fabric, and its metrics
 #     say fabricplace_discovery_accepted 0 with the accepted fabric's health; run 4 (the link
 #     back) says recovered and flapping;
-#   - a bad state file is an error naming it; --interval 1 runs until SIGTERM, then exits 0.
+#   - a bad state file is an error naming it; --interval 1 runs until SIGTERM, then exits 0,
+#     or stops at once with exit 2 on a usage error (a file sync did not write).
 set -euo pipefail
 bin=$1
 tmp=$(mktemp -d)
@@ -64,4 +65,9 @@ kill -TERM "$pid"
 rc=0; wait "$pid" || rc=$?
 [[ $rc == 0 ]] && grep -qx "fabric watch: stopped" "$tmp/loop.txt" && [[ $(grep -c "no change" "$tmp/loop.txt") -ge 2 ]] ||
   fail "--interval 1 then SIGTERM: rc=$rc $(cat "$tmp/loop.txt")"
+# A file sync did not write in the sync directory: a usage error, which stops the loop (exit 2).
+mkdir -p "$tmp/etc2" && echo "SwitchName=s Nodes=x" >"$tmp/etc2/topology.conf"
+rc=0; timeout 20 "$bin" fabric watch --state "$tmp/state2" --sync-out "$tmp/etc2" --interval 1 "$tmp/now.json" >"$tmp/loop2.txt" 2>&1 || rc=$?
+[[ $rc == 2 ]] && grep -q "run 1: slurm sync failed: $tmp/etc2/topology.conf: exists and was not written by slurm sync" "$tmp/loop2.txt" ||
+  fail "a conflict in --interval mode: rc=$rc $(cat "$tmp/loop2.txt")"
 echo "ok: fabric watch: 4 runs and a loop, metrics valid after each"

@@ -550,6 +550,7 @@ TEST(PluginLaunch, HostMapFallsBackOnTheFabricJson) {
   ASSERT_EQ((*m)->names.size(), 6u);
   EXPECT_EQ((*m)->blocks.hosts[(*m)->blocks.of_host[0]].size(), 3u);
   EXPECT_EQ((*m)->generation, gen_a);
+  EXPECT_EQ((*m)->origin, fab);  // as slurm sync writes it beside the JSON: the same id
   // Kept: the second call says nothing.
   EXPECT_TRUE(load_host_map(dir.path + "/missing.hostmap", fab, note));
   EXPECT_EQ(note, "");

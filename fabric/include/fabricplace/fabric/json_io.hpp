@@ -15,7 +15,9 @@ namespace fabricplace::fabric {
 
 inline constexpr int kJsonVersion = 1;
 
-std::string to_json(const Fabric& fabric);
+/// `with_counters` false leaves out the raw port counters (their verdicts, `problems`, stay):
+/// `slurm sync`'s fabric.json, which counters that move every minute would rewrite.
+std::string to_json(const Fabric& fabric, bool with_counters = true);
 /// Reads canonical JSON into `builder` (and sets its origin). Errors name the JSON path
 /// ("nodes[3].guid") and the line (of the node or link for errors found at its end).
 Result<void> read_json(std::string_view text, const std::string& file, FabricBuilder& builder);

@@ -7,8 +7,9 @@
 // NodeName= lines with their leaf features, and topology/block's placeholder nodes) and
 // plugstack.conf.d/fabricplace.conf (the plugin's line).
 //
-// Generation: every file carries one id, the FNV-1a 64 of the Slurm-visible structure (all
-// files but fabric.json, before they are stamped). Files of one generation agree on hosts,
+// Generation: every file carries one id, the FNV-1a 64 of the Slurm-visible structure (the
+// host map, the Lua table, the topology and node files, before they are stamped; not
+// fabric.json, not the plugin's line). Files of one generation agree on hosts,
 // leaves, pods and switches. A change of link health alone (a degraded or unhealthy link)
 // rewrites fabric.json only and keeps the generation; readers that find two generations
 // (the plugin: host map vs fabric.json; job_submit.lua: its loaded table vs the file) know
@@ -42,7 +43,7 @@ struct SyncOptions {
 struct SlurmFile {
   std::string name;  ///< relative to the directory: "topology.conf", "plugstack.conf.d/..."
   std::string text;
-  bool structural = true;  ///< part of the generation (every file but fabric.json)
+  bool structural = true;  ///< stamped with the generation (every file but fabric.json)
 };
 
 struct SlurmFileSet {
