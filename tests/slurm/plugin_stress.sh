@@ -3,7 +3,9 @@
 # through the plugin and job_submit.lua (constrain and exact modes, TP groups of 1 and 2
 # nodes, 1 to 4 nodes): every one is placed and runs, every TP group of every job lies inside
 # one leaf, and neither the plugin's log nor job_submit's holds an error. Then the faults at
-# submission: with the fabric files gone, a --fabric-tp job is submitted and runs anyway.
+# submission: with the fabric files gone (the host map: derived from fabric.json, said; the
+# JSON in exact mode: constrain; a truncated host map), a --fabric-tp job is submitted and
+# runs anyway.
 # Exit 77 (SKIP) where Slurm cannot run; never in CI.
 set -uo pipefail
 FABRICPLACE=${1:?usage: plugin_stress.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]}
@@ -75,8 +77,8 @@ j=$(sbatch --parsable -N 2 --fabric-tp=4 -o nomap.out --wrap 'srun hostname | wc
 wait_gone "$j" 30
 check "no host map at submission: the job is submitted and runs ($(tail -1 nomap.out 2>/dev/null))" \
   test "$(tail -1 nomap.out 2>/dev/null)" == 2
-check "no host map at submission: one clear message" \
-  grep -qF "fabric.hostmap: cannot open" nomap.err
+check "no host map at submission: derived from fabric.json, said" \
+  grep -qF "fabric.hostmap: no host map; derived from $LAB_DIR/etc/fabric.json instead" nomap.err
 mv "$LAB_DIR/etc/fabric.hostmap.away" "$LAB_DIR/etc/fabric.hostmap"
 # Exact mode without the fabric JSON: one message, constrain instead, and the job runs.
 mv "$LAB_DIR/etc/fabric.json" "$LAB_DIR/etc/fabric.json.away"
