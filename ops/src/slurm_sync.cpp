@@ -514,6 +514,9 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
       const auto path = join(dir, file.name);
       const auto want = link_target(file.name);
       const auto state = link_state(path, want);
+      // Not the plugin's line: a dangling one (a sync killed before its switch) would be an
+      // unreadable `include plugstack.conf.d/*.conf` for every srun. It comes after the switch.
+      if (missing_only && file.name == kPlugstackFile) continue;
       if (state == 1 || (missing_only && state != 0) ||
           std::ranges::any_of(plan.kept, [&](const auto& k) { return k.first == file.name; }))
         continue;

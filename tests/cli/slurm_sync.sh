@@ -213,6 +213,8 @@ for sc in mkdir openat write fsync rename symlink link unlink; do
     { strace -o /dev/null -e trace="$sc" -e inject="$sc":signal=KILL:when=$n \
       "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" --replace >/dev/null 2>&1; } 2>/dev/null || rc=$?
     [[ -f $k/topology.conf ]] || fail "killed before $sc #$n of a first --replace sync: topology.conf is missing"
+    [[ ! -L $k/plugstack.conf.d/fabricplace.conf || -e $k/plugstack.conf.d/fabricplace.conf ]] ||
+      fail "killed before $sc #$n of a first sync: a dangling plugin line (every srun's include would fail)"
     grep -qx "SwitchName=hand Nodes=node001" "$k/topology.conf" || cmp -s "$k/topology.conf" "$tmp/ref-b/topology.conf" ||
       fail "killed before $sc #$n: topology.conf is neither the hand-written one nor the new one"
     if [[ -e $k/.fabricplace/current ]]; then
