@@ -30,6 +30,7 @@ struct InputOpts {
   std::vector<std::string> sources;
   std::string from = "auto";
   std::string link_speed;  ///< empty: the source's default (fabric::SourceOptions)
+  std::string domains;     ///< --domains FILE: nvidia-smi output (fabric::SourceOptions)
 
   void add(CLI::App* cmd, const char* what, const char* option = nullptr);
   [[nodiscard]] Result<fabric::Fabric> load() const;

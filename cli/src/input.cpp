@@ -29,6 +29,11 @@ void InputOpts::add(CLI::App* cmd, const char* what, const char* option) {
   cmd->add_option("--link-speed", link_speed,
                   "link rate assumed where a topology.conf or tiers CSV states none (default "
                   "4xHDR for topology.conf, 400GbE for a tiers CSV), e.g. 4xNDR, 400G");
+  cmd->add_option("--domains", domains,
+                  "the hosts' NVLink domains: nvidia-smi --query-gpu=index,fabric.clusterUuid,"
+                  "fabric.cliqueId output collected with pdsh (docs/sources.md, Accelerator "
+                  "domains); replaces the domains the source carries")
+      ->check(non_empty("a file path", "FILE"));
 }
 
 Result<fabric::Fabric> InputOpts::load() const {
@@ -44,6 +49,7 @@ Result<fabric::Fabric> InputOpts::load() const {
                                          "(Ethernet, Gb/s)");
     o.link_rate = *rate;
   }
+  o.domains = domains;
   return fabric::load_fabrics(sources, o);
 }
 

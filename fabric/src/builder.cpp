@@ -326,7 +326,12 @@ Result<void> FabricBuilder::set_port_health(Guid node, PortNum port, const PortH
   return {};
 }
 
-Result<void> FabricBuilder::merge(const Fabric& other) {
+void FabricBuilder::add_domain_host(std::string_view domain, std::string_view host,
+                                    std::uint32_t gpus) {
+  domain_hosts_.push_back(DomainHost{std::string(domain), std::string(host), gpus});
+}
+
+Result<void> FabricBuilder::merge(const Fabric& other, bool with_domains) {
   for (const auto& n : other.nodes())
     if (auto r = add_node(n); !r) return r;
   for (const auto& p : other.ports()) {
@@ -335,6 +340,9 @@ Result<void> FabricBuilder::merge(const Fabric& other) {
       if (auto r = set_port_health(other.node(p.node).guid, p.rec.number, p.health); !r) return r;
   }
   for (const auto& what : other.topology().incomplete) add_incomplete(what);
+  if (with_domains)
+    for (const auto& d : other.domains())
+      for (HostId h : d.hosts) add_domain_host(d.name, other.host(h).name, d.gpus_per_host);
   for (const auto& l : other.links()) {
     const auto& pa = other.port(l.a);
     const auto& pb = other.port(l.b);
@@ -343,6 +351,49 @@ Result<void> FabricBuilder::merge(const Fabric& other) {
         !r)
       return r;
   }
+  return {};
+}
+
+Result<void> FabricBuilder::build_domains(Fabric& f) {
+  auto entries = std::move(domain_hosts_);
+  domain_hosts_.clear();
+  if (entries.empty()) return {};
+  std::unordered_map<std::string, std::uint32_t> index;  // domain name -> position in `doms`
+  std::vector<Domain> doms;
+  std::vector<std::uint32_t> of_host(f.hosts_.size(), kNone);
+  for (const auto& e : entries) {
+    if (auto why = domain_name_problem(e.domain); !why.empty())
+      return fail(ErrorCode::kSyntax, "host " + str::quoted(e.host, 60) + ": " + why);
+    // As hosts are named: a DNS domain dropped ("node001.example.org" -> "node001").
+    auto h = f.find_host(e.host);
+    if (!h) h = f.find_host(split_ca_description(e.host).first);
+    if (!h)
+      return fail(ErrorCode::kReference, "domain " + e.domain + " names host " +
+                                             str::quoted(e.host, 60) +
+                                             ", which is not in the fabric");
+    const auto [it, fresh] = index.emplace(e.domain, static_cast<std::uint32_t>(doms.size()));
+    if (fresh) doms.push_back(Domain{e.domain, {}, e.gpus});
+    Domain& d = doms[it->second];
+    if (d.gpus_per_host != e.gpus)
+      return fail(ErrorCode::kSyntax, "domain " + e.domain + " mixes GPU counts: host " + e.host +
+                                          " has " + std::to_string(e.gpus) + ", another host " +
+                                          std::to_string(d.gpus_per_host) +
+                                          " (a domain's hosts are alike)");
+    auto& mine = of_host[idx(*h)];
+    if (mine == it->second) continue;  // the same pair again
+    if (mine != kNone)
+      return fail(ErrorCode::kSyntax,
+                  "host " + e.host + " is in two domains: " + doms[mine].name + " and " + e.domain);
+    mine = it->second;
+    d.hosts.push_back(*h);
+  }
+  for (auto& d : doms) std::sort(d.hosts.begin(), d.hosts.end());
+  std::sort(doms.begin(), doms.end(),
+            [](const Domain& x, const Domain& y) { return x.hosts.front() < y.hosts.front(); });
+  f.host_domain_.assign(f.hosts_.size(), kNone);
+  for (std::uint32_t d = 0; d < doms.size(); ++d)
+    for (HostId h : doms[d].hosts) f.host_domain_[idx(h)] = d;
+  f.domains_ = std::move(doms);
   return {};
 }
 
@@ -453,7 +504,10 @@ Result<Fabric> FabricBuilder::build() {
     f.hosts_.push_back(std::move(h));
   }
 
-  // 5. Classification. Levels are 8-bit (leaf 1, spine 2, ...; real fabrics have 2 to 5): a
+  // 5. Domains: each host in one, one GPU count per domain; ordered by first host.
+  if (auto r = build_domains(f); !r) return std::unexpected(r.error());
+
+  // 6. Classification. Levels are 8-bit (leaf 1, spine 2, ...; real fabrics have 2 to 5): a
   // chain of 255 switches above its hosts is refused rather than wrapped.
   classify(f, f.topo_);
   for (NodeId s : f.switches_)

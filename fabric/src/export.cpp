@@ -413,6 +413,10 @@ Result<std::string> to_tiers_csv(const Fabric& f) {
       row += "," + name(next_up);
       at = next_up;
     }
+    if (f.has_domains()) {
+      const auto d = f.domain_of(HostId{h});
+      row += "," + (d == kNone ? std::string() : f.domains()[d].name);
+    }
     rows += row + "\n";
   }
   for (std::uint32_t i = 0; i < f.num_nodes(); ++i)
@@ -422,7 +426,9 @@ Result<std::string> to_tiers_csv(const Fabric& f) {
                          " host rows through it, and each row names one");
   std::string out = "# tiers CSV written by fabricplace from: " + f.origin() + "\n";
   for (const auto& m : t.incomplete) out += "# WARNING: INCOMPLETE fabric, lacks: " + m + "\n";
-  out += t.max_level == 3 ? "host,leaf,spine,core\n" : "host,leaf,spine\n";
+  // The domain column when the fabric has domains (GPU counts are not in a tiers CSV).
+  out += t.max_level == 3 ? "host,leaf,spine,core" : "host,leaf,spine";
+  out += f.has_domains() ? ",domain\n" : "\n";
   out += rows;
   // The links section: per tier, the most common (count, rate) as a tier-wide row, then
   // the pairs that differ. An assumed value is left empty.

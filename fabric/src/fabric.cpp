@@ -46,6 +46,24 @@ std::optional<NodeId> Fabric::find_switch(std::string_view name) const {
   return it->second;
 }
 
+std::optional<std::uint32_t> Fabric::find_domain(std::string_view name) const {
+  for (std::uint32_t d = 0; d < domains_.size(); ++d)
+    if (domains_[d].name == name) return d;
+  return std::nullopt;
+}
+
+std::string domain_name_problem(std::string_view name) {
+  if (name.empty()) return "an empty domain name";
+  if (name.size() > kMaxDomainName)
+    return "a domain name longer than " + std::to_string(kMaxDomainName) + " bytes";
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '_' || c == ':' || c == '-'))
+      return "domain name " + str::quoted(name, 60) +
+             " has a character other than letters, digits and . _ : -";
+  return {};
+}
+
 std::vector<std::string> Fabric::check() const {
   std::vector<std::string> bad;
   auto err = [&](std::string s) { bad.push_back(std::move(s)); };
@@ -111,6 +129,29 @@ std::vector<std::string> Fabric::check() const {
     }
   }
   if (seen_cas.size() != cas_.size()) err("some CA belongs to no host");
+
+  // Domains: ordered by first host, hosts ascending, each host in at most one.
+  if (!domains_.empty() && host_domain_.size() != hosts_.size()) err("host domains sized wrong");
+  std::vector<std::uint32_t> member(hosts_.size(), kNone);
+  for (std::uint32_t d = 0; d < domains_.size(); ++d) {
+    const auto& dom = domains_[d];
+    if (!domain_name_problem(dom.name).empty()) err("domain name invalid: " + dom.name);
+    if (dom.hosts.empty()) err("domain " + dom.name + " has no host");
+    if (d > 0 && !dom.hosts.empty() && !domains_[d - 1].hosts.empty() &&
+        !(domains_[d - 1].hosts.front() < dom.hosts.front()))
+      err("domains not ordered by first host at " + dom.name);
+    for (std::size_t i = 0; i < dom.hosts.size(); ++i) {
+      const HostId h = dom.hosts[i];
+      if (idx(h) >= hosts_.size()) {
+        err("domain " + dom.name + " names a host out of range");
+        continue;
+      }
+      if (i > 0 && !(dom.hosts[i - 1] < h)) err("domain " + dom.name + " hosts not ascending");
+      if (member[idx(h)] != kNone) err("host " + hosts_[idx(h)].name + " in two domains");
+      member[idx(h)] = d;
+    }
+  }
+  if (!domains_.empty() && member != host_domain_) err("host domain index wrong");
 
   // Classification: level = 1 + hops to the nearest CA.
   const Topology& t = topo_;

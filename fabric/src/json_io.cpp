@@ -40,7 +40,9 @@ std::string to_json(const Fabric& f, bool with_counters) {
   out.reserve(f.num_nodes() * 200 + f.num_links() * 64 + 256);
   out += "{\n";
   out += "  \"format\": \"fabricplace-fabric\",\n";
-  out += "  \"version\": " + std::to_string(kJsonVersion) + ",\n";
+  // Version 2 only when there is something version 1 cannot say: a file without domains
+  // stays readable by builds from before them.
+  out += "  \"version\": " + std::string(f.has_domains() ? "2" : "1") + ",\n";
   out += "  \"origin\": " + str::json_quote(f.origin()) + ",\n";
   if (!f.topology().incomplete.empty()) {
     out += "  \"incomplete\": [";
@@ -93,7 +95,20 @@ std::string to_json(const Fabric& f, bool with_counters) {
     out += "]";
     out += i + 1 < f.num_links() ? ",\n" : "\n";
   }
-  out += "  ]\n";
+  out += f.has_domains() ? "  ],\n" : "  ]\n";
+  if (f.has_domains()) {
+    out += "  \"domains\": [\n";
+    const auto doms = f.domains();
+    for (std::size_t d = 0; d < doms.size(); ++d) {
+      out += "    {\"name\": " + str::json_quote(doms[d].name) +
+             ", \"gpus_per_host\": " + std::to_string(doms[d].gpus_per_host) + ", \"hosts\": [";
+      for (std::size_t i = 0; i < doms[d].hosts.size(); ++i)
+        out += (i ? ", " : "") + str::json_quote(f.host(doms[d].hosts[i]).name);
+      out += "]}";
+      out += d + 1 < doms.size() ? ",\n" : "\n";
+    }
+    out += "  ]\n";
+  }
   out += "}\n";
   return out;
 }

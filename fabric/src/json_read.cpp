@@ -53,8 +53,12 @@ constexpr std::size_t kRequiredPortFields = 4;  // port, guid, lid, lmc; health 
 constexpr std::size_t kMaxProblems = 4096;      // per port: one per counter and merged source
 // "generation" (optional): the Slurm-side file set's id that `slurm sync` stamps
 // (docs/operations.md); read and checked for shape, not kept in the Fabric.
-constexpr std::array<const char*, 7> kTopKeys{"format", "version", "origin",    "incomplete",
-                                              "nodes",  "links",   "generation"};
+// "domains" (version 2): accelerator (NVLink) domains, by host name.
+constexpr std::array<const char*, 8> kTopKeys{"format", "version", "origin",     "incomplete",
+                                              "nodes",  "links",   "generation", "domains"};
+constexpr std::size_t kTopDomains = 7;
+// Fields of a domain object.
+constexpr std::array<const char*, 3> kDomainKeys{"name", "gpus_per_host", "hosts"};
 
 template <std::size_t N>
 int index_of(const std::array<const char*, N>& keys, const std::string& key) {
@@ -77,7 +81,10 @@ enum class Ctx {
   kLinks,
   kLink,
   kLinkExtra,  // {"assumed": [...]} after a link's rate
-  kAssumed
+  kAssumed,
+  kDomains,
+  kDomain,
+  kDomainHosts
 };
 
 struct PendingPort {
@@ -137,6 +144,11 @@ class Reader final : public json::json_sax_t {
           return push(Ctx::kLinkExtra);
         }
         return unexpected_value("object");
+      case Ctx::kDomains:
+        domain_ = PendingDomain{};
+        domain_.line = line_now();
+        domain_seen_ = {};
+        return push(Ctx::kDomain);
       default:
         return unexpected_value("object");
     }
@@ -169,6 +181,14 @@ class Reader final : public json::json_sax_t {
         port_seen_[static_cast<std::size_t>(i)] = true;
         return true;
       }
+      case Ctx::kDomain: {
+        const int i = index_of(kDomainKeys, k);
+        if (i < 0) return bad(domain_path(""), "unknown key " + str::quoted(k));
+        if (domain_seen_[static_cast<std::size_t>(i)])
+          return bad(domain_path(""), "duplicate key " + str::quoted(k));
+        domain_seen_[static_cast<std::size_t>(i)] = true;
+        return true;
+      }
       case Ctx::kLinkExtra:
         if (k != "assumed") return bad(link_path(5), "unknown key " + str::quoted(k));
         if (assumed_seen_) return bad(link_path(5), "duplicate key " + str::quoted(k));
@@ -196,6 +216,8 @@ class Reader final : public json::json_sax_t {
         return finish_node();
       case Ctx::kPort:
         return finish_port();
+      case Ctx::kDomain:
+        return finish_domain();
       case Ctx::kTop:
         return finish_top();
       default:
@@ -210,6 +232,10 @@ class Reader final : public json::json_sax_t {
         if (key_ == "incomplete") return push(Ctx::kIncomplete);
         if (key_ == "nodes") return push(Ctx::kNodes);
         if (key_ == "links") return push(Ctx::kLinks);
+        if (key_ == "domains") return push(Ctx::kDomains);
+        return unexpected_value("array");
+      case Ctx::kDomain:
+        if (key_ == "hosts") return push(Ctx::kDomainHosts);
         return unexpected_value("array");
       case Ctx::kNode:
         if (key_ == "ports") {
@@ -356,8 +382,20 @@ class Reader final : public json::json_sax_t {
         return bad(link_path(5), std::string("expected a value here, not an ") + what);
       case Ctx::kAssumed:
         return bad(link_path(5) + ".assumed", kAssumedShape);
+      case Ctx::kDomains:
+        return bad(domain_path(""), "expected an object");
+      case Ctx::kDomain:
+        return bad(domain_path(key_), std::string("expected a value here, not an ") + what);
+      case Ctx::kDomainHosts:
+        return bad(domain_path("hosts"), std::string("expected a host name, not an ") + what);
     }
     return false;
+  }
+
+  std::string domain_path(std::string_view field) const {
+    std::string p = "domains[" + std::to_string(domain_index_) + "]";
+    if (!field.empty()) p += "." + std::string(field);
+    return p;
   }
 
   std::string node_path(std::string_view field) const {
@@ -460,6 +498,20 @@ class Reader final : public json::json_sax_t {
         return link_value(v);
       case Ctx::kLinkExtra:
         return bad(link_path(5) + "." + key_, "expected an array");
+      case Ctx::kDomains:
+        return bad(domain_path(""), "expected an object");
+      case Ctx::kDomain:
+        return domain_value(v);
+      case Ctx::kDomainHosts:
+        if (v.kind != Scalar::kString) return bad(domain_path("hosts"), "expected a host name");
+        if (domain_hosts_ >= limits().nodes)
+          return bad(domain_path("hosts"),
+                     "more than " + std::to_string(limits().nodes) +
+                         " domain hosts (FABRICPLACE_MAX_NODES raises the limit)",
+                     ErrorCode::kUnsupported);
+        ++domain_hosts_;
+        domain_.hosts.push_back(v.s);
+        return true;
       case Ctx::kAssumed:
         if (v.kind == Scalar::kString && v.s == "rate" && !link_.assumed.rate)
           link_.assumed.rate = true;
@@ -479,11 +531,12 @@ class Reader final : public json::json_sax_t {
       return true;
     }
     if (key_ == "version") {
-      if (v.kind != Scalar::kUnsigned || v.u != static_cast<std::uint64_t>(kJsonVersion))
+      if (v.kind != Scalar::kUnsigned || v.u < 1 || v.u > static_cast<std::uint64_t>(kJsonVersion))
         return bad(
             "version",
-            "this build reads version " + std::to_string(kJsonVersion) + ", got " +
+            "this build reads versions 1 to " + std::to_string(kJsonVersion) + ", got " +
                 (v.kind == Scalar::kUnsigned ? std::to_string(v.u) : std::string("a non-integer")));
+      version_ = static_cast<int>(v.u);
       return true;
     }
     if (key_ == "generation") {
@@ -496,7 +549,41 @@ class Reader final : public json::json_sax_t {
       b_.set_origin(v.s);
       return true;
     }
-    return bad(key_, "expected an array");  // incomplete, nodes, links
+    return bad(key_, "expected an array");  // incomplete, nodes, links, domains
+  }
+
+  bool domain_value(const Scalar& v) {
+    if (key_ == "name") {
+      if (v.kind != Scalar::kString) return bad(domain_path("name"), "expected a string");
+      if (auto why = domain_name_problem(v.s); !why.empty())
+        return bad(domain_path("name"), "expected a domain name: " + why);
+      domain_.name = v.s;
+      return true;
+    }
+    if (key_ == "gpus_per_host") {
+      const auto n = uint(
+          v, [&] { return domain_path("gpus_per_host"); }, 1u << 16);
+      if (!n) return false;
+      domain_.gpus = static_cast<std::uint32_t>(*n);
+      return true;
+    }
+    return bad(domain_path(key_), "expected an array of host names");
+  }
+
+  bool finish_domain() {
+    if (!domain_seen_[0])
+      return bad(domain_path(""), "missing \"name\"", ErrorCode::kSyntax, domain_.line);
+    if (!domain_seen_[2] || domain_.hosts.empty())
+      return bad(domain_path(""), "expected \"hosts\": a non-empty array of host names",
+                 ErrorCode::kSyntax, domain_.line);
+    for (const auto& d : domain_names_)
+      if (d == domain_.name)
+        return bad(domain_path("name"), "domain " + domain_.name + " is listed twice",
+                   ErrorCode::kDuplicate, domain_.line);
+    domain_names_.push_back(domain_.name);
+    for (const auto& h : domain_.hosts) b_.add_domain_host(domain_.name, h, domain_.gpus);
+    ++domain_index_;
+    return true;
   }
 
   bool node_value(const Scalar& v) {
@@ -685,8 +772,11 @@ class Reader final : public json::json_sax_t {
 
   bool finish_top() {
     for (std::size_t i = 0; i < kTopKeys.size(); ++i)
-      if (i != 2 && i != 3 && i != 6 && !top_seen_[i])
+      if (i != 2 && i != 3 && i != 6 && i != kTopDomains && !top_seen_[i])
         return bad("(top level)", std::string("missing \"") + kTopKeys[i] + "\"");
+    if (top_seen_[kTopDomains] && version_ < 2)
+      return bad("domains",
+                 "domains need \"version\": 2 (this file says " + std::to_string(version_) + ")");
     // Links last: a hand-edited file may list them before the nodes.
     for (const PendingLink& l : links_) {
       link_index_ = l.index;
@@ -733,6 +823,17 @@ class Reader final : public json::json_sax_t {
   bool assumed_seen_ = false;
   std::vector<PendingLink> links_;
   std::size_t node_index_ = 0, port_index_ = 0, link_index_ = 0;
+  int version_ = 0;
+  struct PendingDomain {
+    std::string name;
+    std::uint32_t gpus = 0;
+    std::vector<std::string> hosts;
+    int line = 0;
+  };
+  PendingDomain domain_;
+  std::array<bool, kDomainKeys.size()> domain_seen_{};
+  std::vector<std::string> domain_names_;
+  std::size_t domain_index_ = 0, domain_hosts_ = 0;
 };
 
 }  // namespace

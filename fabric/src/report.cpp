@@ -152,6 +152,57 @@ void print_oversubscription(const Fabric& f, const std::function<void(std::strin
     print_groups(std::move(pods), line);
   }
 }
+
+// Per domain: the leaves its hosts hang off (their primary leaf), ascending, and its pods.
+std::vector<NodeId> domain_leaves(const Fabric& f, const Domain& d) {
+  std::set<NodeId> leaves;
+  for (HostId h : d.hosts)
+    if (const NodeId l = f.topology().host_leaf[idx(h)]; l != kNoNode) leaves.insert(l);
+  return {leaves.begin(), leaves.end()};
+}
+std::vector<std::uint32_t> domain_pods(const Fabric& f, const Domain& d) {
+  std::set<std::uint32_t> pods;
+  for (HostId h : d.hosts)
+    if (const auto p = f.topology().host_pod[idx(h)]; p != kNone) pods.insert(p);
+  return {pods.begin(), pods.end()};
+}
+
+// "4 GPUs" or "GPUs not known".
+std::string gpus_text(std::uint32_t g) {
+  return g ? std::to_string(g) + " GPU" + (g == 1 ? "" : "s") : std::string("GPUs not known");
+}
+
+void print_domains(const Fabric& f, const std::function<void(std::string)>& line) {
+  const auto doms = f.domains();
+  if (doms.empty()) return;  // most fabrics: nothing to say
+  std::size_t in = 0, straddle = 0;
+  for (const auto& d : doms) {
+    in += d.hosts.size();
+    straddle += domain_leaves(f, d).size() > 1;
+  }
+  std::vector<HostId> none;
+  for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
+    if (f.domain_of(HostId{h}) == kNone) none.push_back(HostId{h});
+  line("  NVLink domains: " + std::to_string(doms.size()) + ", " + std::to_string(in) +
+       " hosts in them" + (straddle ? ", " + std::to_string(straddle) + " across leaves" : "") +
+       (none.empty() ? "" : "; hosts in none: " + names_of(f, none)));
+  for (const auto& d : doms) {
+    const auto leaves = domain_leaves(f, d);
+    std::string where = leaves.empty()
+                            ? std::string("no leaf")
+                            : (leaves.size() == 1 ? "leaf " : "leaves ") + switch_names(f, leaves);
+    if (f.topology().rail_optimised) {
+      std::string pods;
+      for (auto p : domain_pods(f, d)) pods += (pods.empty() ? "" : ",") + std::to_string(p + 1);
+      where = "rail group (pod) " + pods;
+    }
+    line("    " + d.name + ": " + std::to_string(d.hosts.size()) + " hosts " +
+         names_of(f, d.hosts) + " of " + gpus_text(d.gpus_per_host) +
+         (d.gpus_per_host ? " (" + std::to_string(d.gpus_per_host * d.hosts.size()) + " in all)"
+                          : "") +
+         ", " + where);
+  }
+}
 }  // namespace
 
 std::string tier_name(int lo, int hi) {
@@ -272,6 +323,7 @@ std::string show_text(const Fabric& f) {
   for (const auto& r : t.rails)
     line("    rail " + r.device + ": leaves " + switch_names(f, r.leaves));
 
+  print_domains(f, line);
   print_oversubscription(f, line);
   line("  link tiers (nominal = most common rate):");
   for (const auto& tier : t.tiers)
@@ -366,6 +418,19 @@ std::string show_json(const Fabric& f) {
     for (NodeId l : r.leaves) rj["leaves"].push_back(t.switch_name[idx(l)]);
     j["rails"].push_back(rj);
   }
+  j["domains"] = ordered_json::array();
+  for (const auto& d : f.domains()) {
+    ordered_json leaves = ordered_json::array(), pods = ordered_json::array();
+    for (NodeId l : domain_leaves(f, d)) leaves.push_back(t.switch_name[idx(l)]);
+    for (auto p : domain_pods(f, d)) pods.push_back(p + 1);
+    j["domains"].push_back(
+        {{"name", d.name},
+         {"hosts", names_of(f, d.hosts)},
+         {"host_count", d.hosts.size()},
+         {"gpus_per_host", d.gpus_per_host ? ordered_json(d.gpus_per_host) : ordered_json(nullptr)},
+         {"leaves", leaves},
+         {"pods", pods}});
+  }
   j["switches"] = ordered_json::array();
   for (NodeId s : f.switches())
     j["switches"].push_back(
@@ -420,11 +485,15 @@ std::string show_json(const Fabric& f) {
     ordered_json leaves = ordered_json::array();
     for (NodeId l : t.host_leaves[h]) leaves.push_back(t.switch_name[idx(l)]);
     const NodeId primary = t.host_leaf[h];
-    j["hosts"].push_back({{"name", f.host(HostId{h}).name},
-                          {"leaf", primary == kNoNode ? ordered_json(nullptr)
-                                                      : ordered_json(t.switch_name[idx(primary)])},
-                          {"leaves", leaves},
-                          {"pod", opt(t.host_pod[h])}});
+    j["hosts"].push_back(
+        {{"name", f.host(HostId{h}).name},
+         {"leaf",
+          primary == kNoNode ? ordered_json(nullptr) : ordered_json(t.switch_name[idx(primary)])},
+         {"leaves", leaves},
+         {"pod", opt(t.host_pod[h])},
+         {"domain", f.domain_of(HostId{h}) == kNone
+                        ? ordered_json(nullptr)
+                        : ordered_json(f.domains()[f.domain_of(HostId{h})].name)}});
   }
   j["hcas"] = ordered_json::array();
   for (NodeId ca : f.cas()) {

@@ -6,6 +6,7 @@
 
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/domains.hpp"
 #include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/spec.hpp"
 
@@ -110,6 +111,13 @@ Result<Fabric> load_fabric(const std::string& source, const SourceOptions& optio
 }
 
 Result<Fabric> load_fabrics(const std::vector<std::string>& sources, const SourceOptions& options) {
+  if (!options.domains.empty()) {
+    SourceOptions o = options;
+    o.domains.clear();
+    auto f = load_fabrics(sources, o);
+    if (!f) return f;
+    return load_domains(*f, options.domains);
+  }
   if (sources.empty()) return fail(ErrorCode::kUsage, "no fabric source given");
   if (sources.size() == 1) return load_fabric(sources.front(), options);
   std::string origin = "merge of";

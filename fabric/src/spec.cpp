@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "fabricplace/common/limits.hpp"
@@ -76,6 +77,10 @@ constexpr const char* kDegradeHelp =
     "EDR (repeatable)";
 constexpr const char* kCutHelp =
     "cut=SWITCH:PORT  the link on that switch port is down (repeatable)";
+constexpr const char* kNvlHelp =
+    "nvl=N  accelerator (NVLink) domains of N consecutive hosts, named nvl01, nvl02, ... (a "
+    "domain may straddle leaves; the host count must be a multiple of N)";
+constexpr const char* kGpusHelp = "gpus=G  GPUs per host in the nvl= domains (default: not known)";
 
 struct Params {
   std::string kind;
@@ -124,7 +129,7 @@ Result<Params> parse(std::string_view spec) {
       p.cut.push_back(value);
       continue;
     }
-    bool known = false;
+    bool known = key == "nvl" || key == "gpus";
     std::string list;
     for (const auto& k : keys) {
       known = known || key == k.key;
@@ -132,7 +137,7 @@ Result<Params> parse(std::string_view spec) {
     }
     if (!known)
       return spec_error(p.kind + ": unknown key \"" + key + "\" (expected one of: " + list +
-                        ", degrade, cut)");
+                        ", nvl, gpus, degrade, cut)");
     if (!p.kv.emplace(key, value).second)
       return spec_error(p.kind + ": key \"" + key + "\" given twice");
     // Every key but speed and width is a count: check them all here, so that a key read
@@ -270,8 +275,7 @@ Result<void> gen_fat2(const Params& p, Gen& g) {
   const std::uint32_t per = *U / S;
   if (std::uint64_t{*L} * per > g.radix)
     return spec_error("fat2: each spine needs " + std::to_string(std::uint64_t{*L} * per) +
-                      " ports > radix " + std::to_string(g.radix) +
-                      "; add spines or raise radix");
+                      " ports > radix " + std::to_string(g.radix) + "; add spines or raise radix");
   if (auto r = check_size("fat2", std::uint64_t{*L} + S, mul(*L, *D), mul(*L, *D + *U)); !r)
     return r;
   const std::uint32_t nh = *L * *D;
@@ -339,10 +343,8 @@ Result<void> gen_fat3(const Params& p, Gen& g) {
   const std::uint32_t per_sc = sp_up / cpp;
   if (std::uint64_t{*P} * per_sc > g.radix)
     return spec_error("fat3: each core needs " + std::to_string(std::uint64_t{*P} * per_sc) +
-                      " ports > radix " + std::to_string(g.radix) +
-                      "; add cores or raise radix");
-  if (auto r = check_size("fat3", mul(cpp, Sp) + mul(*P, Sp) + mul(*P, *Lp),
-                          mul(mul(*P, *Lp), *D),
+                      " ports > radix " + std::to_string(g.radix) + "; add cores or raise radix");
+  if (auto r = check_size("fat3", mul(cpp, Sp) + mul(*P, Sp) + mul(*P, *Lp), mul(mul(*P, *Lp), *D),
                           mul(mul(*P, *Lp), *D + *U) + mul(mul(*P, Sp), sp_up));
       !r)
     return r;
@@ -386,8 +388,7 @@ Result<void> gen_rail(const Params& p, Gen& g) {
     return spec_error("rail: hosts + up = " + std::to_string(*H + *U) + " exceeds radix " +
                       std::to_string(g.radix));
   // Sizes first (64-bit, before the products below): N*R leaves, N*H*R CAs.
-  if (auto r = check_size("rail", mul(*N, *R), mul(mul(*N, *H), *R), mul(mul(*N, *R), *H + *U));
-      !r)
+  if (auto r = check_size("rail", mul(*N, *R), mul(mul(*N, *H), *R), mul(mul(*N, *R), *H + *U)); !r)
     return r;
   const std::uint32_t groups = *planes ? *R : 1;
   const std::uint32_t leaves_per_group = *N * (*planes ? 1 : *R);
@@ -411,9 +412,9 @@ Result<void> gen_rail(const Params& p, Gen& g) {
     return r;
   const std::uint32_t per = *U / S;
   if (std::uint64_t{leaves_per_group} * per > g.radix)
-    return spec_error("rail: each spine needs " + std::to_string(std::uint64_t{leaves_per_group} * per) +
-                      " ports > radix " + std::to_string(g.radix) +
-                      "; add spines, use planes=1 or raise radix");
+    return spec_error("rail: each spine needs " +
+                      std::to_string(std::uint64_t{leaves_per_group} * per) + " ports > radix " +
+                      std::to_string(g.radix) + "; add spines, use planes=1 or raise radix");
   const std::uint32_t nh = *N * *H;
   auto spname = [&](std::uint32_t r, std::uint32_t s) {
     return *planes ? "r" + std::to_string(r) + "-spine" + two(s + 1) : "spine" + two(s + 1);
@@ -468,6 +469,39 @@ Result<PortRef> port_ref(const Gen& g, const std::string& kind, const std::strin
                  with_opt ? std::string(parts[2]) : ""};
 }
 
+// nvl=N (and gpus=G): domains of N consecutive hosts, "nvl01", "nvl02", ...
+Result<void> spec_domains(const Params& p, const Gen& g, FabricBuilder& b) {
+  const auto nvl = p.num("nvl", 0, 1), gpus = p.num("gpus", 0, 1, 4096);
+  for (const auto* r : {&nvl, &gpus})
+    if (!*r) return std::unexpected(r->error());
+  if (*nvl == 0) {
+    if (*gpus != 0)
+      return spec_error(p.kind +
+                        ": gpus= is the GPU count of the hosts of nvl= domains; give "
+                        "nvl= too");
+    return {};
+  }
+  std::vector<std::string> hosts;  // in numbering order
+  std::set<std::string> seen;
+  for (std::size_t i : g.order)
+    if (g.is_ca[i]) {
+      const auto& id = g.nodes[i].id;
+      std::string host = id.substr(0, id.find(' '));
+      if (seen.insert(host).second) hosts.push_back(std::move(host));
+    }
+  std::sort(hosts.begin(), hosts.end());  // node%0Wd: lexical is numeric
+  if (hosts.size() % *nvl != 0)
+    return spec_error(p.kind + ": nvl=" + std::to_string(*nvl) + " does not divide the " +
+                      std::to_string(hosts.size()) + " hosts into whole domains");
+  const std::size_t count = hosts.size() / *nvl;
+  const std::size_t width = std::max<std::size_t>(2, std::to_string(count).size());
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    std::string n = std::to_string(h / *nvl + 1);
+    b.add_domain_host("nvl" + std::string(width - n.size(), '0') + n, hosts[h], *gpus);
+  }
+  return {};
+}
+
 }  // namespace
 
 bool looks_like_spec(std::string_view s) {
@@ -488,7 +522,8 @@ std::string spec_help() {
       out += "  " + std::string(k.key) + "=" + (*k.fallback ? k.fallback : "(derived)") + "  " +
              k.help + "\n";
   }
-  out += std::string("all kinds:\n  ") + kDegradeHelp + "\n  " + kCutHelp + "\n";
+  out += std::string("all kinds:\n  ") + kNvlHelp + "\n  " + kGpusHelp + "\n  " + kDegradeHelp +
+         "\n  " + kCutHelp + "\n";
   return out;
 }
 
@@ -584,6 +619,8 @@ Result<Fabric> generate(std::string_view spec) {
       if (auto res = b.add_port(guid[i], pr); !res) return std::unexpected(res.error());
     }
   }
+  // Accelerator domains: N consecutive hosts each, in host order (as numbered).
+  if (auto d = spec_domains(*params, g, b); !d) return std::unexpected(d.error());
   for (std::size_t i : emit)
     for (const auto& [port, peer] : g.nodes[i].ports) {
       if (cut.contains({i, port})) continue;

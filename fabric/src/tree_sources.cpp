@@ -472,6 +472,8 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
   };
   std::map<std::pair<std::string, std::string>, PairTruth> stated;
   int links_header = 0;  // line of "links,lower,upper,count,rate", 0 before it
+  bool has_domain = false;
+  std::vector<std::pair<std::string, std::string>> domain_of;  // (host, domain), row order
   std::optional<std::pair<LinkRate, int>> first_rate[2];  // per layer (IB, Ethernet): rate, line
   int lineno = 0;
   for (std::string_view raw : str::lines(text)) {
@@ -481,17 +483,20 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
     auto cells = str::split(line, ',');
     for (auto& c : cells) c = str::trim(c);
     if (columns == 0) {
+      // An optional last column "domain": the host's accelerator (NVLink) domain.
+      has_domain = cells.size() >= 4 && exact_icase(cells.back(), "domain");
+      const std::size_t tiers = cells.size() - (has_domain ? 1 : 0);
       const bool ok =
-          (cells.size() == 3 || cells.size() == 4) &&
-          std::equal(cells.begin(), cells.end(), kTier,
+          (tiers == 3 || tiers == 4) &&
+          std::equal(cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(tiers), kTier,
                      [&](std::string_view a, const char* b) { return exact_icase(a, b); });
       if (!ok)
-        return fail(
-            ErrorCode::kSyntax,
-            "expected the header line \"host,leaf,spine\" or \"host,leaf,spine,core\", got " +
-                str::quoted(line),
-            file, lineno);
-      columns = cells.size();
+        return fail(ErrorCode::kSyntax,
+                    "expected the header line \"host,leaf,spine\" or \"host,leaf,spine,core\" "
+                    "(and optionally a last column \"domain\"), got " +
+                        str::quoted(line),
+                    file, lineno);
+      columns = tiers;
       continue;
     }
     if (links_header == 0 && cells.size() == 5 && exact_icase(cells[0], "links")) {
@@ -633,11 +638,17 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
       }
       continue;
     }
-    if (cells.size() != columns)
+    if (cells.size() != columns + (has_domain ? 1 : 0))
       return fail(ErrorCode::kSyntax,
-                  "expected " + std::to_string(columns) + " comma-separated columns, got " +
-                      std::to_string(cells.size()),
+                  "expected " + std::to_string(columns + (has_domain ? 1 : 0)) +
+                      " comma-separated columns, got " + std::to_string(cells.size()),
                   file, lineno);
+    if (has_domain && !cells.back().empty()) {
+      if (auto why = domain_name_problem(cells.back()); !why.empty())
+        return fail(ErrorCode::kSyntax, "column domain: expected a domain name: " + why, file,
+                    lineno);
+      domain_of.emplace_back(std::string(cells[0]), std::string(cells.back()));
+    }
     for (std::size_t k = 0; k < columns; ++k) {
       const std::string name(cells[k]);
       if (!valid_name(name))
@@ -694,6 +705,8 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
       }
   }
   for (const auto& [pair, pt] : stated) tb.set_truth(pair.first, pair.second, pt.truth);
+  // GPU counts are not in a tiers CSV: a host's domain, not how many GPUs it has there.
+  for (const auto& [host, domain] : domain_of) builder.add_domain_host(domain, host, 0);
   return copy_into(tb.build(), builder, "the tiers CSV", file, assumed_rate,
                    "a links section (docs/sources.md) states them");
 }

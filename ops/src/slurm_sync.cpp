@@ -55,10 +55,11 @@ std::string node_lines(const std::string& text, const std::string& params) {
 
 // The fabric's canonical JSON with "generation" after "version" (json_read.cpp reads it).
 std::string stamp_json(std::string json, const std::string& generation) {
-  const std::string after = "  \"version\": " + std::to_string(fabric::kJsonVersion) + ",\n";
-  const auto at = json.find(after);
-  if (at == std::string::npos) return json;  // not canonical JSON: to_json() always has it
-  json.insert(at + after.size(), "  \"generation\": \"" + generation + "\",\n");
+  // Version 1 or 2 (to_json() writes 2 only for a fabric with domains).
+  const auto at = json.find("  \"version\": ");
+  const auto eol = at == std::string::npos ? at : json.find('\n', at);
+  if (eol == std::string::npos) return json;  // not canonical JSON: to_json() always has it
+  json.insert(eol + 1, "  \"generation\": \"" + generation + "\",\n");
   return json;
 }
 

@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadJson{"format", R"({"format": "other", "version": 1})",
                 "in.json:1: format: expected \"fabricplace-fabric\""},
         BadJson{"version", R"({"format": "fabricplace-fabric", "version": 7})",
-                "in.json:1: version: this build reads version 1, got 7"},
+                "in.json:1: version: this build reads versions 1 to 2, got 7"},
         BadJson{"guid", kHead + R"("nodes": [{"guid": "xyz"}], "links": []})",
                 "in.json:1: nodes[0].guid: expected a 0x-prefixed hexadecimal string"},
         BadJson{"type", kHead + R"("nodes": [{"guid": "0x1", "type": "hub"}], "links": []})",
@@ -95,13 +95,15 @@ INSTANTIATE_TEST_SUITE_P(
             kHead +
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": []}],
                            "links": [["0x1", 1, "0x2", 1, "4xHDR"]]})",
-            "in.json:2: links[0]: port 1 of 0x0000000000000001 is not listed in that node's \"ports\""},
+            "in.json:2: links[0]: port 1 of 0x0000000000000001 is not listed in that node's "
+            "\"ports\""},
         BadJson{
             "unknown node",
             kHead +
                 R"("nodes": [{"guid": "0x1", "type": "ca", "desc": "a x", "nports": 1, "vendid": "0x0", "devid": "0x0", "sysimgguid": "0x0", "ports": [{"port": 1, "guid": "0x2", "lid": 0, "lmc": 0}]}],
                            "links": [["0x1", 1, "0x9", 1, "4xHDR"]]})",
-            "in.json:2: links[0]: port 1 of 0x0000000000000009 is on a node that is not in \"nodes\""},
+            "in.json:2: links[0]: port 1 of 0x0000000000000009 is on a node that is not in "
+            "\"nodes\""},
         BadJson{
             "link twice",
             kHead +

@@ -117,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadSpec{"fat2:leafs=8",
                 "spec: fat2: unknown key \"leafs\" (expected one of: leaves, down, up, spines, "
-                "radix, speed, width, degrade, cut)"},
+                "radix, speed, width, nvl, gpus, degrade, cut)"},
         BadSpec{"fat4:leaves=8", "spec: unknown fabric kind \"fat4\", expected fat2, fat3 or rail"},
         BadSpec{"fat2:leaves=0", "spec: fat2: leaves=0: expected an integer from 1 to 1048576"},
         BadSpec{"fat2:leaves=x", "spec: fat2: leaves=x: expected an integer from 1 to 1048576"},

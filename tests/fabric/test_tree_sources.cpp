@@ -79,7 +79,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "topology.conf:1: no SwitchName= lines up to the end: not a Slurm topology.conf"},
         BadTree{"csv_header", true, "name,leaf\nh1,l1\n",
                 "t.csv:1: expected the header line \"host,leaf,spine\" or "
-                "\"host,leaf,spine,core\", got \"name,leaf\""},
+                "\"host,leaf,spine,core\" (and optionally a last column \"domain\"), got "
+                "\"name,leaf\""},
         BadTree{"csv_columns", true, "host,leaf,spine\nh1,l1,s1\nh2,l1\n",
                 "t.csv:3: expected 3 comma-separated columns, got 2"},
         BadTree{"csv_dup_host", true, "host,leaf,spine\nh1,l1,s1\nh1,l2,s1\n",

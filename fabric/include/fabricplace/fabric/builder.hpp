@@ -40,10 +40,17 @@ class FabricBuilder {
   /// Health of a port (counters read, their verdicts, a link lost since the previous
   /// discovery). The port is created if needed; health given twice is merged.
   Result<void> set_port_health(Guid node, PortNum port, const PortHealth& health);
+  /// Puts host `host` in accelerator (NVLink) domain `domain` with `gpus` GPUs there (0: not
+  /// known). Checked at build(): the host must exist (kReference), the name must be valid
+  /// (domain_name_problem, kSyntax), a host is in one domain and every host of a domain has
+  /// the same GPU count (kSyntax). Sources that read domains from a file check these first,
+  /// to name its line; these are the backstop. Repeating a pair is not an error.
+  void add_domain_host(std::string_view domain, std::string_view host, std::uint32_t gpus);
   /// Records that the source is incomplete and why (kept by the canonical JSON).
   void add_incomplete(std::string_view what);
-  /// Merges a built fabric into this one (union by GUID; conflicts as above).
-  Result<void> merge(const Fabric& other);
+  /// Merges a built fabric into this one (union by GUID; conflicts as above), and its
+  /// accelerator domains unless `with_domains` is false.
+  Result<void> merge(const Fabric& other, bool with_domains = true);
 
   [[nodiscard]] bool has_node(Guid guid) const { return nodes_.contains(guid); }
   [[nodiscard]] bool has_port(Guid guid, PortNum port) const;
@@ -76,11 +83,17 @@ class FabricBuilder {
   static const PortEntry* find_port(const NodeEntry& node, PortNum number);
   /// The entry of port `number`, created if new (kUnsupported past limits().ports).
   Result<PortEntry*> port_entry(NodeEntry& node, PortNum number);
+  Result<void> build_domains(Fabric& f);
   std::uint64_t num_ports_ = 0;
 
   std::string origin_;
   std::vector<std::string> warnings_;
   std::vector<std::string> incomplete_;
+  struct DomainHost {
+    std::string domain, host;
+    std::uint32_t gpus = 0;
+  };
+  std::vector<DomainHost> domain_hosts_;
   std::unordered_map<Guid, NodeEntry> nodes_;
 };
 

@@ -153,6 +153,17 @@ struct Host {
   std::vector<NodeId> hcas;  ///< CAs of this host, in natural order of their device names
 };
 
+/// An accelerator (NVLink) domain: hosts whose GPUs reach each other over NVLink switches
+/// (a GB200/GB300 NVL72 rack: 18 hosts of 4 GPUs). A level between host and leaf: a domain
+/// may sit under one leaf or span several leaves' hosts (docs/fabric-model.md, Domains).
+/// Sources give it; classification does not derive it.
+struct Domain {
+  /// "nvl01" (specs), the tiers CSV's `domain` value, or nvidia-smi's ClusterUUID.CliqueId.
+  std::string name;
+  std::vector<HostId> hosts;        ///< ascending (natural host order)
+  std::uint32_t gpus_per_host = 0;  ///< GPUs of each host in the domain; 0: not known
+};
+
 /// What classification found (see docs/fabric-model.md for the definitions).
 struct Topology {
   /// Switch level = 1 + hops to the nearest CA (leaf 1, spine 2, core 3, ...); 0 for CAs,
@@ -307,6 +318,16 @@ class Fabric {
   /// Host of a CA; kNoHost for switches and routers.
   [[nodiscard]] HostId host_of(NodeId id) const { return node_host_[idx(id)]; }
 
+  /// Accelerator (NVLink) domains, ordered by their first host; empty when the fabric has
+  /// none.
+  [[nodiscard]] std::span<const Domain> domains() const { return domains_; }
+  [[nodiscard]] bool has_domains() const { return !domains_.empty(); }
+  /// The domain of a host (index into domains()); kNone when it is in none.
+  [[nodiscard]] std::uint32_t domain_of(HostId h) const {
+    return host_domain_.empty() ? kNone : host_domain_[idx(h)];
+  }
+  [[nodiscard]] std::optional<std::uint32_t> find_domain(std::string_view name) const;
+
   [[nodiscard]] const Topology& topology() const { return topo_; }
   /// InfiniBand, or Ethernet when the links have Ethernet rates (Topology::link_layer).
   [[nodiscard]] LinkLayer link_layer() const { return topo_.link_layer; }
@@ -333,6 +354,8 @@ class Fabric {
   std::unordered_map<Guid, NodeId> by_guid_;
   std::unordered_map<std::string, HostId> by_host_;
   std::unordered_map<std::string, NodeId> by_switch_name_;
+  std::vector<Domain> domains_;
+  std::vector<std::uint32_t> host_domain_;  // per host; empty when there are no domains
   Topology topo_;
 };
 
@@ -344,5 +367,11 @@ std::string port_name(const Fabric& f, PortId p);
 /// A description without a blank is all hostname; a domain is dropped
 /// ("node001.example.org mlx5_0" -> "node001"), an IPv4 address kept whole.
 std::pair<std::string_view, std::string_view> split_ca_description(std::string_view desc);
+
+/// What a domain name may be: 1 to kMaxDomainName bytes of letters, digits and . _ : -
+/// (nvidia-smi's ClusterUUID.CliqueId is 38 to 42 of them). Empty when `name` is one, else
+/// what is wrong, for a message.
+inline constexpr std::size_t kMaxDomainName = 128;
+std::string domain_name_problem(std::string_view name);
 
 }  // namespace fabricplace::fabric

@@ -1,4 +1,4 @@
-// Canonical JSON (schema "fabricplace-fabric", version 1; docs/fabric-json.md).
+// Canonical JSON (schema "fabricplace-fabric", versions 1 and 2; docs/fabric-json.md).
 //
 // The writer is byte-stable: the same fabric always gives the same bytes (nodes by GUID,
 // one node or link per line), and reading what it wrote gives back the same Fabric, so
@@ -13,7 +13,9 @@
 
 namespace fabricplace::fabric {
 
-inline constexpr int kJsonVersion = 1;
+/// The newest version this build reads and writes. It writes version 1 for a fabric without
+/// accelerator domains (what builds before them read) and 2 for one with them.
+inline constexpr int kJsonVersion = 2;
 
 /// `with_counters` false leaves out the raw port counters (their verdicts, `problems`, stay):
 /// `slurm sync`'s fabric.json, which counters that move every minute would rewrite.

@@ -40,6 +40,9 @@ struct SourceOptions {
   /// Link rate assumed where topology.conf or a tiers CSV states none; unset: 4xHDR for
   /// topology.conf, 400GbE for a tiers CSV.
   std::optional<LinkRate> link_rate;
+  /// Collected nvidia-smi output giving the hosts' accelerator (NVLink) domains
+  /// (domains.hpp); they replace any the sources carry. Empty: none read.
+  std::string domains;
 };
 
 /// Guesses the format of a file's content (never kSpec, never kAuto).
@@ -59,7 +62,7 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
 /// Loads one fabric from a file path (any format) or a synthetic spec string.
 Result<Fabric> load_fabric(const std::string& source, const SourceOptions& options = {});
 /// Loads several sources and merges them by GUID into one fabric (rail planes: one dump
-/// per plane). Nodes seen in several sources must agree.
+/// per plane). Nodes seen in several sources must agree. Then options.domains, if given.
 Result<Fabric> load_fabrics(const std::vector<std::string>& sources,
                             const SourceOptions& options = {});
 
