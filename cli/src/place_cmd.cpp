@@ -29,13 +29,13 @@ inline constexpr int kExitInfeasible = 3;
 
 struct PlaceOpts {
   InputOpts in;
-  std::uint32_t nodes = 0, gpus_per_node = 8, tp = 0, pp = 1;
+  std::uint32_t nodes = 0, gpus_per_node = 8, tp = 0, ep = 0, pp = 1;
   std::string exclude, free, busy, state;
   // Given on the command line (an empty --free '' means "nothing is free").
   std::uint32_t segment = 0;
   std::string slurm_version = "22.05";
-  CLI::Option *tp_opt = nullptr, *free_opt = nullptr, *busy_opt = nullptr, *state_opt = nullptr,
-              *segment_opt = nullptr;
+  CLI::Option *tp_opt = nullptr, *ep_opt = nullptr, *gpus_opt = nullptr, *free_opt = nullptr,
+              *busy_opt = nullptr, *state_opt = nullptr, *segment_opt = nullptr;
   bool from_slurm = false;
   std::string running;  ///< --running FILE
   std::string policy = "fabric", policy_config;
@@ -90,6 +90,7 @@ int run_place(const PlaceOpts& o) {
   spec.nodes = o.nodes;
   spec.gpus_per_node = o.gpus_per_node;
   if (o.tp_opt->count()) spec.tp = o.tp;
+  if (o.ep_opt->count()) spec.ep = o.ep;
   spec.pp = o.pp;
   auto shape = placement::JobShape::make(spec);
   if (!shape) return report(shape.error());
@@ -118,6 +119,14 @@ int run_place(const PlaceOpts& o) {
   auto f = o.in.load();
   if (!f) return report(f.error());
   print_warnings(*f);
+  // Without --gpus-per-node, the GPUs the fabric's NVLink domains say the hosts have.
+  if (!o.gpus_opt->count())
+    if (const auto g = domain_gpus(*f); g && *g != spec.gpus_per_node) {
+      spec.gpus_per_node = *g;
+      auto again = placement::JobShape::make(spec);
+      if (!again) return report(again.error());
+      static_cast<placement::JobShape&>(job) = *again;
+    }
   if (!o.exclude.empty()) {
     auto ex = placement::resolve_hosts(*f, o.exclude, "--exclude");
     if (!ex) return report(ex.error());
@@ -219,11 +228,17 @@ void add_place_command(CLI::App& app, RunFn& run) {
       "placed, 3 no placement possible now (reason given), 1 bad input, 2 bad command line");
   o->in.add(cmd, "the fabric: dump(s), JSON, topology.conf, tiers CSV or spec", "--fabric");
   cmd->add_option("-N,--nodes", o->nodes, "nodes (hosts) the job needs")->required();
-  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")->capture_default_str();
+  o->gpus_opt = cmd->add_option("--gpus-per-node", o->gpus_per_node,
+                                "GPUs per node (default: the fabric's NVLink domains' count, "
+                                "else 8)");
   o->tp_opt =
       cmd->add_option("--tp", o->tp,
                       "tensor-parallel size in GPUs (default: GPUs per node); a TP group of more "
-                      "GPUs than a node spans TP / GPUs-per-node nodes under one leaf");
+                      "GPUs than a node spans TP / GPUs-per-node nodes under one leaf, or inside "
+                      "one NVLink domain when the fabric has domains");
+  o->ep_opt = cmd->add_option("--ep", o->ep,
+                              "expert-parallel size in GPUs (default: none): EP groups are kept "
+                              "together like TP groups (the larger of the two)");
   cmd->add_option("--pp", o->pp, "pipeline-parallel stages (must tile the job)")
       ->capture_default_str();
   cmd->add_option("--exclude", o->exclude, "hosts never to use (hostlist)");

@@ -35,9 +35,10 @@ struct RankfileOpts {
   InputOpts in;
   std::string hosts;
   bool from_slurm_job = false;
-  std::uint32_t tasks_per_node = 1, gpus_per_node = 8, tp = 0, cores_per_node = 0,
+  std::uint32_t tasks_per_node = 1, gpus_per_node = 8, tp = 0, ep = 0, cores_per_node = 0,
                 master_port = 29500;
-  CLI::Option *tasks_opt = nullptr, *tp_opt = nullptr, *cores_opt = nullptr, *hosts_opt = nullptr;
+  CLI::Option *tasks_opt = nullptr, *tp_opt = nullptr, *ep_opt = nullptr, *gpus_opt = nullptr,
+              *cores_opt = nullptr, *hosts_opt = nullptr;
   std::string format, out = "-", hwloc_xml;
   CLI::Option* hwloc_opt = nullptr;
   bool route_aware = false;
@@ -225,7 +226,11 @@ int run_rankfile(const RankfileOpts& o) {
   placement::ShapeSpec spec;
   spec.nodes = static_cast<std::uint32_t>(nhosts);
   spec.gpus_per_node = o.gpus_per_node;
+  // Without --gpus-per-node, the GPUs the fabric's NVLink domains say the hosts have.
+  if (!o.gpus_opt->count())
+    if (const auto g = domain_gpus(*f)) spec.gpus_per_node = *g;
   if (o.tp_opt->count()) spec.tp = o.tp;
+  if (o.ep_opt->count()) spec.ep = o.ep;
   spec.ranks_per_node = K;
   placement::ShapeNames names;
   names.nodes = "the number of hosts";
@@ -270,12 +275,16 @@ void add_rankfile_command(CLI::App& app, RunFn& run) {
                 "else 1");
   o->tasks_opt = cmd->add_option("--tasks-per-node", o->tasks_per_node,
                                  "ranks per host (default 1, or the Slurm job's)");
-  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per host")->capture_default_str();
+  o->gpus_opt = cmd->add_option("--gpus-per-node", o->gpus_per_node,
+                                "GPUs per host (default: the fabric's NVLink domains' count, "
+                                "else 8)");
   o->tp_opt = cmd->add_option(
       "--tp", o->tp,
       "tensor-parallel size in GPUs, as for place (default: GPUs per node); a TP group of more "
       "GPUs than a node spans TP / GPUs-per-node hosts; with K tasks per node it is "
       "TP x K / GPUs-per-node ranks (docs/rankfiles.md)");
+  o->ep_opt =
+      cmd->add_option("--ep", o->ep, "expert-parallel size in GPUs, as for place (default: none)");
   cmd->add_option("--format", o->format, placement::kRankFormats)->required();
   add_output_option(cmd, o->out, "output file ('-' = stdout), written atomically");
   o->cores_opt = cmd->add_option("--cores-per-node", o->cores_per_node,

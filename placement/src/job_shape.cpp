@@ -1,5 +1,6 @@
 #include "fabricplace/placement/job_shape.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace fabricplace::placement {
@@ -26,6 +27,15 @@ ShapeRule first_broken_rule(const ShapeSpec& s) {
   // A TP group of T x K / G ranks, or ranks that each hold whole groups.
   const std::uint64_t tk = std::uint64_t{T} * s.ranks_per_node.value_or(G);
   if (tk % G != 0 && (tk > G || G % tk != 0)) return ShapeRule::kTpNotWholeRanks;
+  if (s.ep) {
+    const std::uint32_t E = *s.ep;
+    if (E == 0) return ShapeRule::kNoEp;
+    if (E > G && E % G != 0) return ShapeRule::kEpPartialNodes;
+    if (E <= G && G % E != 0) return ShapeRule::kEpSplitsNode;
+    if (E % T != 0 && T % E != 0) return ShapeRule::kEpNotNested;
+    if (s.nodes && (std::uint64_t{*s.nodes} * G) % (std::uint64_t{std::max(E, T)} * s.pp) != 0)
+      return ShapeRule::kEpDoesNotTile;
+  }
   return ShapeRule::kOk;
 }
 
@@ -38,6 +48,7 @@ Result<JobShape> JobShape::make(const ShapeSpec& s, const ShapeNames& n) {
     out.tp = s.tp.value_or(s.gpus_per_node);
     out.pp = s.pp;
     out.ranks_per_node = s.ranks_per_node.value_or(s.gpus_per_node);
+    out.ep = s.ep.value_or(0);
     return out;
   }
   using std::to_string;
@@ -87,6 +98,32 @@ Result<JobShape> JobShape::make(const ShapeSpec& s, const ShapeNames& n) {
       return fail(ErrorCode::kUsage, std::string(n.pp) + " " + to_string(s.pp) + ": " +
                                          to_string(N) +
                                          " nodes do not split into equal pipeline stages");
+    case ShapeRule::kNoEp:
+      return at_least_one(n.ep);
+    case ShapeRule::kEpPartialNodes:
+    case ShapeRule::kEpSplitsNode:
+    case ShapeRule::kEpNotNested:
+    case ShapeRule::kEpDoesNotTile: {
+      const std::uint32_t E = *s.ep;
+      const std::string ep = std::string(n.ep) + " " + to_string(E);
+      if (rule == ShapeRule::kEpPartialNodes)
+        return fail(ErrorCode::kUsage, ep + " with " + gpn +
+                                           ": an EP group larger than a node must span whole "
+                                           "nodes (a multiple of " +
+                                           to_string(G) + ")");
+      if (rule == ShapeRule::kEpSplitsNode)
+        return fail(ErrorCode::kUsage,
+                    ep + " with " + gpn + ": an EP group smaller than a node must divide it (" +
+                        to_string(G) + " is not a multiple of " + to_string(E) + ")");
+      if (rule == ShapeRule::kEpNotNested)
+        return fail(ErrorCode::kUsage, ep + " with " + tp +
+                                           ": EP and TP groups must nest (one size a multiple "
+                                           "of the other)");
+      const std::uint64_t unit = std::uint64_t{std::max(E, T)} * s.pp;
+      return fail(ErrorCode::kUsage, ep + " does not tile the job: " + to_string(gpus) +
+                                         " GPUs are not a multiple of " +
+                                         (s.pp > 1 ? "max(TP, EP) x PP = " : "") + to_string(unit));
+    }
     case ShapeRule::kTpNotWholeRanks: {
       const std::string ranks(n.ranks), k = to_string(K);
       return fail(ErrorCode::kUsage, tp + " with " + gpn + " and " + k + " " + ranks +
@@ -104,6 +141,7 @@ ShapeSpec JobShape::spec() const {
   s.nodes = nodes;
   s.gpus_per_node = gpus_per_node;
   if (tp) s.tp = tp;
+  if (ep) s.ep = ep;
   s.pp = pp;
   if (ranks_per_node) s.ranks_per_node = ranks_per_node;
   return s;

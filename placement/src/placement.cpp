@@ -62,8 +62,7 @@ NodeId lost_uplink_leaf(const fabric::Fabric& f, fabric::PortId p) {
   const auto level = t.level[idx(port.node)];
   if (level == 1) return port.node;
   if (level > 1)
-    if (const auto peer = f.find_guid(port.health.was_linked_to);
-        peer && t.level[idx(*peer)] == 1)
+    if (const auto peer = f.find_guid(port.health.was_linked_to); peer && t.level[idx(*peer)] == 1)
       return *peer;
   return fabric::kNoNode;
 }
@@ -140,6 +139,79 @@ Result<Weights> parse_weights(std::string_view text, const std::string& file) {
   if (!r) return std::unexpected(r.error());
   return w;
 }
+
+namespace {
+
+// On a fabric with NVLink domains the unit a TP (EP) group must not leave is the domain, not
+// the leaf: the blocks become the domains (docs/placement.md, "NVLink domains"). A domain's
+// block has the hosts of the domain that are in some leaf block, leaf by leaf in the leaf
+// blocks' order (so a ring through it is leaf-contiguous), the leaves, uplinks and faults
+// of every leaf block it touches, and the pod and tier-2 group of its first one; a block
+// that touches a leaf block without uplinks has none (its hosts there could not send out).
+// The hosts of a leaf block in no domain stay a block of that leaf, under its name. Blocks
+// come in the order their first host appears, leaf block by leaf block.
+void by_domain(const fabric::Fabric& f, Context& c) {
+  const Blocks leaf = std::move(c.blocks);
+  const auto up = std::move(c.block_up), down = std::move(c.block_down);
+  const auto tier2 = std::move(c.block_tier2);
+  const auto why = std::move(c.uplink_why);
+  const auto faults = std::move(c.uplink_faults);
+  Blocks& b = c.blocks;
+  b = Blocks{};
+  b.of_host.assign(f.num_hosts(), kNone);
+  std::vector<std::vector<std::uint32_t>> under;  // per block: its leaf blocks, in order
+  std::vector<std::uint32_t> of_domain(f.domains().size(), kNone);
+  for (std::uint32_t k = 0; k < leaf.size(); ++k) {
+    std::uint32_t rest = kNone;
+    for (HostId h : leaf.hosts[k]) {
+      const auto d = f.domain_of(h);
+      std::uint32_t& nb = d == kNone ? rest : of_domain[d];
+      if (nb == kNone) {
+        nb = static_cast<std::uint32_t>(b.size());
+        b.name.push_back(d == kNone ? leaf.name[k] : f.domains()[d].name);
+        b.hosts.emplace_back();
+        b.pod.push_back(leaf.pod[k]);
+        b.component.push_back(leaf.component[k]);
+        under.emplace_back();
+      }
+      b.hosts[nb].push_back(h);
+      b.of_host[idx(h)] = nb;
+      if (under[nb].empty() || under[nb].back() != k) under[nb].push_back(k);
+    }
+  }
+  const std::size_t n = b.size();
+  b.leaves.resize(n);
+  c.block_up.assign(n, {});
+  c.block_down.assign(n, {});
+  c.block_tier2.assign(n, kNone);
+  c.uplink_why.assign(n, {});
+  c.uplink_faults.assign(n, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    bool isolated = false;
+    for (auto lk : under[k]) {
+      b.leaves[k].insert(b.leaves[k].end(), leaf.leaves[lk].begin(), leaf.leaves[lk].end());
+      b.component[k] = std::min(b.component[k], leaf.component[lk]);
+      isolated = isolated || up[lk].empty();
+      c.block_up[k].insert(c.block_up[k].end(), up[lk].begin(), up[lk].end());
+      c.block_down[k].insert(c.block_down[k].end(), down[lk].begin(), down[lk].end());
+      c.uplink_faults[k] += faults[lk];
+      if (!why[lk].empty())
+        c.uplink_why[k] += (c.uplink_why[k].empty() ? "" : "; ") +
+                           (under[k].size() > 1 ? leaf.name[lk] + ": " : std::string()) + why[lk];
+    }
+    c.block_tier2[k] = tier2[under[k].front()];
+    if (isolated) {
+      c.block_up[k].clear();
+      c.block_down[k].clear();
+    }
+  }
+  c.link_block.assign(c.link_block.size(), kNone);
+  for (std::uint32_t k = static_cast<std::uint32_t>(n); k-- > 0;)  // the first block wins
+    for (const auto* v : {&c.block_up[k], &c.block_down[k]})
+      for (auto d : *v) c.link_block[d] = k;
+}
+
+}  // namespace
 
 Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* routes) {
   const auto& t = f.topology();
@@ -322,6 +394,8 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
     for (std::uint32_t h = 0; h < f.num_hosts(); ++h)
       if (t.host_leaves[h].size() < t.rails.size()) c.healthy[h] = 0;
 
+  if (f.has_domains()) by_domain(f, c);
+
   // In the order Context::block_group and tier2_group index.
   std::vector<std::vector<routes::DirLink>> groups;
   groups.reserve(2 * (c.block_up.size() + c.tier2_up.size()));
@@ -341,9 +415,9 @@ std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
                                        const NodeStates& states, bool healthy_only,
                                        BlockCounts& counts) {
   // Usable: free (HostState::kFree), in a block, not excluded, and with `healthy_only` on
-  // sound host links (Context::healthy); tested block by block, with the counts. A block's hosts are mostly one
-  // run of consecutive ids: such a run is tested eight hosts at a time, in the bytes of one
-  // word (HostState::kFree is 0; `healthy` is 0 or 1).
+  // sound host links (Context::healthy); tested block by block, with the counts. A block's hosts
+  // are mostly one run of consecutive ids: such a run is tested eight hosts at a time, in the bytes
+  // of one word (HostState::kFree is 0; `healthy` is 0 or 1).
   static_assert(static_cast<int>(HostState::kFree) == 0);
   const std::size_t n = states.state.size();
   std::vector<std::uint8_t> ok(n, 0);
@@ -411,14 +485,12 @@ double score_of(const Weights& w, const Measures& m) {
   const double s = m.bandwidth.routed ? m.bandwidth.slowdown : kNoRoute;
   // With pipeline stages, the crossings are those of the job's whole traffic pattern.
   const auto crossings = m.pp_inter_leaf ? m.pp_inter_leaf : m.ring_inter_leaf;
-  return w.slowdown * m.hosts * (s - 1) + w.contention * m.bandwidth.others +
-         w.leaves * m.leaves + w.pods * (m.pods + m.thin_core) + w.ring_crossings * crossings +
-         w.leftover * m.leftover + w.fresh_block * m.fresh_blocks +
-         w.tp_split * m.tp_groups_split;
+  return w.slowdown * m.hosts * (s - 1) + w.contention * m.bandwidth.others + w.leaves * m.leaves +
+         w.pods * (m.pods + m.thin_core) + w.ring_crossings * crossings + w.leftover * m.leftover +
+         w.fresh_block * m.fresh_blocks + w.tp_split * m.tp_groups_split;
 }
 
-std::vector<std::pair<HostId, HostId>> job_edges(std::span<const HostId> ranked,
-                                                 std::uint32_t pp) {
+std::vector<std::pair<HostId, HostId>> job_edges(std::span<const HostId> ranked, std::uint32_t pp) {
   std::vector<std::pair<HostId, HostId>> out;
   const std::size_t n = ranked.size();
   if (pp <= 1 || n % pp != 0) {
@@ -587,11 +659,14 @@ ThinTier thinnest_tier(const Context& c) {
   const auto& b = c.blocks;
   double hosts = 0, leaf_up = 0;
   std::vector<double> pod_hosts(c.tier2_up.size(), 0);
+  // Each uplink once: the blocks of NVLink domains under one leaf share its uplinks.
+  std::vector<char> counted(c.link_block.size(), 0);
   for (std::size_t k = 0; k < b.size(); ++k) {
     if (!c.uplinked(k)) continue;
     const double n = static_cast<double>(b.hosts[k].size());
     hosts += n;
-    for (auto d : c.block_up[k]) leaf_up += c.capacity.gbps[d];
+    for (auto d : c.block_up[k])
+      if (!std::exchange(counted[d], 1)) leaf_up += c.capacity.gbps[d];
     if (c.block_tier2[k] != fabric::kNone) pod_hosts[c.block_tier2[k]] += n;
   }
   ThinTier t;

@@ -46,8 +46,7 @@ std::vector<std::pair<std::uint32_t, std::vector<HostId>>> segments(
 
 // The bottleneck's rate or count is one its source assumed (fabric::Assumed).
 bool bottleneck_assumed(const Context& c, const Forecast& fc) {
-  return fc.bottleneck != kNone &&
-         c.fabric->link(fabric::LinkId{fc.bottleneck / 2}).assumed.any();
+  return fc.bottleneck != kNone && c.fabric->link(fabric::LinkId{fc.bottleneck / 2}).assumed.any();
 }
 
 std::string slowdown_str(const Forecast& fc) {
@@ -85,9 +84,9 @@ const Row kRows[] = {
      }},
     {"others slowed",
      [](const Measures& m) {
-       return m.bandwidth.slowed == 0 ? std::string("0")
-                                      : std::to_string(m.bandwidth.slowed) + " (+" +
-                                            num(m.bandwidth.others) + ")";
+       return m.bandwidth.slowed == 0
+                  ? std::string("0")
+                  : std::to_string(m.bandwidth.slowed) + " (+" + num(m.bandwidth.others) + ")";
      }},
     {"leftover free hosts", [](const Measures& m) { return std::to_string(m.leftover); }},
     {"fresh blocks broken", [](const Measures& m) { return std::to_string(m.fresh_blocks); }},
@@ -148,28 +147,28 @@ ojson measures_json(const Context& c, const Measures& m) {
 
 // "leaf01[33] -> spine02[1] (200 Gb/s): 1 -> 2 ring edges, ring share 50 %".
 std::string bottleneck_text(const Context& c, const Forecast& fc) {
-  if (!fc.routed) return "some ring edge has no route (a leaf without uplinks, or parts of the "
-                         "fabric that do not reach each other)";
+  if (!fc.routed)
+    return "some ring edge has no route (a leaf without uplinks, or parts of the "
+           "fabric that do not reach each other)";
   if (fc.bottleneck == kNone) return "none (a single host)";
   char share[16];
   std::snprintf(share, sizeof share, "%.0f", 100 * fc.share());
-  std::string s = bottleneck_name(*c.fabric, fc) + " (" + routes::load_str(
-                      c.capacity.gbps[fc.bottleneck]) + " Gb/s" +
-                  (bottleneck_assumed(c, fc) ? ", assumed" : "") + "): " +
-                  routes::load_str(fc.before) + " -> " + routes::load_str(fc.after) +
+  std::string s = bottleneck_name(*c.fabric, fc) + " (" +
+                  routes::load_str(c.capacity.gbps[fc.bottleneck]) + " Gb/s" +
+                  (bottleneck_assumed(c, fc) ? ", assumed" : "") +
+                  "): " + routes::load_str(fc.before) + " -> " + routes::load_str(fc.after) +
                   " ring edges; the job's ring runs at " + share + " % of a host link";
   if (fc.slowed)
-    s += "; slows " + std::to_string(fc.slowed) + (fc.slowed == 1 ? " running job" : " running jobs") +
-         " by " + num(fc.others) + " node-slowdown in all";
+    s += "; slows " + std::to_string(fc.slowed) +
+         (fc.slowed == 1 ? " running job" : " running jobs") + " by " + num(fc.others) +
+         " node-slowdown in all";
   return s;
 }
 
 ojson job_json(const JobRequest& job) {
-  return ojson{{"nodes", job.nodes},
-               {"gpus_per_node", job.gpus_per_node},
-               {"tp", job.tp_size()},
-               {"pp", job.pp},
-               {"tp_group_nodes", job.group_nodes()}};
+  return ojson{{"nodes", job.nodes},  {"gpus_per_node", job.gpus_per_node},
+               {"tp", job.tp_size()}, {"ep", job.ep},
+               {"pp", job.pp},        {"tp_group_nodes", job.group_nodes()}};
 }
 
 ojson to_ojson(const Context& c, const Placement& p) {
@@ -239,38 +238,46 @@ std::string ring_text(const Context& c, const std::vector<HostId>& ranked) {
 std::string placement_text(const Context& c, const JobRequest& job, const Placement& p,
                            bool explain) {
   const auto& f = *c.fabric;
+  // What a block is called: an NVLink domain, a rail group or a leaf.
+  const bool dom = f.has_domains(), rail = !dom && c.tree.virtual_leaves;
+  const std::string one = dom    ? "domain"
+                          : rail ? "rail group"
+                                 : "leaf",
+                    many = dom    ? "domains"
+                           : rail ? "rail groups"
+                                  : "leaves";
   std::string s = "policy: " + p.policy + "\n";
   if (!p.feasible) return s + "feasible: no\nreason: " + p.reason + "\n";
   const auto& m = p.measures;
   s += "feasible: yes\n";
   s += "hosts: " + hostlist::compress(names(f, p.hosts)) + " (" + std::to_string(p.hosts.size()) +
        ")\n";
-  s += std::string(c.tree.virtual_leaves ? "rail groups: " : "leaves: ");
+  s += many + ": ";
   for (std::size_t i = 0; i < p.leaves.size(); ++i) s += (i ? ", " : "") + p.leaves[i];
   const auto core = core_ratio(m);
   s += " (" + std::to_string(m.leaves) + " in " + std::to_string(m.pods) +
-       (m.pods == 1 ? " pod" : " pods") +
-       (core.empty() ? std::string() : ", core " + core + ":1") + ")\n";
+       (m.pods == 1 ? " pod" : " pods") + (core.empty() ? std::string() : ", core " + core + ":1") +
+       ")\n";
   s += "ring: " + ring_text(c, p.hosts) + "\n";
-  const std::string unit = c.tree.virtual_leaves ? "rail-group" : "leaf";
+  const std::string unit = rail ? "rail-group" : one;
   s += "ring edges: " + std::to_string(m.ring_inter_leaf) + " inter-" + unit + ", " +
        std::to_string(m.ring_inter_pod) + " inter-pod\n";
-  const auto T = job.tp_size(), G = job.gpus_per_node;
-  s += "TP groups: " + std::to_string(p.tp_groups.size()) +
+  const auto T = job.group_gpus(), G = job.gpus_per_node;
+  s += std::string(job.ep > job.tp_size() ? "EP" : "TP") +
+       " groups: " + std::to_string(p.tp_groups.size()) +
        (T > G   ? " x " + std::to_string(job.hosts_per_group()) + " hosts"
         : T < G ? ", " + std::to_string(job.groups_per_host()) + " per host"
                 : ", one per host") +
-       " (TP " + std::to_string(T) + ", " + std::to_string(G) + " GPUs per node)";
-  if (m.tp_groups_split)
-    s += "; " + std::to_string(m.tp_groups_split) + " split across " +
-         (c.tree.virtual_leaves ? "rail groups" : "leaves");
+       " (TP " + std::to_string(job.tp_size()) +
+       (job.ep ? ", EP " + std::to_string(job.ep) : std::string()) + ", " + std::to_string(G) +
+       " GPUs per node)";
+  if (m.tp_groups_split) s += "; " + std::to_string(m.tp_groups_split) + " split across " + many;
   s += "\n";
   if (job.pp > 1 && p.hosts.size() % job.pp == 0) {
     const std::size_t per = p.hosts.size() / job.pp;
     s += "pipeline: " + std::to_string(job.pp) + " stages of " + std::to_string(per) +
          (per == 1 ? " node, " : " nodes, ") + std::to_string(m.stages_in_block) + " inside one " +
-         (c.tree.virtual_leaves ? "rail group" : "leaf") + "; " + std::to_string(m.pp_inter_leaf) +
-         " edges of their traffic between " + (c.tree.virtual_leaves ? "rail groups" : "leaves") +
+         one + "; " + std::to_string(m.pp_inter_leaf) + " edges of their traffic between " + many +
          " (stage rings, stage to stage)\n";
     for (std::size_t st = 0; st < job.pp; ++st) {
       std::vector<HostId> stage(p.hosts.begin() + static_cast<long>(st * per),
@@ -295,7 +302,7 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
   table.push_back({"score", num(p.score), p.has_runner_up ? num(p.runner_up_score) : ""});
   s += "\n" + columns(table, {24, 14});
   if (p.has_runner_up) {
-    s += "runner-up leaves: ";
+    s += std::string(dom ? "runner-up domains: " : "runner-up leaves: ");
     for (std::size_t i = 0; i < p.runner_up_leaves.size(); ++i)
       s += (i ? ", " : "") + p.runner_up_leaves[i];
     s += "\n";
@@ -304,10 +311,8 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
       s += "(a tie: of the equal sets found, the one with the fewest faulty uplinks, then the "
            "first in topology.conf order, wins)\n";
   } else if (p.policy == "fabric") {
-    const bool rail = c.tree.virtual_leaves;
-    s += "runner-up: none (the search found no other set of " + std::to_string(m.leaves) +
-         (m.leaves == 1 ? (rail ? " rail group" : " leaf") : (rail ? " rail groups" : " leaves")) +
-         " that holds the job)\n";
+    s += "runner-up: none (the search found no other set of " + std::to_string(m.leaves) + " " +
+         (m.leaves == 1 ? one : many) + " that holds the job)\n";
   } else {
     s += "runner-up: " + p.policy + " weighs no alternatives\n";
   }

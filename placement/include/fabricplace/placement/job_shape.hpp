@@ -1,6 +1,7 @@
-// The job's shape: nodes, GPUs per node, the tensor-parallel (TP) group size in GPUs, pipeline
-// stages and ranks per node, and what follows from them (hosts per TP group, TP groups per
-// host, ranks per TP group). docs/placement.md, "Job shape".
+// The job's shape: nodes, GPUs per node, the tensor-parallel (TP) and expert-parallel (EP)
+// group sizes in GPUs, pipeline stages and ranks per node, and what follows from them (the
+// group a placement keeps together, its hosts, groups per host, ranks per TP group).
+// docs/placement.md, "Job shape".
 //
 // Contract
 // - JobShape::make() is the one builder, and first_broken_rule() the one statement of the
@@ -14,6 +15,11 @@
 // - Ranks: with K ranks per node each rank drives G / K GPUs, and a TP group is T x K / G
 //   ranks. When that is below one rank (K ranks each holding whole groups: G a multiple of
 //   T x K) a TP group is one rank; when it is not whole otherwise, the shape is refused.
+// - `--ep` counts GPUs too: an expert-parallel group of E GPUs is E consecutive GPUs in rank
+//   order whose MoE all-to-all runs among them. The same node rules as T hold for E, one of
+//   T and E divides the other (groups nest), and N x G must be a multiple of E x PP. The
+//   group a placement keeps inside one zone (a leaf, a rail group, an NVLink domain) is the
+//   larger of the two: group_gpus() = max(T, E).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +40,7 @@ struct ShapeSpec {
   std::optional<std::uint32_t> nodes = std::nullopt;
   std::uint32_t gpus_per_node = 8;
   std::optional<std::uint32_t> tp = std::nullopt;  ///< GPUs per TP group; none: G (a node each)
+  std::optional<std::uint32_t> ep = std::nullopt;  ///< GPUs per EP group; none: no EP groups
   std::uint32_t pp = 1;                            ///< pipeline stages
   std::optional<std::uint32_t> ranks_per_node = std::nullopt;  ///< none: G (one rank per GPU)
 };
@@ -43,6 +50,7 @@ struct ShapeNames {
   std::string_view nodes = "--nodes";
   std::string_view gpus_per_node = "--gpus-per-node";
   std::string_view tp = "--tp";
+  std::string_view ep = "--ep";
   std::string_view pp = "--pp";
   std::string_view ranks_per_node = "--tasks-per-node";
   std::string_view ranks = "tasks";  ///< what a rank is called, plural ("tasks per node")
@@ -63,6 +71,11 @@ enum class ShapeRule : std::uint8_t {
   kPpDoesNotTile,    ///< N x G not a multiple of T x PP
   kPpSplitsNodes,    ///< N not a multiple of PP
   kTpNotWholeRanks,  ///< T x K / G not whole, and a rank does not hold whole groups
+  kNoEp,             ///< ep given as 0
+  kEpPartialNodes,   ///< E > G and E not a multiple of G
+  kEpSplitsNode,     ///< E <= G and G not a multiple of E
+  kEpNotNested,      ///< neither of T and E divides the other
+  kEpDoesNotTile,    ///< N x G not a multiple of E (x PP)
 };
 
 /// The first rule `spec` breaks (kOk: none). Allocates nothing: the trace readers try
@@ -77,6 +90,7 @@ struct JobShape {
   std::uint32_t nodes = 0;           ///< hosts; 0 only when built without a node count
   std::uint32_t gpus_per_node = 8;   ///< G
   std::uint32_t tp = 0;              ///< T, GPUs per TP group; 0 = gpus_per_node
+  std::uint32_t ep = 0;              ///< E, GPUs per EP group; 0 = no EP groups
   std::uint32_t pp = 1;              ///< pipeline stages (stages follow rank order)
   std::uint32_t ranks_per_node = 0;  ///< K; 0 = gpus_per_node (one rank per GPU)
 
@@ -87,15 +101,19 @@ struct JobShape {
 
   /// T: GPUs per TP group.
   [[nodiscard]] std::uint32_t tp_size() const { return tp ? tp : gpus_per_node; }
-  /// Hosts per TP group: T / G when a group spans nodes, else 1.
+  /// The group a placement keeps inside one zone: max(T, E) GPUs (the EP group when it is
+  /// the larger, else the TP group).
+  [[nodiscard]] std::uint32_t group_gpus() const { return ep > tp_size() ? ep : tp_size(); }
+  /// Hosts per group (group_gpus()): its GPUs / G when a group spans nodes, else 1.
   [[nodiscard]] std::uint32_t hosts_per_group() const {
-    return tp_size() > gpus_per_node ? tp_size() / gpus_per_node : 1;
+    return group_gpus() > gpus_per_node ? group_gpus() / gpus_per_node : 1;
   }
   /// The same (the name the policies use).
   [[nodiscard]] std::uint32_t group_nodes() const { return hosts_per_group(); }
-  /// TP groups per host: G / T when a group fits in a node, else 1 (a host is in one group).
+  /// Groups (group_gpus()) per host: G / their GPUs when a group fits in a node, else 1 (a
+  /// host is in one group).
   [[nodiscard]] std::uint32_t groups_per_host() const {
-    return tp_size() < gpus_per_node ? gpus_per_node / tp_size() : 1;
+    return group_gpus() < gpus_per_node ? gpus_per_node / group_gpus() : 1;
   }
   /// Groups of hosts a placement must keep whole: nodes / hosts_per_group().
   [[nodiscard]] std::uint32_t groups() const { return nodes / group_nodes(); }

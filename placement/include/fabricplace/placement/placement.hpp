@@ -51,12 +51,16 @@ Result<Weights> parse_weights(std::string_view text, const std::string& file);
 /// without uplinks, separate parts of the fabric): it would not run.
 inline constexpr double kNoRoute = 1000;
 
-/// The unit a TP group must not leave: a leaf, or on rail-optimised fabrics a rail group
-/// (scalable unit, one leaf per rail), exactly the leaves of the topology.conf export.
+/// The unit a TP (EP) group must not leave: a leaf, or on rail-optimised fabrics a rail group
+/// (scalable unit, one leaf per rail), exactly the leaves of the topology.conf export; on a
+/// fabric with NVLink domains, each domain (and, per leaf block, its hosts in no domain):
+/// prepare() documents how.
 struct Blocks {
-  std::vector<std::uint32_t> of_host;              ///< per host: block index, fabric::kNone if none
-  std::vector<std::vector<fabric::HostId>> hosts;  ///< per block: its hosts, index order
-  std::vector<std::string> name;                   ///< as in topology.conf
+  std::vector<std::uint32_t> of_host;  ///< per host: block index, fabric::kNone if none
+  /// Per block: its hosts, index order (a domain's: leaf block by leaf block, index order in
+  /// each).
+  std::vector<std::vector<fabric::HostId>> hosts;
+  std::vector<std::string> name;         ///< as in topology.conf; a domain's name
   std::vector<std::uint32_t> pod;        ///< per block: its spine group (Slurm tree parent)
   std::vector<std::uint32_t> component;  ///< per block: connected part of the fabric
   std::vector<std::vector<fabric::NodeId>> leaves;  ///< per block: its leaf switches
