@@ -22,11 +22,21 @@ std::string node_list(const Fabric& f, const std::vector<HostId>& hosts,
 SlurmBlocks slurm_blocks(const Fabric& f, const SlurmTree& tree) {
   SlurmBlocks b;
   b.virtual_leaves = tree.virtual_leaves;
+  b.domains = f.has_domains();
   b.warnings = tree.warnings;
   // Pods: a leaf's spine group when that group has a parent (a level above the spines);
   // otherwise one pod. In order of their first leaf in the tree's (topology.conf) order.
+  // The units that become base blocks: leaves, or on a fabric with NVLink domains the
+  // domains (and, per leaf, its hosts in no domain under the leaf's name). A domain belongs
+  // to the pod of its first host in leaf order; its hosts come leaf by leaf.
+  struct Unit {
+    std::string name;
+    std::vector<HostId> hosts;
+  };
   std::map<std::uint32_t, std::uint32_t> pod_of;  // spine group (kNone: the one pod) -> pod
-  std::vector<std::vector<std::uint32_t>> pods;
+  std::vector<std::vector<Unit>> pods;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> unit_of_domain(f.domains().size(),
+                                                                      {kNone, kNone});
   for (std::uint32_t s = 0; s < tree.switches.size(); ++s) {
     const auto& sw = tree.switches[s];
     if (sw.level != 1 || sw.hosts.empty()) continue;
@@ -35,16 +45,37 @@ SlurmBlocks slurm_blocks(const Fabric& f, const SlurmTree& tree) {
     const auto [it, added] =
         pod_of.try_emplace(split ? p : kNone, static_cast<std::uint32_t>(pods.size()));
     if (added) pods.emplace_back();
-    pods[it->second].push_back(s);
+    auto& units = pods[it->second];
+    if (!f.has_domains()) {
+      units.push_back(Unit{sw.name, sw.hosts});
+      continue;
+    }
+    std::uint32_t rest = kNone;
+    for (HostId h : sw.hosts) {
+      const auto d = f.domain_of(h);
+      if (d == kNone) {
+        if (rest == kNone) {
+          rest = static_cast<std::uint32_t>(units.size());
+          units.push_back(Unit{sw.name, {}});
+        }
+        units[rest].hosts.push_back(h);
+        continue;
+      }
+      auto& at = unit_of_domain[d];
+      if (at.first == kNone) {
+        at = {it->second, static_cast<std::uint32_t>(units.size())};
+        units.push_back(Unit{f.domains()[d].name, {}});
+      }
+      pods[at.first][at.second].hosts.push_back(h);
+    }
   }
   b.pods = static_cast<std::uint32_t>(pods.size());
   if (pods.empty()) return b;
   std::size_t largest = 0;
   for (const auto& pod : pods) {
     largest = std::max(largest, pod.size());
-    for (auto s : pod)
-      b.base_size =
-          std::max(b.base_size, static_cast<std::uint32_t>(tree.switches[s].hosts.size()));
+    for (const auto& u : pod)
+      b.base_size = std::max(b.base_size, static_cast<std::uint32_t>(u.hosts.size()));
   }
   if (pods.size() > 1)
     while (b.pod_slots < largest) b.pod_slots *= 2;
@@ -52,6 +83,7 @@ SlurmBlocks slurm_blocks(const Fabric& f, const SlurmTree& tree) {
   std::set<std::string> names;
   for (std::uint32_t h = 0; h < f.num_hosts(); ++h) names.insert(f.host(HostId{h}).name);
   for (const auto& s : tree.switches) names.insert(s.name);
+  for (const auto& d : f.domains()) names.insert(d.name);
   std::uint32_t stems = 0;
   const auto stem = [&] {  // a name no host or switch has
     char buf[40];
@@ -65,8 +97,8 @@ SlurmBlocks slurm_blocks(const Fabric& f, const SlurmTree& tree) {
     for (std::size_t i = 1; i <= n; ++i) blk.placeholder.push_back(st + "-" + std::to_string(i));
   };
   for (std::uint32_t p = 0; p < pods.size(); ++p) {
-    for (auto s : pods[p]) {
-      SlurmBlock blk{tree.switches[s].name, tree.switches[s].hosts, {}, p};
+    for (auto& u : pods[p]) {
+      SlurmBlock blk{u.name, std::move(u.hosts), {}, p};
       future(blk, b.base_size - blk.hosts.size());  // a short leaf, filled up to the base
       b.blocks.push_back(std::move(blk));
     }
@@ -86,12 +118,15 @@ std::string to_slurm_block(const Fabric& f, const SlurmBlocks& b) {
   out += "# Slurm topology.conf (TopologyPlugin=topology/block, Slurm 23.11+), written by\n";
   out += "# fabricplace from: " + f.origin() + "\n";
   out += "# Base blocks are " +
-         std::string(b.virtual_leaves ? "rail groups (a rail-optimised fabric)" : "leaf switches") +
+         std::string(b.domains          ? "NVLink domains (and blocks of a leaf's hosts in none)"
+                     : b.virtual_leaves ? "rail groups (a rail-optimised fabric)"
+                                        : "leaf switches") +
          (b.pod_slots > 1
               ? ", pod by pod. Slurm groups them into larger\n# blocks by position, so each pod "
                 "starts at a multiple of " +
-                    std::to_string(b.pod_slots) +
-                    " blocks and a pod with fewer leaves is\n"
+                    std::to_string(b.pod_slots) + " blocks and a pod with fewer " +
+                    (b.domains ? "domains" : "leaves") +
+                    " is\n"
                     "# padded with placeholders.\n"
               : std::string(", in order; one pod, so one block size: a job larger than a\n"
                             "# base block may use any of them.\n"));
@@ -102,8 +137,8 @@ std::string to_slurm_block(const Fabric& f, const SlurmBlocks& b) {
   }
   if (placeholders + short_leaves > 0)
     out += "# " + std::to_string(placeholders) + " placeholder block(s) and " +
-           std::to_string(short_leaves) +
-           " leaf/leaves filled up to the base size: their fabricplace-pad* nodes must be in\n"
+           std::to_string(short_leaves) + (b.domains ? " domain(s)" : " leaf/leaves") +
+           " filled up to the base size: their fabricplace-pad* nodes must be in\n"
            "# slurm.conf as State=FUTURE\n"
            "# (fabricplace fabric export --format slurm-block-nodes).\n";
   for (const auto& m : f.topology().incomplete)

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/fabric/domains.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "test_support.hpp"
 
@@ -111,4 +113,52 @@ TEST(SlurmBlockExport, RailGroupsAreTheBaseBlocks) {
             std::string::npos)
       << text;
   EXPECT_EQ(body(to_slurm_block_nodes(b)), "");
+}
+
+// NVLink domains are the base blocks: pod by pod, each pod padded to a power of two of them,
+// BlockSizes from the largest domain.
+TEST(SlurmBlockExport, DomainsAreTheBaseBlocks) {
+  const Fabric f = spec("fat3:pods=2,leaves=2,down=9,up=2,spines=2,spine_up=2,nvl=6,gpus=4");
+  const auto b = slurm_blocks(f, slurm_tree(f));
+  EXPECT_TRUE(b.domains);
+  EXPECT_EQ(b.sizes, (std::vector<std::uint32_t>{6, 24}));
+  EXPECT_EQ(body(to_slurm_block(f, b)),
+            "BlockName=nvl01 Nodes=node[001-006]\n"
+            "BlockName=nvl02 Nodes=node[007-012]\n"  // across p01-leaf01 and p01-leaf02
+            "BlockName=nvl03 Nodes=node[013-018]\n"
+            "BlockName=fabricplace-pad01 Nodes=fabricplace-pad01-[1-6]\n"
+            "BlockName=nvl04 Nodes=node[019-024]\n"
+            "BlockName=nvl05 Nodes=node[025-030]\n"
+            "BlockName=nvl06 Nodes=node[031-036]\n"
+            "BlockName=fabricplace-pad02 Nodes=fabricplace-pad02-[1-6]\n"
+            "BlockSizes=6,24\n");
+}
+
+// From nvidia-smi: a rack with a tray out is a short domain, filled up to the base size (and
+// the tray, reporting no GPU, a block of its leaf's hosts in no domain); a rack not reported
+// keeps its position as a block of its leaf's hosts; each pod is padded to 4 positions.
+TEST(SlurmBlockExport, ShortAndMissingDomainsKeepPositions) {
+  const Fabric bare = spec("fat3:pods=2,leaves=2,down=4,up=2,spines=2,spine_up=2");
+  std::vector<DomainMember> m;
+  auto put = [&](const std::string& hosts, const std::string& domain) {
+    auto names = hostlist::expand(hosts);
+    ASSERT_TRUE(names);
+    for (const auto& h : *names) m.push_back({h, domain, 4, 1});
+  };
+  put("node[001-003]", "rackA");  // node004: its tray out (no GPU rows)
+  put("node[009-012]", "rackC");  // node[005-008] not reported
+  put("node[013-016]", "rackD");
+  auto f = with_domains(bare, m, "smi.txt");
+  ASSERT_TRUE(f) << f.error().to_string();
+  const auto b = slurm_blocks(*f, slurm_tree(*f));
+  EXPECT_EQ(body(to_slurm_block(*f, b)),
+            "BlockName=rackA Nodes=fabricplace-pad01-1,node[001-003]\n"
+            "BlockName=p01-leaf01 Nodes=fabricplace-pad02-[1-3],node004\n"
+            "BlockName=p01-leaf02 Nodes=node[005-008]\n"
+            "BlockName=fabricplace-pad03 Nodes=fabricplace-pad03-[1-4]\n"
+            "BlockName=rackC Nodes=node[009-012]\n"
+            "BlockName=rackD Nodes=node[013-016]\n"
+            "BlockName=fabricplace-pad04 Nodes=fabricplace-pad04-[1-4]\n"
+            "BlockName=fabricplace-pad05 Nodes=fabricplace-pad05-[1-4]\n"
+            "BlockSizes=4,16\n");
 }

@@ -2,9 +2,11 @@
 // topology.conf that states them.
 //
 // A base block is a leaf of the Slurm tree (slurm_tree.hpp): a leaf switch, or on a
-// rail-optimised fabric a rail group. Slurm aggregates base blocks into higher-level blocks
-// strictly by their position in topology.conf (a block of 2^k base blocks is positions
-// [j * 2^k, (j + 1) * 2^k)), so the order and the gaps matter (docs/slurm.md, "topology/block"):
+// rail-optimised fabric a rail group; on a fabric with NVLink domains, a domain (placed in
+// the pod of its first host; a leaf's hosts in no domain stay a block of that leaf). Slurm
+// aggregates base blocks into higher-level blocks strictly by their position in topology.conf (a
+// block of 2^k base blocks is positions [j * 2^k, (j + 1) * 2^k)), so the order and the gaps matter
+// (docs/slurm.md, "topology/block"):
 //  - Base blocks come pod by pod (a pod = the leaves under one spine group, when the tree
 //    has a level above the spines; otherwise the whole fabric is one pod), each pod at a
 //    position that is a multiple of S, the smallest power of two that holds the largest pod.
@@ -12,9 +14,10 @@
 //    never shifts the pods after it. Slurm 24.11 wants at least the base size of defined
 //    nodes in every block, so a placeholder holds that many nodes that slurm.conf must
 //    declare State=FUTURE (never scheduled): to_slurm_block_nodes() writes those lines.
-//  - BlockSizes = the base size (the fewest hosts of any leaf: 24.11 refuses a block with
-//    fewer nodes than the first size) and, when there are several pods, base * S: a job that
-//    needs more than one leaf stays inside one pod when one pod can hold it.
+//  - BlockSizes = the base size (the most hosts of any base block; a shorter one is filled up
+//    with State=FUTURE nodes, as 24.11 refuses a block with fewer nodes than the first size)
+//    and, when there are several pods, base * S: a job that needs more than one base block
+//    stays inside one pod when one pod can hold it.
 //
 // The slurm-block placement policy runs on exactly this structure.
 #pragma once
@@ -42,6 +45,7 @@ struct SlurmBlocks {
   std::vector<std::uint32_t> sizes;  ///< BlockSizes, in nodes
   std::uint32_t pods = 0;
   bool virtual_leaves = false;        ///< rail-optimised: base blocks are rail groups
+  bool domains = false;               ///< base blocks are NVLink domains
   std::vector<std::string> warnings;  ///< the tree's (hosts left out, ...)
 };
 
