@@ -28,6 +28,7 @@ struct SimulateOpts {
   std::vector<std::string> traces;
   std::string trace_format = "auto";
   std::string policies = "fabric,slurm-tree,first-fit";
+  CLI::Option* gpus_opt = nullptr;
   std::string slurm_version = "22.05";
   std::string out;
   RouteOpts routes;
@@ -131,6 +132,9 @@ int run_simulate(const SimulateOpts& o) {
 
   sim::TraceOptions topt = o.topt;
   topt.format = *fmt_opt;
+  // Without --gpus-per-node, the GPUs the fabric's NVLink domains say the hosts have.
+  if (!o.gpus_opt->count())
+    if (const auto g = domain_gpus(*f)) topt.gpus_per_node = *g;
   auto trace = sim::read_traces(o.traces, topt);
   if (!trace) return report(trace.error());
   for (const auto& n : trace->notes) notes.push_back(n);
@@ -265,7 +269,7 @@ int run_simulate(const SimulateOpts& o) {
   for (const auto& m : models) info.routes.push_back(m->description());
   info.traces = trace->files;
   info.settings = {
-      "GPUs per node " + std::to_string(o.topt.gpus_per_node) + "; TP cap " +
+      "GPUs per node " + std::to_string(topt.gpus_per_node) + "; TP cap " +
           std::to_string(topt.tp_cap) + " GPUs; arrival scale " + exact(topt.arrival_scale),
       "communication fraction " + exact(o.sopt.comm_fraction) +
           "; run-time estimate = " + exact(o.sopt.estimate_factor) +
@@ -359,9 +363,10 @@ void add_simulate_command(CLI::App& app, RunFn& run) {
   o->routes.add(cmd, true);
   cmd->add_option("--policy-config", o->policy_config,
                   "the objective's weights (etc/fabricplace/policy.conf)");
-  cmd->add_option("--gpus-per-node", o->topt.gpus_per_node, "GPUs per node")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1024u));
+  o->gpus_opt = cmd->add_option("--gpus-per-node", o->topt.gpus_per_node,
+                                "GPUs per node (default: the fabric's NVLink domains' count, "
+                                "else 8)")
+                    ->check(CLI::Range(1u, 1024u));
   cmd->add_option("--tp-cap", o->topt.tp_cap, "largest TP group, in GPUs")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 20));

@@ -146,6 +146,8 @@ Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOpti
   s.utilization = s.makespan_s > 0 && hosts > 0
                       ? r.busy_node_seconds / (static_cast<double>(hosts) * s.makespan_s)
                       : 0;
+  s.domains = r.domains;
+  s.mean_fragmented_domains = s.makespan_s > 0 ? r.fragmented_domain_seconds / s.makespan_s : 0;
   return s;
 }
 
@@ -180,6 +182,8 @@ std::string summary_csv(const std::vector<Summary>& all) {
       {"gpu_hours", [](S s) { return num(s.gpu_hours, 1); }},
       {"gpu_hours_lost", [](S s) { return num(s.gpu_hours_lost, 1); }},
       {"makespan_s", [](S s) { return num(s.makespan_s, 1); }},
+      {"domains", [&](S s) { return u(s.domains); }},
+      {"mean_fragmented_domains", [](S s) { return num(s.mean_fragmented_domains, 4); }},
   };
   std::string out;
   for (std::size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + std::string(cols[c].first);

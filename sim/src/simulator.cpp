@@ -110,6 +110,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   run.policy = p;
   run.routes = routes_.label();
   run.thin_tier = placement::thinnest_tier(planner_.context());
+  run.domains = f_.domains().size();
   run.jobs.resize(t.jobs.size());
   const std::size_t n_jobs = t.jobs.size();
   const double f = opt_.comm_fraction;
@@ -178,6 +179,21 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
   };
 
   // Places job j on the hosts `view` calls free and starts it.
+  // Busy hosts per NVLink domain, and how many domains are fragmented (some busy, some free).
+  std::vector<std::uint32_t> dom_busy(f_.domains().size(), 0);
+  std::uint32_t fragmented = 0;
+  double frag_since = 0;
+  auto occupy = [&](HostId h, bool busy) {
+    const auto d = f_.domain_of(h);
+    if (d == fabric::kNone) return;
+    const auto size = static_cast<std::uint32_t>(f_.domains()[d].hosts.size());
+    auto frag = [&](std::uint32_t b) { return b > 0 && b < size; };
+    const bool was = frag(dom_busy[d]);
+    dom_busy[d] = busy ? dom_busy[d] + 1 : dom_busy[d] - 1;
+    const bool is = frag(dom_busy[d]);
+    fragmented = fragmented + (is ? 1u : 0u) - (was ? 1u : 0u);
+  };
+
   auto try_start = [&](std::uint32_t j, double now, const placement::NodeStates& view) {
     const auto& tj = t.jobs[j];
     const auto req = request(j);
@@ -189,6 +205,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     const auto measured =
         placement::measure_ring(planner_.context().blocks, ring, req.group_nodes());
     for (HostId h : ring) {
+      occupy(h, true);
       states.state[idx(h)] = placement::HostState::kBusy;
       if (masking) masked.state[idx(h)] = placement::HostState::kBusy;
     }
@@ -255,7 +272,10 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
       traffic.remove(a.traffic);
       multi.erase(std::find(multi.begin(), multi.end(), slot));
     }
-    for (HostId h : out.hosts) states.state[idx(h)] = placement::HostState::kFree;
+    for (HostId h : out.hosts) {
+      states.state[idx(h)] = placement::HostState::kFree;
+      occupy(h, false);
+    }
     free_count += out.hosts.size();
     run.busy_node_seconds += runtime * static_cast<double>(out.hosts.size());
     run.last_end = std::max(run.last_end, now);
@@ -359,8 +379,11 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     }
     if (first) {
       run.first_submit = now;
+      frag_since = now;
       first = false;
     }
+    run.fragmented_domain_seconds += fragmented * (now - frag_since);
+    frag_since = now;
     bool multi_changed = false;
     // Finishes first, then arrivals, then one scheduling pass.
     while (!events.empty() && events.top().time <= now) {

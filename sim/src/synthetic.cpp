@@ -131,6 +131,8 @@ constexpr KeyHelp kKeys[] = {
     {"sigma", "1", "log-normal shape: standard deviation of ln(run time) (0 to 4)"},
     {"min", "60", "shortest run time, whole seconds"},
     {"max", "604800", "longest run time, whole seconds (7 days)"},
+    {"moe", "0", "share of mixture-of-experts jobs (0 to 1): TP inside a node, EP groups"},
+    {"ep", "", "largest EP group of a MoE job, GPUs (needed with moe)"},
 };
 
 }  // namespace
@@ -234,6 +236,14 @@ Result<LlmSpec> parse_llm_spec(std::string_view spec) {
       const auto v = count(1, 31'536'000);
       if (!v) return spec_error(given + ": expected whole seconds from 1 to 31536000 (a year)");
       (key == "min" ? s.min_s : s.max_s) = static_cast<double>(*v);
+    } else if (key == "moe") {
+      const auto v = real(0, false, 1);
+      if (!v) return spec_error(given + ": expected a share from 0 to 1");
+      s.moe = *v;
+    } else if (key == "ep") {
+      const auto v = count(1, 1u << 20);
+      if (!v) return spec_error(given + ": expected GPUs, an integer from 1 to 1048576");
+      s.ep_cap = static_cast<std::uint32_t>(*v);
     } else if (key.size() >= 2 && key[0] == 'w' && key[1] >= '1' && key[1] <= '9') {
       const auto n = str::parse_uint(std::string_view(key).substr(1), 131'072);
       if (!n)
@@ -245,9 +255,11 @@ Result<LlmSpec> parse_llm_spec(std::string_view spec) {
     } else {
       return spec_error("unknown key \"" + key +
                         "\" (expected one of: jobs, seed, load, hosts, rate, w<N> (w1, w16, "
-                        "...), median, growth, sigma, min, max)");
+                        "...), median, growth, sigma, min, max, moe, ep)");
     }
   }
+  if (s.moe > 0 && s.ep_cap == 0)
+    return spec_error("moe=" + num(s.moe, 2) + ": expected ep=E too, the largest EP group in GPUs");
   if (s.min_s > s.max_s)
     return spec_error("min=" + num(s.min_s, 0) + " is above max=" + num(s.max_s, 0) +
                       ": expected min <= max");
@@ -328,7 +340,10 @@ Result<Trace> generate_llm_trace(const LlmSpec& spec, std::uint32_t g, std::uint
     j.id = std::to_string(i + 1);
     j.duration = dur;
     j.gpus = nodes * g;
-    auto shape = job_shape(j.gpus, g, tp_cap);  // g, tp_cap and gpus checked above: never fails
+    // A MoE job: one more draw, only when the spec asks for them (traces without are unchanged).
+    const bool moe = spec.moe > 0 && d.uniform() < spec.moe;
+    auto shape = moe ? moe_shape(j.gpus, g, tp_cap, spec.ep_cap)
+                     : job_shape(j.gpus, g, tp_cap);  // g, tp_cap, gpus checked: never fails
     if (!shape) return std::unexpected(shape.error());
     j.shape = *shape;
     j.line = i + 1;
@@ -370,6 +385,21 @@ Result<Trace> generate_llm_trace(const LlmSpec& spec, std::uint32_t g, std::uint
           " arrivals per hour)";
   t.notes.push_back(std::move(what));
   return t;
+}
+
+Result<placement::JobShape> moe_shape(std::uint32_t gpus, std::uint32_t g, std::uint32_t tp_cap,
+                                      std::uint32_t ep_cap) {
+  auto base = job_shape(gpus, g, std::min(tp_cap, g));
+  if (!base || ep_cap == 0) return base;
+  placement::ShapeSpec spec = base->spec();
+  const std::uint32_t T = base->tp_size();
+  const auto want = static_cast<std::uint32_t>(std::min<std::uint64_t>(gpus, ep_cap));
+  for (std::uint32_t e = want - want % T; e > T; e -= T) {
+    spec.ep = e;
+    if (placement::first_broken_rule(spec) == placement::ShapeRule::kOk)
+      return placement::JobShape::make(spec);
+  }
+  return base;
 }
 
 Result<Trace> generate_trace(std::string_view spec, const TraceOptions& opt) {

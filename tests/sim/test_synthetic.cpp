@@ -226,7 +226,8 @@ TEST(Synthetic, ReadTracesTakesASpecWhereAFileGoes) {
   // a duplicate, as the same file twice is.
   auto twice = read_traces({spec, spec}, {});
   ASSERT_FALSE(twice);
-  EXPECT_EQ(twice.error().to_string(), spec + ":1: job id \"llm:1\" again (first at " + spec + ":1)");
+  EXPECT_EQ(twice.error().to_string(),
+            spec + ":1: job id \"llm:1\" again (first at " + spec + ":1)");
   // A file format named with a spec is a usage error.
   o = {};
   o.format = TraceFormat::kSwf;
@@ -261,7 +262,7 @@ TEST(Synthetic, BadSpecsNameTheKeyAndWhatWasExpected) {
   EXPECT_EQ(e("llm:hosts=8,jobs"), "trace spec: llm: \"jobs\": expected key=value");
   EXPECT_EQ(e("llm:hosts=8,nodes=4"),
             "trace spec: llm: unknown key \"nodes\" (expected one of: jobs, seed, load, hosts, "
-            "rate, w<N> (w1, w16, ...), median, growth, sigma, min, max)");
+            "rate, w<N> (w1, w16, ...), median, growth, sigma, min, max, moe, ep)");
   EXPECT_EQ(e("llm:hosts=8,hosts=9"), "trace spec: llm: key \"hosts\" given twice");
   EXPECT_EQ(e("llm:hosts=800,jobs=0"),
             "trace spec: llm: jobs=0: expected an integer from 1 to 1000000");
@@ -290,7 +291,7 @@ TEST(Synthetic, BadSpecsNameTheKeyAndWhatWasExpected) {
   EXPECT_EQ(e("llm:hosts=800,w16=-1"), "trace spec: llm: w16=-1: expected a weight from 0 to 1e6");
   EXPECT_EQ(e("llm:hosts=800,w0=1"),
             "trace spec: llm: unknown key \"w0\" (expected one of: jobs, seed, load, hosts, "
-            "rate, w<N> (w1, w16, ...), median, growth, sigma, min, max)");
+            "rate, w<N> (w1, w16, ...), median, growth, sigma, min, max, moe, ep)");
   EXPECT_EQ(e("llm:hosts=800,w200000=1"),
             "trace spec: llm: unknown key \"w200000\": expected w<N>, N the nodes of a job size "
             "from 1 to 131072");
@@ -332,3 +333,38 @@ TEST(Synthetic, LooksLikeASpec) {
 }
 
 }  // namespace
+
+// MoE jobs: TP inside a node, the largest EP group up to the cap that nests and tiles.
+TEST(Synthetic, MoeShapesAndShare) {
+  auto shape = [](std::uint32_t gpus) {
+    auto s = fp::sim::moe_shape(gpus, 4, 72, 72);
+    EXPECT_TRUE(s) << gpus;
+    return std::pair(s->tp_size(), s->ep);
+  };
+  EXPECT_EQ(shape(64), std::pair(4u, 64u));   // 16 nodes: EP of all 64 GPUs
+  EXPECT_EQ(shape(72), std::pair(4u, 72u));   // 18 nodes: a whole NVL72 domain
+  EXPECT_EQ(shape(128), std::pair(4u, 64u));  // 32 nodes: 72 does not tile, 64 does
+  EXPECT_EQ(shape(8), std::pair(4u, 8u));
+  EXPECT_EQ(shape(4), std::pair(4u, 0u));  // one node: no EP group above its TP group
+  fp::sim::TraceOptions o;
+  o.gpus_per_node = 4;
+  o.tp_cap = 72;
+  auto t = fp::sim::generate_trace(
+      "llm:jobs=400,seed=3,load=0.8,hosts=288,w1=40,w4=20,w16=20,w18=10,w32=10,moe=0.5,ep=72", o);
+  ASSERT_TRUE(t) << t.error().to_string();
+  std::size_t moe = 0;
+  for (const auto& j : t->jobs) {
+    if (j.shape.ep == 0) continue;
+    ++moe;
+    EXPECT_LE(j.shape.tp_size(), 4u);
+    EXPECT_EQ(j.shape.ep % j.shape.tp_size(), 0u);
+    EXPECT_LE(j.shape.ep, 72u);
+    EXPECT_EQ(fp::placement::first_broken_rule(j.shape.spec()), fp::placement::ShapeRule::kOk);
+  }
+  EXPECT_GT(moe, 120u);  // about half the multi-node jobs (1-node ones have no EP group)
+  EXPECT_LT(moe, 240u);
+  auto bad = fp::sim::generate_trace("llm:jobs=10,hosts=8,moe=0.5", o);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().to_string(),
+            "trace spec: llm: moe=0.50: expected ep=E too, the largest EP group in GPUs");
+}

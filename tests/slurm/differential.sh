@@ -63,6 +63,18 @@ while read -r nl features; do
 done < <(sed -n 's/^NodeName=\([^ ]*\) Features=\([^ ]*\).*/\1 \2/p' "$etc/features.conf")
 nleaves=${#leaf_names[@]}
 base=$(sed -n 's/^BlockSizes=\([0-9]*\).*/\1/p' "$etc/topology.conf")
+# The groups a busy job may cover: leaves, or with topology/block the base blocks as written
+# (leaves, or NVLink domains on a fabric with domains, which may span leaves and pods), the
+# fabric's hosts of each (placeholders left out): topology/block refuses a job whose required
+# nodes are not all in one block ("Requested node configuration is not available").
+group_hosts=()
+if [[ $topology == block ]]; then
+  while read -r nl; do
+    group_hosts+=("$(scontrol show hostnames "$nl" | grep -v '^fabricplace-pad' | paste -sd' ')")
+  done < <(sed -n 's/^BlockName=[^ ]* Nodes=\([^ ]*\)$/\1/p' "$etc/topology.conf")
+else
+  group_hosts=("${leaf_hosts[@]}")
+fi
 
 if [[ $topology == block ]]; then
   # scontrol show topology lists every base block as we wrote it (name and nodes, placeholders
@@ -163,13 +175,12 @@ run_case() {  # run_case LABEL BUSY-HOSTS N [SEGMENT]
   ncase=$((ncase + 1))
   busylist=$(compress <<<"$busy")
   nbusy=$(grep -c . <<<"$busy")
-  # One node-exclusive busy job per leaf: topology/block refuses a job whose required nodes
-  # are not all in one block ("Requested node configuration is not available").
+  # One node-exclusive busy job per leaf (per base block with topology/block: group_hosts).
   local i h part j got=""
   if [[ $nbusy -gt 0 ]]; then
-    for ((i = 0; i < nleaves; i++)); do
+    for ((i = 0; i < ${#group_hosts[@]}; i++)); do
       part=""
-      for h in ${leaf_hosts[i]}; do grep -qx "$h" <<<"$busy" && part+="$h"$'\n'; done
+      for h in ${group_hosts[i]}; do grep -qx "$h" <<<"$busy" && part+="$h"$'\n'; done
       [[ -n $part ]] || continue
       jb+=("$(sbatch --parsable --exclusive -J busy -o /dev/null -w "$(compress <<<"$part")" \
                 -N "$(grep -c . <<<"$part")" --wrap 'sleep 600')")

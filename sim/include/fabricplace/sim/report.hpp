@@ -37,6 +37,10 @@ struct Summary {
   double gpu_hours = 0;       ///< GPU-hours run (actual run times)
   double gpu_hours_lost = 0;  ///< GPU-hours beyond the uncontended run times
   double makespan_s = 0;
+  /// NVLink domains: how many the fabric has, and on average over the makespan how many
+  /// were fragmented (some hosts busy, some free; Run::fragmented_domain_seconds). 0 without.
+  std::size_t domains = 0;
+  double mean_fragmented_domains = 0;
 };
 
 /// A run's name in reports: "fabric", or "fabric [adaptive]" when several route models ran.

@@ -15,8 +15,8 @@
 //   in force gives it (routes::Model: one static path, ecmp's hashed flows, or adaptive's
 //   balanced split), as load in ring edges. The job's communication slowdown s is the one
 //   ring measure of placement/traffic.hpp (its ring's worst link share: s = max(1, host
-//   injection rate x max(L / C)), the figure the fabric policy predicts). A fraction comm_fraction of the
-//   job's uncontended run time is communication, so it progresses at 1 / ((1 - f) + f s) of
+//   injection rate x max(L / C)), the figure the fabric policy predicts). A fraction comm_fraction
+//   of the job's uncontended run time is communication, so it progresses at 1 / ((1 - f) + f s) of
 //   its nominal speed; rates change whenever a job starts or ends.
 // - Deterministic: the same trace, fabric, routes and options give the same result
 //   (no clocks, no unordered iteration, ties broken by job order).
@@ -71,11 +71,11 @@ struct JobOutcome {
 
 struct Run {
   SimPolicy policy;
-  std::vector<JobOutcome> jobs;  ///< parallel to Trace::jobs
-  std::size_t dropped = 0;       ///< jobs no policy run could ever place (too large)
-  std::string routes;            ///< the route model's kind ("ftree", "ecmp", ...)
+  std::vector<JobOutcome> jobs;   ///< parallel to Trace::jobs
+  std::size_t dropped = 0;        ///< jobs no policy run could ever place (too large)
+  std::string routes;             ///< the route model's kind ("ftree", "ecmp", ...)
   placement::ThinTier thin_tier;  ///< the fabric's thinnest tier (JobOutcome::thin_tier_crossings)
-  double max_link_load = 0;      ///< most load (ring edges) on any switch-to-switch link, any time
+  double max_link_load = 0;       ///< most load (ring edges) on any switch-to-switch link, any time
   /// The most load on any switch-to-switch link, as it changed: (time, ring edges) steps.
   std::vector<std::pair<double, double>> max_load_over_time;
   /// Per directed link (routes::DirLink): the most load it carried at any time.
@@ -85,6 +85,11 @@ struct Run {
   std::size_t never_started = 0;
   double first_submit = 0, last_end = 0;
   double busy_node_seconds = 0;
+  /// NVLink domains (fabrics with domains): the time integral of the number of fragmented
+  /// domains, those with some hosts busy and some free (a whole domain is free for a large
+  /// job only when none of its hosts is taken), from the first submission to the last end.
+  double fragmented_domain_seconds = 0;
+  std::size_t domains = 0;           ///< the fabric's NVLink domains
   std::size_t placements_tried = 0;  ///< Planner::place calls (cost accounting)
   std::size_t scheduler_passes = 0;
 };

@@ -8,6 +8,10 @@
 //   time 0, ids "1".."N" (TraceJob::line = the job's number), whole nodes of
 //   `gpus_per_node` GPUs each (gpus = nodes x gpus_per_node), the TP size by the readers'
 //   rule (job_shape with the TP cap), one note saying what was generated.
+// - MoE jobs (moe=F, ep=E): a share F of the jobs, drawn after the size and run time (one
+//   more uniform per job only when F > 0, so traces without them are unchanged), get TP
+//   groups inside a node and EP groups of the largest size up to E GPUs that holds whole TP
+//   groups and tiles the job (moe_shape).
 // - Job sizes are drawn from a weighted mix of node counts (keys w1, w2, ... w128), run times
 //   from a log-normal whose median grows with the node count, clamped and rounded to whole
 //   seconds. Arrivals are a Poisson process: at `rate` jobs per hour, or scaled so that the
@@ -49,6 +53,10 @@ struct LlmSpec {
   double sigma = 1.0;      ///< log-normal shape: sd of ln(run time)
   double min_s = 60;       ///< run times are clamped to [min_s, max_s]
   double max_s = 604800;   ///< 7 days
+  /// Mixture-of-experts jobs: this share of the jobs (0 to 1) has TP groups inside a node
+  /// and expert-parallel groups of up to `ep_cap` GPUs (the largest the job's shape takes).
+  double moe = 0;
+  std::uint32_t ep_cap = 0;  ///< GPUs; needed when moe > 0
 };
 
 /// True for text that reads as a generator spec rather than a path ("word:...", a
@@ -61,6 +69,12 @@ Result<LlmSpec> parse_llm_spec(std::string_view spec);
 /// Generates the trace; `name` becomes Trace::files[0] (the spec as given).
 Result<Trace> generate_llm_trace(const LlmSpec& spec, std::uint32_t gpus_per_node,
                                  std::uint32_t tp_cap, const std::string& name);
+
+/// The shape of a MoE job of `gpus` GPUs: TP as job_shape() with the TP cap lowered to a node,
+/// and the largest EP size up to min(gpus, ep_cap) that nests with it and tiles the job
+/// (none when no size above the TP group does).
+Result<placement::JobShape> moe_shape(std::uint32_t gpus, std::uint32_t gpus_per_node,
+                                      std::uint32_t tp_cap, std::uint32_t ep_cap);
 
 /// parse_llm_spec + generate_llm_trace with the options' GPUs per node and TP cap.
 Result<Trace> generate_trace(std::string_view spec, const TraceOptions& opt);
