@@ -255,6 +255,8 @@ int run_rankfile(const RankfileOpts& o) {
   if (auto b = node_bindings(o, K, ro); !b) return report(b.error());
   ro.master_port = o.master_port;
   ro.origin = f->origin();
+  ro.rails = placement::hca_rails(*f);
+  ro.mnnvl = placement::shares_domain(*f, layout->hosts);
   return write_output(o.out, placement::write_rank_file(map, *layout, *fmt, ro));
 }
 

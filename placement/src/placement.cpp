@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <unordered_map>
 #include <utility>
 
 #include "fabricplace/common/settings.hpp"
@@ -647,9 +648,20 @@ Placement evaluate(const Context& c, const JobRequest& job, const NodeStates& st
 }
 
 std::vector<HostId> ring_order(const Blocks& b, std::vector<HostId> hosts) {
+  // Within a block, the block's own host order: index order, and for an NVLink domain leaf
+  // by leaf (Blocks::hosts), so the ring is domain-contiguous, then leaf-contiguous.
+  std::unordered_map<std::uint32_t, std::uint32_t> pos;
+  std::vector<char> seen(b.size(), 0);
+  for (HostId h : hosts) {
+    const auto k = b.of_host[idx(h)];
+    if (k == kNone || std::exchange(seen[k], 1)) continue;
+    for (std::uint32_t i = 0; i < b.hosts[k].size(); ++i) pos[idx(b.hosts[k][i])] = i;
+  }
   auto key = [&](HostId h) {
     const auto k = b.of_host[idx(h)];
-    return std::tuple(k == kNone ? kNone : b.pod[k], k, idx(h));
+    const auto it = pos.find(idx(h));
+    return std::tuple(k == kNone ? kNone : b.pod[k], k, it == pos.end() ? idx(h) : it->second,
+                      idx(h));
   };
   std::sort(hosts.begin(), hosts.end(), [&](HostId x, HostId y) { return key(x) < key(y); });
   return hosts;

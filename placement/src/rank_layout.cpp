@@ -162,6 +162,13 @@ std::vector<HostId> tp_ring_order(const Blocks& b, std::vector<HostId> hosts, st
   return out;
 }
 
+// An NCCL_IB_HCA entry: the device, with port, rail and plane when the fabric's rails say.
+std::string hca_entry(const RankFileOptions& o, const std::string& device) {
+  for (const auto& r : o.rails)
+    if (r.device == device) return r.nccl();
+  return device;
+}
+
 bool has_gpus(const RankFileOptions& o, std::uint32_t K) {
   return o.local.size() == K &&
          std::any_of(o.local.begin(), o.local.end(), [](const LocalRank& b) { return b.gpu; });
@@ -177,8 +184,10 @@ std::string local_gpu_env(const RankFileOptions& o, std::uint32_t K) {
   std::set<std::string> seen;
   for (const auto& b : o.local) {
     if (b.gpu) devices += (devices.empty() ? "" : ",") + std::to_string(*b.gpu);
-    if (!b.hca.empty() && seen.insert(b.hca).second) hcas += (hcas.empty() ? "" : ",") + b.hca;
-    per_rank += (per_rank.empty() ? "" : " ") + (b.hca.empty() ? std::string("-") : "=" + b.hca);
+    if (!b.hca.empty() && seen.insert(b.hca).second)
+      hcas += (hcas.empty() ? "" : ",") + hca_entry(o, b.hca);
+    per_rank += (per_rank.empty() ? "" : " ") +
+                (b.hca.empty() ? std::string("-") : "=" + hca_entry(o, b.hca));
   }
   std::string s =
       hcas.empty() ? "# Local rank k <-> GPU k" : "# Local rank k <-> GPU k <-> its nearest HCA";
@@ -194,7 +203,70 @@ std::string local_gpu_env(const RankFileOptions& o, std::uint32_t K) {
   return s;
 }
 
+// The NCCL variables the fabric decides (NVLink domains, rails) as NAME=VALUE lines, for the
+// torchrun environment and the JSON; NCCL_IB_HCA only when no hwloc pairing wrote its own.
+std::vector<std::pair<std::string, std::string>> nccl_env(const RankFileOptions& o,
+                                                          std::uint32_t K) {
+  std::vector<std::pair<std::string, std::string>> env;
+  if (o.mnnvl) env.emplace_back("NCCL_MNNVL_ENABLE", "1");
+  const bool hwloc_hcas =
+      has_gpus(o, K) && std::any_of(o.local.begin(), o.local.end(),
+                                    [](const LocalRank& b) { return b.gpu && !b.hca.empty(); });
+  if (!o.rails.empty() && !hwloc_hcas) {
+    std::string v = "=";
+    for (const auto& r : o.rails) v += (v.size() > 1 ? "," : "") + r.nccl();
+    env.emplace_back("NCCL_IB_HCA", v);
+  }
+  return env;
+}
+
 }  // namespace
+
+std::string HcaRail::nccl() const {
+  return device + ":" + std::to_string(port) + ":" + std::to_string(rail) + ":" +
+         std::to_string(plane);
+}
+
+std::vector<HcaRail> hca_rails(const fabric::Fabric& f) {
+  const auto& t = f.topology();
+  std::vector<HcaRail> out;
+  if (!t.rail_optimised) return out;
+  std::vector<std::uint32_t> plane_of;  // component -> plane, in rail order
+  for (std::uint32_t r = 0; r < t.rails.size(); ++r) {
+    const auto& rail = t.rails[r];
+    HcaRail x;
+    x.device = rail.device;
+    x.rail = r;
+    const auto comp = rail.leaves.empty() ? kNone : t.node_component[idx(rail.leaves.front())];
+    auto it = std::find(plane_of.begin(), plane_of.end(), comp);
+    if (it == plane_of.end()) it = plane_of.insert(plane_of.end(), comp);
+    x.plane = static_cast<unsigned>(it - plane_of.begin());
+    // The port: the linked port of this device on the first host that has it.
+    bool found = false;
+    for (const auto& h : f.hosts()) {
+      for (fabric::NodeId ca : h.hcas) {
+        if (fabric::split_ca_description(f.node(ca).description).second != rail.device) continue;
+        for (const auto& p : f.ports_of(ca))
+          if (p.link != fabric::kNoLink) {
+            x.port = p.rec.number;
+            found = true;
+            break;
+          }
+        if (found) break;
+      }
+      if (found) break;
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+bool shares_domain(const fabric::Fabric& f, const std::vector<HostId>& hosts) {
+  std::set<std::uint32_t> seen;
+  for (HostId h : hosts)
+    if (const auto d = f.domain_of(h); d != kNone && !seen.insert(d).second) return true;
+  return false;
+}
 
 void measure_layout(const HostMap& c, RankLayout& l) {
   const auto r = measure_ring(c.blocks, l.hosts, l.shape.hosts_per_group());
@@ -301,6 +373,14 @@ std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fm
       s += "MASTER_ADDR=" + c.names[idx(l.hosts.front())] + "\n";
       s += "MASTER_PORT=" + std::to_string(o.master_port) + "\n";
       if (const auto gpus = local_gpu_env(o, K); !gpus.empty()) s += gpus;
+      const auto nccl = nccl_env(o, K);
+      if (o.mnnvl)
+        s += "# Hosts of this job share an NVLink domain: NCCL must use Multi-Node NVLink there\n"
+             "# (1, not NCCL's automatic 2: a domain without IMEX fails loudly, not slowly).\n";
+      if (!o.rails.empty())
+        s += "# NCCL_IB_HCA entries are <hca>:<port>:<rail>:<plane> (NCCL 2.30+): rails of the "
+             "rail-optimised fabric.\n";
+      for (const auto& [k, v] : nccl) s += k + "=" + v + "\n";
       s += "case \"${SLURMD_NODENAME:-$(hostname -s)}\" in\n";
       for (std::size_t i = 0; i < l.hosts.size(); ++i)
         s += "  " + c.names[idx(l.hosts[i])] + ") NODE_RANK=" + std::to_string(i) + " ;;\n";
@@ -308,7 +388,9 @@ std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fm
            "job\" >&2\n";
       s += "     return 1 2>/dev/null || exit 1 ;;\n";
       s += "esac\n";
-      s += "export NNODES NPROC_PER_NODE MASTER_ADDR MASTER_PORT NODE_RANK\n";
+      s += "export NNODES NPROC_PER_NODE MASTER_ADDR MASTER_PORT NODE_RANK";
+      for (const auto& [k, v] : nccl) s += " " + k;
+      s += "\n";
       if (has_gpus(o, K))
         s += std::string("export CUDA_DEVICE_ORDER CUDA_VISIBLE_DEVICES") +
              (std::any_of(o.local.begin(), o.local.end(),
@@ -331,6 +413,12 @@ std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fm
       j["leaves"] = l.leaves;
       j["inter_leaf_edges"] = l.inter_leaf_edges;
       j["tp_groups_split"] = l.tp_groups_split;
+      if (l.shape.ep) j["ep"] = l.shape.ep;
+      if (const auto nccl = nccl_env(o, K); !nccl.empty()) {
+        nlohmann::ordered_json env;
+        for (const auto& [k, v] : nccl) env[k] = v;
+        j["nccl_env"] = std::move(env);
+      }
       auto ranks = nlohmann::ordered_json::array();
       for (std::uint32_t r = 0; r < l.ranks(); ++r) {
         nlohmann::ordered_json x;

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/fabric/domains.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/placement/request.hpp"
 #include "test_support.hpp"
@@ -550,4 +551,77 @@ TEST_F(Formats, LocalRanksFromTheNodeTopology) {
 }
 
 }  // namespace
+}  // namespace fabricplace::placement
+
+namespace fabricplace::placement {
+
+// NVLink domains: the rank order is domain-contiguous, then leaf-contiguous inside a domain
+// (here domains whose hosts interleave two leaves by index); the torchrun environment and the
+// JSON ask NCCL for MNNVL when hosts share a domain, and name each rail's HCA with its rail
+// and plane on a rail-optimised fabric.
+TEST(RankLayoutDomains, DomainThenLeafContiguousAndNcclEnv) {
+  const auto bare = test::gen("fat2:leaves=2,down=4,up=4");  // leaf01 node[001-004]
+  std::vector<fabric::DomainMember> m;
+  for (const char* h : {"node001", "node005", "node002", "node006"}) m.push_back({h, "X", 4, 1});
+  for (const char* h : {"node003", "node004", "node007", "node008"}) m.push_back({h, "Y", 4, 1});
+  auto f = fabric::with_domains(bare, m, "smi.txt");
+  ASSERT_TRUE(f) << f.error().to_string();
+  const auto ctx = prepare(*f);
+  const auto map = host_map(ctx);
+  auto hosts = resolve_hosts(*f, "node[001-008]", "--hosts");
+  ASSERT_TRUE(hosts);
+  ShapeSpec s;
+  s.nodes = 8;
+  s.gpus_per_node = 4;
+  s.ranks_per_node = 4;
+  s.tp = 16;
+  auto shape = JobShape::make(s);
+  ASSERT_TRUE(shape);
+  auto l = rank_layout(map, *hosts, *shape);
+  ASSERT_TRUE(l) << l.error().to_string();
+  std::vector<std::string> order;
+  for (auto h : l->hosts) order.push_back(f->host(h).name);
+  EXPECT_EQ(order, (std::vector<std::string>{"node001", "node002", "node005", "node006", "node003",
+                                             "node004", "node007", "node008"}));
+  EXPECT_EQ(l->leaves, (std::vector<std::string>{"X", "Y"}));
+  EXPECT_EQ(l->tp_groups_split, 0u);
+  RankFileOptions o;
+  o.mnnvl = shares_domain(*f, l->hosts);
+  EXPECT_TRUE(o.mnnvl);
+  EXPECT_TRUE(hca_rails(*f).empty());  // single-rail: NCCL's own search stands
+  const auto env = write_rank_file(map, *l, RankFormat::kTorchrun, o);
+  EXPECT_NE(env.find("\nNCCL_MNNVL_ENABLE=1\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("export NNODES NPROC_PER_NODE MASTER_ADDR MASTER_PORT NODE_RANK "
+                     "NCCL_MNNVL_ENABLE\n"),
+            std::string::npos)
+      << env;
+  EXPECT_EQ(env.find("NCCL_IB_HCA"), std::string::npos);
+  // One host per domain: nothing to ask for.
+  EXPECT_FALSE(shares_domain(*f, {*f->find_host("node001"), *f->find_host("node003")}));
+
+  // Rails and planes: planes=1 gives each rail its own subnet.
+  const auto rail = test::gen("rail:sus=2,hosts=4,rails=4,planes=1,nvl=4,gpus=4");
+  const auto rails = hca_rails(rail);
+  ASSERT_EQ(rails.size(), 4u);
+  EXPECT_EQ(rails[2].nccl(), "mlx5_2:1:2:2");
+  const auto shared = hca_rails(test::gen("rail:sus=2,hosts=4,rails=4"));
+  ASSERT_EQ(shared.size(), 4u);
+  EXPECT_EQ(shared[3].nccl(), "mlx5_3:1:3:0");  // one spine plane for every rail
+  const auto rctx = prepare(rail);
+  const auto rmap = host_map(rctx);
+  auto rh = resolve_hosts(rail, "node[003-006]", "--hosts");
+  ASSERT_TRUE(rh);
+  s.nodes = 4;
+  s.tp = 4;
+  auto rl = rank_layout(rmap, *rh, *JobShape::make(s));
+  ASSERT_TRUE(rl);
+  RankFileOptions ro;
+  ro.rails = rails;
+  ro.mnnvl = shares_domain(rail, rl->hosts);
+  const auto j = nlohmann::json::parse(write_rank_file(rmap, *rl, RankFormat::kJson, ro));
+  EXPECT_EQ(j["nccl_env"]["NCCL_IB_HCA"], "=mlx5_0:1:0:0,mlx5_1:1:1:1,mlx5_2:1:2:2,mlx5_3:1:3:3");
+  EXPECT_EQ(j["nccl_env"]["NCCL_MNNVL_ENABLE"], "1");
+  EXPECT_EQ(j["leaves"], nlohmann::json::array({"nvl01", "nvl02"}));
+}
+
 }  // namespace fabricplace::placement

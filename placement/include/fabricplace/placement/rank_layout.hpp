@@ -96,6 +96,23 @@ struct LocalRank {
 /// "0-3,8-11" from sorted core indices (an Open MPI rankfile slot list).
 std::string core_list(const std::vector<unsigned>& cores);
 
+/// An HCA of a rail-optimised fabric as NCCL_IB_HCA names it with its rail and plane (NCCL
+/// 2.30 reads `<hca>[:<port>[:<rail>[:<plane>]]]` and never crosses planes when it knows
+/// both): `mlx5_2:1:2:0`.
+struct HcaRail {
+  std::string device;  ///< "mlx5_2"
+  unsigned port = 1;   ///< its linked port
+  unsigned rail = 0;   ///< Topology::rails index (device k of every host)
+  unsigned plane = 0;  ///< the connected part (subnet) its leaves are in, from 0 in rail order
+  [[nodiscard]] std::string nccl() const;  ///< "mlx5_2:1:2:0"
+};
+/// The rails of a rail-optimised fabric's HCAs, in rail order; empty on other fabrics (NCCL's
+/// own topology search then stands).
+std::vector<HcaRail> hca_rails(const fabric::Fabric& f);
+/// Whether two of these hosts share an NVLink domain (the job then talks over Multi-Node
+/// NVLink inside it: NCCL_MNNVL_ENABLE).
+bool shares_domain(const fabric::Fabric& f, const std::vector<fabric::HostId>& hosts);
+
 enum class RankFormat : std::uint8_t { kOpenMpi, kHostfile, kMpich, kSlurm, kTorchrun, kJson };
 std::optional<RankFormat> parse_rank_format(std::string_view name);
 inline constexpr const char* kRankFormats = "openmpi, hostfile, mpich, slurm, torchrun, json";
@@ -106,6 +123,12 @@ struct RankFileOptions {
   std::string node_source;            ///< where `local` came from, for the torchrun header
   std::uint32_t master_port = 29500;  ///< torchrun
   std::string origin;                 ///< provenance line for the comment headers
+  /// The fabric's rails (hca_rails): NCCL_IB_HCA entries then carry rail and plane.
+  std::vector<HcaRail> rails;
+  /// Hosts of the job share an NVLink domain (shares_domain): NCCL_MNNVL_ENABLE=1, so that a
+  /// domain that cannot do MNNVL (IMEX not running) is an error, not a silent fall back to
+  /// the NICs.
+  bool mnnvl = false;
 };
 
 std::string write_rank_file(const HostMap& m, const RankLayout& l, RankFormat f,
