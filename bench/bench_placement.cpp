@@ -17,15 +17,16 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
-#include <random>
 #include <memory>
+#include <random>
 #include <set>
 #include <span>
 #include <string>
+#include <tuple>
 
 #include "fabricplace/common/hostlist.hpp"
-#include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/fabric/json_io.hpp"
+#include "fabricplace/fabric/spec.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 #include "fabricplace/policies/policies.hpp"
 
@@ -108,7 +109,8 @@ const std::vector<std::unique_ptr<fp::placement::Traffic>>& running(int which, i
 // Seconds on the steady clock; with BENCH_CPU_TIME=1 in the environment, this thread's CPU
 // time instead (comparisons on a machine busy with other work).
 double now() {
-  static const bool cpu = std::getenv("BENCH_CPU_TIME") && std::string(std::getenv("BENCH_CPU_TIME")) == "1";
+  static const bool cpu =
+      std::getenv("BENCH_CPU_TIME") && std::string(std::getenv("BENCH_CPU_TIME")) == "1";
   if (cpu) {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -156,8 +158,7 @@ void BM_Place(benchmark::State& state) {
   state.counters["others"] = others / static_cast<double>(std::max<std::size_t>(feasible, 1));
   // The fabric policy's objective (placement::score_of) of each policy's answer, mean over the
   // feasible decisions: what a narrower or wider search costs or buys, next to its time.
-  state.counters["objective"] =
-      objective / static_cast<double>(std::max<std::size_t>(feasible, 1));
+  state.counters["objective"] = objective / static_cast<double>(std::max<std::size_t>(feasible, 1));
   state.SetLabel(std::string(fp::policies::to_string(policy)));
 }
 
@@ -246,6 +247,115 @@ void BM_HostMapLaunch(benchmark::State& state) {
   state.counters["hostmap_bytes"] = static_cast<double>(text.size());
 }
 BENCHMARK(BM_HostMapLaunch)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+// NVLink domains (issue #17) on a GB200-class fabric: 16 scalable units of 72 hosts of 4 GPUs
+// (4 racks of 18, one NVL72 domain each: 64 domains, 1,152 hosts, 4,608 GPUs), rail-optimised
+// scale-out (4 rails, 72 uplinks per rail leaf). Arg 0: the same fabric without domains (the
+// blocks are the rail groups: the baseline), 1: with them (the blocks are the domains). Busy
+// 50 % and 70 % (32 seeded sets each, no running jobs), as a rack-scale cluster runs: whole
+// racks taken by large jobs up to that share, and in half of the other racks 1 to 4 hosts
+// taken by small jobs. Jobs of 1 node, 16 nodes with TP 64 (a group of 16 hosts), 36 nodes
+// with TP 72 (groups of 18) and 144 nodes with EP 72.
+const fp::fabric::Fabric& gb200(int domains) {
+  static const fp::fabric::Fabric f0 =
+      *fp::fabric::generate("rail:sus=16,hosts=72,rails=4,up=72,radix=144");
+  static const fp::fabric::Fabric f1 =
+      *fp::fabric::generate("rail:sus=16,hosts=72,rails=4,up=72,radix=144,nvl=18,gpus=4");
+  return domains ? f1 : f0;
+}
+const fp::policies::Planner& gb200_planner(int domains) {
+  static const fp::policies::Planner p0(gb200(0)), p1(gb200(1));
+  return domains ? p1 : p0;
+}
+const std::vector<fp::placement::NodeStates>& gb200_busy(int percent) {
+  static std::map<int, std::vector<fp::placement::NodeStates>> cache;
+  auto& v = cache[percent];
+  if (v.empty()) {
+    std::mt19937 rng(static_cast<unsigned>(3000 + percent));
+    const auto& f = gb200(1);
+    const auto n = f.num_hosts();
+    std::vector<std::uint32_t> racks(f.domains().size());
+    for (std::uint32_t i = 0; i < racks.size(); ++i) racks[i] = i;
+    for (int k = 0; k < kBusySets; ++k) {
+      auto s = fp::placement::all_free(f);
+      std::shuffle(racks.begin(), racks.end(), rng);
+      std::size_t busy = 0, r = 0;
+      for (; r < racks.size() && busy + 18 <= n * static_cast<std::size_t>(percent) / 100; ++r)
+        for (auto h : f.domains()[racks[r]].hosts) {
+          s.state[fp::fabric::idx(h)] = fp::placement::HostState::kBusy;
+          ++busy;
+        }
+      for (; r < racks.size(); ++r) {
+        if (rng() % 2) continue;
+        auto hs = f.domains()[racks[r]].hosts;
+        std::shuffle(hs.begin(), hs.end(), rng);
+        for (std::size_t i = 0, m = 1 + rng() % 4; i < m; ++i)
+          s.state[fp::fabric::idx(hs[i])] = fp::placement::HostState::kBusy;
+      }
+      v.push_back(std::move(s));
+    }
+  }
+  return v;
+}
+
+// Args: domains, policy, busy percent, nodes, TP (GPUs), EP (GPUs, 0: none).
+void BM_PlaceDomains(benchmark::State& state) {
+  const int domains = static_cast<int>(state.range(0));
+  const auto& p = gb200_planner(domains);
+  const auto policy = static_cast<Policy>(state.range(1));
+  const auto& sets = gb200_busy(static_cast<int>(state.range(2)));
+  fp::placement::ShapeSpec spec;
+  spec.nodes = static_cast<std::uint32_t>(state.range(3));
+  spec.gpus_per_node = 4;
+  spec.tp = static_cast<std::uint32_t>(state.range(4));
+  if (state.range(5)) spec.ep = static_cast<std::uint32_t>(state.range(5));
+  auto job = fp::placement::request(*fp::placement::JobShape::make(spec));
+  job.runner_up = false;
+  std::vector<double> us;
+  std::size_t i = 0, feasible = 0, blocks = 0, split = 0;
+  for (auto _ : state) {
+    const auto& s = sets[i++ % sets.size()];
+    const double t0 = now();
+    auto r = p.place(job, s, policy);
+    const double t1 = now();
+    benchmark::DoNotOptimize(r);
+    state.SetIterationTime(t1 - t0);
+    us.push_back((t1 - t0) * 1e6);
+    feasible += r.feasible;
+    blocks += r.measures.leaves;
+    // Groups that leave an NVLink domain, whichever blocks the planner uses.
+    if (r.feasible) {
+      const auto g = job.group_nodes();
+      for (std::size_t k = 0; k + g <= r.hosts.size(); k += g)
+        for (std::size_t m = k + 1; m < k + g; ++m)
+          if (gb200(1).domain_of(r.hosts[m]) != gb200(1).domain_of(r.hosts[k])) {
+            ++split;
+            break;
+          }
+    }
+  }
+  std::sort(us.begin(), us.end());
+  state.counters["p50_us"] = us[us.size() / 2];
+  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  state.counters["feasible"] = static_cast<double>(feasible) / static_cast<double>(us.size());
+  state.counters["blocks"] = static_cast<double>(blocks) / static_cast<double>(us.size());
+  state.counters["domain_split"] = static_cast<double>(split) / static_cast<double>(us.size());
+  state.SetLabel(std::string(fp::policies::to_string(policy)) + (domains ? " domains" : ""));
+}
+void DomainArgs(benchmark::internal::Benchmark* b) {
+  for (int domains = 0; domains < 2; ++domains)
+    for (int policy : {0, 2})  // fabric, slurm-block
+      for (int busy : {50, 70})
+        for (const auto& [nodes, tp, ep] : {std::tuple{1, 4, 0}, std::tuple{16, 64, 0},
+                                            std::tuple{36, 72, 0}, std::tuple{144, 4, 72}})
+          b->Args({domains, policy, busy, nodes, tp, ep});
+}
+BENCHMARK(BM_PlaceDomains)
+    ->Apply(DomainArgs)
+    ->ArgNames({"domains", "policy", "busy", "nodes", "tp", "ep"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(std::getenv("BENCH_MIN_TIME") ? std::atof(std::getenv("BENCH_MIN_TIME")) : 0.3);
 
 }  // namespace
 

@@ -6,7 +6,9 @@
 #   scripts/simulate-traces.sh [TRACES_DIR] [OUT_DIR] [SET]
 #
 # SET: `all` (default), or `bandwidth`: only the runs of docs/simulator.md "Placement by
-# bandwidth" (issue #14: 70-90 % load, every route model, the LLM-heavy trace).
+# bandwidth" (issue #14: 70-90 % load, every route model, the LLM-heavy trace), or
+# `domains`: only those of "NVLink domains" (issue #17: a GB200-class fabric, generated
+# traces only, no trace files needed).
 #
 # TRACES_DIR holds philly-rfold/philly_trace.csv and msft-itp-elasticflow/raw-traces.tar.gz
 # (default ../shared/data/traces; docs/simulator.md says where to download them).
@@ -19,22 +21,41 @@ if [[ ! -x $fp ]]; then
   cmake --preset release >/dev/null
   cmake --build --preset release --target fabricplace
 fi
-philly=$traces/philly-rfold/philly_trace.csv
-itp_tar=$traces/msft-itp-elasticflow/raw-traces.tar.gz
-for f in "$philly" "$itp_tar"; do
-  [[ -r $f ]] || { echo "simulate-traces: $f not found (see docs/simulator.md)" >&2; exit 1; }
-done
 set_=${3:-all}
 mkdir -p "$out"
-itp=$(mktemp -d)
-trap 'rm -rf "$itp"' EXIT
-tar xzf "$itp_tar" -C "$itp"
-
 run() {
   local name=$1; shift
   echo "== $name: fabricplace simulate $*"
   "$fp" simulate -q "$@" --out "$out/$name"
 }
+
+# Issue #17: NVLink domains. A GB200-class fabric: 4 scalable units of 72 hosts (4 racks of
+# 18 hosts of 4 GPUs, one NVL72 domain each: 16 domains, 1,152 GPUs), rail-optimised
+# scale-out (4 rails; a rail leaf has 72 host ports and 72 uplinks: 144-port switches). The
+# LLM-heavy trace with TP up to 72 GPUs and 30 % MoE jobs with EP groups up to 72 GPUs, at
+# 70, 80 and 90 % offered load, two seeds each; fabric against slurm-block (--segment = the
+# group's nodes), slurm-tree (24.11) and first-fit.
+gb200='rail:sus=4,hosts=72,rails=4,up=72,radix=144,nvl=18,gpus=4'
+for load in 0.7 0.8 0.9; do
+  for seed in 7 11; do
+    run "nvl-gb200-$load-s$seed" --fabric "$gb200" --tp-cap 72 --slurm-version 24.11 \
+      --policies fabric,slurm-block,slurm-tree,first-fit \
+      --trace "llm:jobs=1500,seed=$seed,load=$load,hosts=288,w1=40,w2=15,w4=12,w8=10,w16=8,w18=6,w32=4,w36=3,w64=1.5,moe=0.3,ep=72"
+  done
+done
+if [[ $set_ == domains ]]; then
+  echo "reports: $out/nvl-*/report.html"
+  exit 0
+fi
+
+philly=$traces/philly-rfold/philly_trace.csv
+itp_tar=$traces/msft-itp-elasticflow/raw-traces.tar.gz
+for f in "$philly" "$itp_tar"; do
+  [[ -r $f ]] || { echo "simulate-traces: $f not found (see docs/simulator.md)" >&2; exit 1; }
+done
+itp=$(mktemp -d)
+trap 'rm -rf "$itp"' EXIT
+tar xzf "$itp_tar" -C "$itp"
 
 
 # 40-port HDR switches (20 down, 20 up): 4 pods x 10 leaves x 20 hosts = 800 hosts.

@@ -289,15 +289,27 @@ std::string to_slurm_features(const Fabric& f, const SlurmTree& tree) {
   out += "# (not including) the root, so `-C leaf01` or `-C [leaf01|leaf02]` keeps a job\n";
   out += "# inside one leaf. Add Features= to these NodeName lines in slurm.conf, or apply live:\n";
   out += "#   scontrol update NodeName=NODES AvailableFeatures=F ActiveFeatures=F\n";
+  if (f.has_domains())
+    out +=
+        "# A host in an NVLink domain also gets the domain's name, last (`-C nvl01`): one\n"
+        "# line per leaf and domain.\n";
   for (const auto& s : tree.switches) {
     if (s.level != 1 || s.hosts.empty()) continue;
-    std::vector<std::string> names;
-    for (HostId h : s.hosts) names.push_back(f.host(h).name);
     std::string features = s.name;
     for (auto p = s.parent; p != kNone && tree.switches[p].parent != kNone;
          p = tree.switches[p].parent)
       features += "," + tree.switches[p].name;
-    out += "NodeName=" + hostlist::compress(names) + " Features=" + features + "\n";
+    // The leaf's hosts by domain (none first), domains in order of their first host here.
+    std::vector<std::pair<std::uint32_t, std::vector<std::string>>> groups;
+    for (HostId h : s.hosts) {
+      const auto d = f.domain_of(h);
+      auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == d; });
+      if (it == groups.end()) it = groups.insert(groups.end(), {d, {}});
+      it->second.push_back(f.host(h).name);
+    }
+    for (const auto& [d, names] : groups)
+      out += "NodeName=" + hostlist::compress(names) + " Features=" + features +
+             (d == kNone ? std::string() : "," + f.domains()[d].name) + "\n";
   }
   return out;
 }

@@ -81,8 +81,6 @@ struct SetHash {
   }
 };
 
-
-
 // The exact minimum of  sum of block costs + the costs of the pods used  over the sets of
 // exactly L blocks of `order` covering G groups: a knapsack over (blocks chosen, groups
 // covered capped at G, whether the current pod is open), blocks taken pod by pod, of
@@ -185,6 +183,7 @@ Set exact(std::vector<std::uint32_t> order, const std::vector<std::uint32_t>& ca
 }
 
 std::string block_word(const placement::Context& c, bool plural = false) {
+  if (c.fabric && c.fabric->has_domains()) return plural ? "NVLink domains" : "NVLink domain";
   if (c.tree.virtual_leaves) return plural ? "rail groups" : "rail group";
   return plural ? "leaves" : "leaf";
 }
@@ -514,7 +513,8 @@ class Search {
       // blocks, the costliest first (each of them for small searches).
       Set best = cands_[0].blocks;
       std::reverse(best.begin(), best.end());
-      std::stable_sort(best.begin(), best.end(), [&](auto x, auto y) { return full_[x] > full_[y]; });
+      std::stable_sort(best.begin(), best.end(),
+                       [&](auto x, auto y) { return full_[x] > full_[y]; });
       const auto L = static_cast<std::uint32_t>(best.size());
       const std::size_t tries = best.size() * L <= kVariantBudget ? best.size() : 1;
       for (std::size_t i = 0; i < best.size() && i < tries && cands_.size() == 1; ++i) {
@@ -523,7 +523,8 @@ class Search {
           if (k != best[i]) order.push_back(k);
         // As many blocks as it takes without that one.
         if (const auto l = fewest(order); l > 0)
-          consider(fill(order, in_.cap, full_, rank_full_, b_.pod, pod_cost_, std::max(l, L), in_.G));
+          consider(
+              fill(order, in_.cap, full_, rank_full_, b_.pod, pod_cost_, std::max(l, L), in_.G));
       }
     }
   }
@@ -636,9 +637,8 @@ class Search {
           edges_.emplace_back(stretch_[i].second, stretch_[(i + 1) % stretch_.size()].first);
     }
     if (c_.routes)
-      m.bandwidth =
-          placement::forecast_edges(*c_.routes, c_.capacity, traffic_, edges_, job_.salt,
-                                    &edge_cache_);
+      m.bandwidth = placement::forecast_edges(*c_.routes, c_.capacity, traffic_, edges_, job_.salt,
+                                              &edge_cache_);
     cand.score = placement::score_of(w_, m);
   }
 
@@ -1006,8 +1006,7 @@ class Search {
     auto a = whole;
     a.insert(a.end(), rest.begin(), rest.end());
     out.push_back(a);
-    std::stable_sort(rest.begin(), rest.end(),
-                     [&](auto x, auto y) { return take_[x] > take_[y]; });
+    std::stable_sort(rest.begin(), rest.end(), [&](auto x, auto y) { return take_[x] > take_[y]; });
     auto b = whole;
     b.insert(b.end(), rest.begin(), rest.end());
     out.push_back(b);
@@ -1056,10 +1055,10 @@ class Search {
   // The whole parts and sizes whose single-term fills wait for refine().
   std::vector<std::pair<const std::vector<std::uint32_t>*, std::uint32_t>> wholes_;
   Ranking rank_full_, rank_fit_, rank_bw_;  // rank(full_) ...
-  std::vector<std::uint32_t> by_cap_;  // the blocks with capacity, capacity descending
-  bool loaded_ = false;       // some uplink is loaded or slower than a host link
-  bool large_ = false;        // more blocks than kRefineBlocks (refine())
-  bool pods_loaded_ = false;  // some pod's links to the core are loaded, slow or thin
+  std::vector<std::uint32_t> by_cap_;       // the blocks with capacity, capacity descending
+  bool loaded_ = false;                     // some uplink is loaded or slower than a host link
+  bool large_ = false;                      // more blocks than kRefineBlocks (refine())
+  bool pods_loaded_ = false;                // some pod's links to the core are loaded, slow or thin
   std::vector<Candidate> cands_;
   std::unordered_set<Set, SetHash> seen_;
   std::size_t exact_budget_ = kExactBudget;
@@ -1067,8 +1066,8 @@ class Search {
   std::vector<std::uint32_t> take_;  // per block: groups taken (hosts_of)
   std::vector<std::pair<HostId, HostId>> edges_;
   std::vector<std::pair<HostId, HostId>> stretch_;  // per block in ring order: first, last host
-  placement::EdgeCache edge_cache_;  // the inter-block edges routed so far
-  std::size_t scored_ = 0;  // candidates scored so far (bound or measured)
+  placement::EdgeCache edge_cache_;                 // the inter-block edges routed so far
+  std::size_t scored_ = 0;                          // candidates scored so far (bound or measured)
   std::vector<std::uint32_t> pods_;
   std::vector<std::vector<HostId>> usable_of_;  // usable_of(), per block
   std::vector<std::uint8_t> usable_known_;

@@ -55,11 +55,25 @@ tag=${spec%%:*}
 # features.conf lists, per leaf in topology.conf order, its hosts and the leaf's name then its
 # parents' (tree and block exports share the leaves).
 leaf_names=() leaf_hosts=()   # leaf_hosts[i]: space-separated hosts of leaf i
-declare -A parent=()
+declare -A parent=() leaf_at=()
+# With NVLink domains a leaf has one line per domain, the domain's name last: its hosts are
+# merged, and a parent is a switch (a feature that names a leaf's parent in topology.conf).
 while read -r nl features; do
-  leaf_names+=("${features%%,*}")
-  leaf_hosts+=("$(scontrol show hostnames "$nl" | paste -sd' ')")
-  [[ $features == *,* ]] && parent[${features%%,*}]=$(cut -d, -f2 <<<"$features")
+  leaf=${features%%,*}
+  hosts=$(scontrol show hostnames "$nl" | paste -sd' ')
+  if [[ -n ${leaf_at[$leaf]:-} ]]; then
+    leaf_hosts[${leaf_at[$leaf]}]+=" $hosts"
+    continue
+  fi
+  leaf_at[$leaf]=${#leaf_names[@]}
+  leaf_names+=("$leaf")
+  leaf_hosts+=("$hosts")
+  second=$(cut -s -d, -f2 <<<"$features")
+  if [[ -n $second ]] && grep -q "^SwitchName=$second .*Switches=.*" "$etc/topology.conf" 2>/dev/null; then
+    parent[$leaf]=$second
+  elif [[ -n $second && $topology == block ]] && ! grep -q "^BlockName=$second " "$etc/topology.conf"; then
+    parent[$leaf]=$second  # topology/block: no switch lines; a feature that is no block is a parent
+  fi
 done < <(sed -n 's/^NodeName=\([^ ]*\) Features=\([^ ]*\).*/\1 \2/p' "$etc/features.conf")
 nleaves=${#leaf_names[@]}
 base=$(sed -n 's/^BlockSizes=\([0-9]*\).*/\1/p' "$etc/topology.conf")
