@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# plugin_domains.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA: --fabric-tp on a fabric with NVLink
+# domains (issue #17), on the Slurm lab (nodes of "2 GPUs": --fabric-tp=4 is a TP group of 2
+# nodes). 12 hosts, 2 leaves of 6, domains of 3 (nvl01 node[001-003], nvl02 node[004-006]
+# under leaf01, nvl03 and nvl04 under leaf02). Free: node003 (nvl01), node004 (nvl02),
+# node[010-012] (nvl04): leaf01's 2 free hosts are the tightest fit for Slurm.
+#   - the nodes carry their domain as a feature (`fabric export --format slurm-features`);
+#   - without fabricplace (mode off) Slurm takes node[003-004]: one leaf, two domains;
+#   - constrain: job_submit.lua constrains the job to the domains that hold a group
+#     (nvl04) and it runs on node[010-011]; exact pins the same two nodes.
+# Exit 77 (SKIP) where Slurm cannot run; never in CI.
+set -uo pipefail
+FABRICPLACE=${1:?usage: plugin_domains.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA}
+PLUGIN=${2:?}
+LUA=${3:?}
+spec=fat2:leaves=2,down=6,up=6,nvl=3,gpus=2
+# shellcheck source=tests/slurm/common.sh
+. "$(dirname "$0")/common.sh"
+
+lab_start_plugin "$spec" "$PLUGIN" "$LUA"
+
+check "node010 carries its domain as a feature ($(scontrol show node node010 | grep -o 'AvailableFeatures=[^ ]*'))" \
+  bash -c "scontrol show node node010 | grep -q 'AvailableFeatures=leaf02,nvl04'"
+
+busy=$(sbatch --parsable -J busy -o /dev/null -w 'node[001-002,005-009]' -N 7 --wrap 'sleep 600')
+wait_running "$busy" 30 || { echo "FAIL: the busy job did not start"; exit 1; }
+
+run_probe() {  # run_probe NAME SBATCH-ARGS...: the probe's nodes once it runs
+  local j
+  j=$(sbatch --parsable -J "$1" -o /dev/null "${@:2}" --wrap 'sleep 600') || return 1
+  wait_running "$j" 30 || { echo "probe $1 ($j) did not start: $(squeue -h -j "$j" -o '%T %r')" >&2; scancel "$j"; return 1; }
+  squeue -h -j "$j" -o %N
+  scancel "$j"
+  wait_gone "$j" 30
+}
+plain=$(run_probe plain -N 2 --fabric-tp=4 --fabric-mode=off)
+check "without fabricplace (mode off) Slurm takes node[003-004], a TP group over two domains ($plain)" \
+  test "$plain" == "node[003-004]"
+ours=$(run_probe ours -N 2 --fabric-tp=4)
+check "constrain: node[010-011], the TP group inside nvl04 ($ours)" test "$ours" == "node[010-011]"
+check "job_submit.lua logged the domain constraint" \
+  grep -qF "2 nodes, TP groups of 2 nodes: features=nvl04" "$LAB_DIR/log/job_submit.log"
+exact=$(run_probe exact -N 2 --fabric-tp=4 --fabric-mode=exact)
+check "exact: node[010-011], the TP group inside nvl04 ($exact)" test "$exact" == "node[010-011]"
+scancel "$busy" 2>/dev/null
+[[ $fails == 0 ]] || { LAB_KEEP=1; tail -20 "$LAB_DIR/log/job_submit.log"; }
+echo "plugin_domains: $fails failure(s)"
+exit $((fails > 0))
