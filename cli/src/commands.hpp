@@ -27,10 +27,6 @@ int report(const Error& e);
 
 /// Options every command that reads a fabric shares: the sources (positional, or
 /// `--fabric` when `option` is set), --from and --link-speed.
-/// The GPUs per host the fabric's NVLink domains state, when they all state one and the same
-/// count (fabric::Domain::gpus_per_host); nothing otherwise.
-std::optional<std::uint32_t> domain_gpus(const fabric::Fabric& f);
-
 struct InputOpts {
   std::vector<std::string> sources;
   std::string from = "auto";

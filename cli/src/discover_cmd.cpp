@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/fabric/domains.hpp"
 #include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/fabric_ibnd/discover.hpp"
@@ -15,7 +16,7 @@ void add_discover_command(CLI::App& fabric, RunFn& run) {
   struct Opts {
     fabric::ibnd::DiscoverOptions d;
     std::size_t expect_hosts = 0;
-    std::string previous, health_config, out = "-";
+    std::string previous, health_config, domains, out = "-";
     bool quiet = false;
   };
   auto o = std::make_shared<Opts>();
@@ -43,6 +44,10 @@ void add_discover_command(CLI::App& fabric, RunFn& run) {
                 "read PortCounters of every linked port (needs an SM: LIDs)");
   cmd->add_option("--health-config", o->health_config,
                   "counter thresholds (default: etc/fabricplace/health.conf values)");
+  cmd->add_option("--domains", o->domains,
+                  "the hosts' NVLink domains (nvidia-smi output collected with pdsh; "
+                  "docs/sources.md, Accelerator domains), added to the discovered fabric")
+      ->check(non_empty("a file path", "FILE"));
   cmd->add_flag("--allow-partial", o->d.allow_partial,
                 "publish an incomplete discovery anyway, marked incomplete in the JSON");
   cmd->add_flag("-q,--quiet", o->quiet, "no summary on stderr");
@@ -67,6 +72,11 @@ void add_discover_command(CLI::App& fabric, RunFn& run) {
       fabric::ibnd::DiscoverReport rep;
       auto f = fabric::ibnd::discover(o->d, &rep);
       if (!f) return report(f.error());
+      if (!o->domains.empty()) {
+        auto g = fabric::load_domains(*f, o->domains);
+        if (!g) return report(g.error());
+        f = std::move(g);
+      }
       if (!o->quiet) {
         std::fprintf(
             stderr,

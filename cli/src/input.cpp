@@ -53,15 +53,6 @@ Result<fabric::Fabric> InputOpts::load() const {
   return fabric::load_fabrics(sources, o);
 }
 
-std::optional<std::uint32_t> domain_gpus(const fabric::Fabric& f) {
-  std::optional<std::uint32_t> g;
-  for (const auto& d : f.domains()) {
-    if (d.gpus_per_host == 0 || (g && *g != d.gpus_per_host)) return std::nullopt;
-    g = d.gpus_per_host;
-  }
-  return g;
-}
-
 void print_warnings(const fabric::Fabric& f) {
   for (const auto& m : f.topology().incomplete)
     std::cerr << "fabricplace: warning: INCOMPLETE fabric: " << m << "\n";

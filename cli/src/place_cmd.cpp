@@ -92,10 +92,14 @@ int run_place(const PlaceOpts& o) {
   if (o.tp_opt->count()) spec.tp = o.tp;
   if (o.ep_opt->count()) spec.ep = o.ep;
   spec.pp = o.pp;
-  auto shape = placement::JobShape::make(spec);
-  if (!shape) return report(shape.error());
-  JobRequest job = placement::request(*shape);
-  if (o.segment_opt->count()) job.segment = o.segment;
+  // The shape is checked before any input is read, unless the GPUs per node are to come
+  // from the fabric's NVLink domains (--gpus-per-node not given): then once it is loaded.
+  JobRequest job;
+  if (o.gpus_opt->count()) {
+    auto shape = placement::JobShape::make(spec);
+    if (!shape) return report(shape.error());
+    job = placement::request(*shape);
+  }
   const auto series = policies::parse_slurm_series(o.slurm_version);
   if (!series)
     return report(Error{ErrorCode::kUsage,
@@ -120,13 +124,13 @@ int run_place(const PlaceOpts& o) {
   if (!f) return report(f.error());
   print_warnings(*f);
   // Without --gpus-per-node, the GPUs the fabric's NVLink domains say the hosts have.
-  if (!o.gpus_opt->count())
-    if (const auto g = domain_gpus(*f); g && *g != spec.gpus_per_node) {
-      spec.gpus_per_node = *g;
-      auto again = placement::JobShape::make(spec);
-      if (!again) return report(again.error());
-      static_cast<placement::JobShape&>(job) = *again;
-    }
+  if (!o.gpus_opt->count()) {
+    if (const auto g = fabric::domain_gpus(*f)) spec.gpus_per_node = *g;
+    auto shape = placement::JobShape::make(spec);
+    if (!shape) return report(shape.error());
+    job = placement::request(*shape);
+  }
+  if (o.segment_opt->count()) job.segment = o.segment;
   if (!o.exclude.empty()) {
     auto ex = placement::resolve_hosts(*f, o.exclude, "--exclude");
     if (!ex) return report(ex.error());

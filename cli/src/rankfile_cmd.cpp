@@ -228,7 +228,7 @@ int run_rankfile(const RankfileOpts& o) {
   spec.gpus_per_node = o.gpus_per_node;
   // Without --gpus-per-node, the GPUs the fabric's NVLink domains say the hosts have.
   if (!o.gpus_opt->count())
-    if (const auto g = domain_gpus(*f)) spec.gpus_per_node = *g;
+    if (const auto g = fabric::domain_gpus(*f)) spec.gpus_per_node = *g;
   if (o.tp_opt->count()) spec.tp = o.tp;
   if (o.ep_opt->count()) spec.ep = o.ep;
   spec.ranks_per_node = K;

@@ -134,7 +134,7 @@ int run_simulate(const SimulateOpts& o) {
   topt.format = *fmt_opt;
   // Without --gpus-per-node, the GPUs the fabric's NVLink domains say the hosts have.
   if (!o.gpus_opt->count())
-    if (const auto g = domain_gpus(*f)) topt.gpus_per_node = *g;
+    if (const auto g = fabric::domain_gpus(*f)) topt.gpus_per_node = *g;
   auto trace = sim::read_traces(o.traces, topt);
   if (!trace) return report(trace.error());
   for (const auto& n : trace->notes) notes.push_back(n);

@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/domains.hpp"
 #include "fabricplace/fabric/health.hpp"
 #include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/metrics.hpp"
@@ -72,7 +73,10 @@ Result<fabric::Fabric> fabric_now(const WatchOpts& o, const fabric::Fabric* acce
     if (!t) return std::unexpected(t.error());
     d.thresholds = *t;
   }
-  return fabric::ibnd::discover(d);
+  auto f = fabric::ibnd::discover(d);
+  // The NVLink domains no discovery sees, from the nvidia-smi file (--domains).
+  if (!f || o.in.domains.empty()) return f;
+  return fabric::load_domains(*f, o.in.domains);
 #else
   return fail(ErrorCode::kUsage,
               "no source given and this build has no live discovery (configure with "

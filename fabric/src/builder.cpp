@@ -521,6 +521,13 @@ Result<Fabric> FabricBuilder::build() {
   f.topo_.warnings.insert(f.topo_.warnings.begin(), warnings_.begin(), warnings_.end());
   warnings_.clear();
   for (NodeId s : f.switches_) f.by_switch_name_.emplace(f.topo_.switch_name[idx(s)], s);
+  // A domain is a block of placement and of Slurm's topology/block, named after it; so is a
+  // leaf's rest of hosts in no domain, after the leaf: one name must not stand for both.
+  for (const auto& d : f.domains_)
+    if (f.by_switch_name_.contains(d.name))
+      return fail(ErrorCode::kSyntax, "domain " + d.name +
+                                          " has the name of a switch; a domain's name must "
+                                          "differ from every switch's");
   return f;
 }
 

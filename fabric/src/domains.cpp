@@ -51,6 +51,7 @@ struct HostRows {
   int first_line = 0, domain_line = 0;
   std::vector<std::uint32_t> indices;  // GPU indices given (3-field rows)
   std::uint32_t gpus = 0;
+  bool two_fields = false;  // its rows have no GPU index
 };
 
 }  // namespace
@@ -91,6 +92,12 @@ Result<std::vector<DomainMember>> read_nvidia_smi_domains(std::string_view text,
       order.push_back(host);
       h.first_line = lineno;
     }
+    if (cells.size() == 3 && h.two_fields)
+      return fail(ErrorCode::kSyntax,
+                  "host " + host + ": 3 fields here, 2 (without the GPU index) at line " +
+                      std::to_string(h.first_line) + "; expected one query for every row",
+                  file, lineno);
+    if (cells.size() == 2 && h.gpus == 0) h.two_fields = true;
     if (cells.size() == 3) {
       const auto index = str::parse_uint(cells[0], kMaxGpusPerHost - 1);
       if (!index)

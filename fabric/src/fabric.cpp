@@ -52,6 +52,15 @@ std::optional<std::uint32_t> Fabric::find_domain(std::string_view name) const {
   return std::nullopt;
 }
 
+std::optional<std::uint32_t> domain_gpus(const Fabric& f) {
+  std::optional<std::uint32_t> g;
+  for (const auto& d : f.domains()) {
+    if (d.gpus_per_host == 0 || (g && *g != d.gpus_per_host)) return std::nullopt;
+    g = d.gpus_per_host;
+  }
+  return g;
+}
+
 std::string domain_name_problem(std::string_view name) {
   if (name.empty()) return "an empty domain name";
   if (name.size() > kMaxDomainName)

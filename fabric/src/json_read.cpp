@@ -9,6 +9,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <unordered_set>
 
 #include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
@@ -576,11 +577,9 @@ class Reader final : public json::json_sax_t {
     if (!domain_seen_[2] || domain_.hosts.empty())
       return bad(domain_path(""), "expected \"hosts\": a non-empty array of host names",
                  ErrorCode::kSyntax, domain_.line);
-    for (const auto& d : domain_names_)
-      if (d == domain_.name)
-        return bad(domain_path("name"), "domain " + domain_.name + " is listed twice",
-                   ErrorCode::kDuplicate, domain_.line);
-    domain_names_.push_back(domain_.name);
+    if (!domain_names_.insert(domain_.name).second)
+      return bad(domain_path("name"), "domain " + domain_.name + " is listed twice",
+                 ErrorCode::kDuplicate, domain_.line);
     for (const auto& h : domain_.hosts) b_.add_domain_host(domain_.name, h, domain_.gpus);
     ++domain_index_;
     return true;
@@ -832,7 +831,7 @@ class Reader final : public json::json_sax_t {
   };
   PendingDomain domain_;
   std::array<bool, kDomainKeys.size()> domain_seen_{};
-  std::vector<std::string> domain_names_;
+  std::unordered_set<std::string> domain_names_;
   std::size_t domain_index_ = 0, domain_hosts_ = 0;
 };
 

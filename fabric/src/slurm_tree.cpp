@@ -299,7 +299,7 @@ std::string to_slurm_features(const Fabric& f, const SlurmTree& tree) {
     for (auto p = s.parent; p != kNone && tree.switches[p].parent != kNone;
          p = tree.switches[p].parent)
       features += "," + tree.switches[p].name;
-    // The leaf's hosts by domain (none first), domains in order of their first host here.
+    // The leaf's hosts by domain (or none), in the order each first appears among them.
     std::vector<std::pair<std::uint32_t, std::vector<std::string>>> groups;
     for (HostId h : s.hosts) {
       const auto d = f.domain_of(h);

@@ -170,13 +170,19 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
   if (!nodes_extra.empty())
     nodes += "# topology/block placeholders (never scheduled; docs/slurm.md, topology/block)\n" +
              node_lines(nodes_extra, "");
+  // The GPUs per node the NVLink domains state (a GB200 NVL72 host has 4, not the plugin's
+  // default 8), unless the admin's arguments say it.
+  std::string gpus_arg;
+  if (const auto g = fabric::domain_gpus(f);
+      g && o.plugin_args.find("gpus_per_node=") == std::string::npos)
+    gpus_arg = " gpus_per_node=" + std::to_string(*g);
   std::string plugstack =
       "# The fabricplace SPANK plugin (docs/slurm.md), written by `fabricplace slurm sync`.\n"
       "# `optional`: a missing plugin never stops jobs.\n"
       "optional " +
       o.plugin + " fabric=" + join(o.dir, "fabric.json") +
       " hostmap=" + join(o.dir, "fabric.hostmap") +
-      (o.topology == SlurmTopology::kBlock ? " topology=block" : "") +
+      (o.topology == SlurmTopology::kBlock ? " topology=block" : "") + gpus_arg +
       (o.plugin_args.empty() ? "" : " " + o.plugin_args) + "\n";
 
   auto render = [&](const std::string& gen) {

@@ -35,6 +35,8 @@ ShapeRule first_broken_rule(const ShapeSpec& s) {
     if (E % T != 0 && T % E != 0) return ShapeRule::kEpNotNested;
     if (s.nodes && (std::uint64_t{*s.nodes} * G) % (std::uint64_t{std::max(E, T)} * s.pp) != 0)
       return ShapeRule::kEpDoesNotTile;
+    const std::uint64_t ek = std::uint64_t{E} * s.ranks_per_node.value_or(G);
+    if (ek % G != 0 && (ek > G || G % ek != 0)) return ShapeRule::kEpNotWholeRanks;
   }
   return ShapeRule::kOk;
 }
@@ -103,9 +105,18 @@ Result<JobShape> JobShape::make(const ShapeSpec& s, const ShapeNames& n) {
     case ShapeRule::kEpPartialNodes:
     case ShapeRule::kEpSplitsNode:
     case ShapeRule::kEpNotNested:
-    case ShapeRule::kEpDoesNotTile: {
+    case ShapeRule::kEpDoesNotTile:
+    case ShapeRule::kEpNotWholeRanks: {
       const std::uint32_t E = *s.ep;
       const std::string ep = std::string(n.ep) + " " + to_string(E);
+      if (rule == ShapeRule::kEpNotWholeRanks) {
+        const std::string ranks(n.ranks), k = to_string(K);
+        return fail(ErrorCode::kUsage, ep + " with " + gpn + " and " + k + " " + ranks +
+                                           " per node: an EP group would be " + to_string(E) +
+                                           " x " + k + " / " + to_string(G) + " " + ranks +
+                                           ", not a whole number, and " + k + " " + ranks +
+                                           " do not split a node into whole EP groups");
+      }
       if (rule == ShapeRule::kEpPartialNodes)
         return fail(ErrorCode::kUsage, ep + " with " + gpn +
                                            ": an EP group larger than a node must span whole "

@@ -396,6 +396,13 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
       if (t.host_leaves[h].size() < t.rails.size()) c.healthy[h] = 0;
 
   if (f.has_domains()) by_domain(f, c);
+  c.block_run.assign(c.blocks.size(), 0);
+  for (std::size_t k = 0; k < c.blocks.size(); ++k) {
+    const auto& hs = c.blocks.hosts[k];
+    bool run = !hs.empty();
+    for (std::size_t i = 1; run && i < hs.size(); ++i) run = idx(hs[i]) == idx(hs[i - 1]) + 1;
+    c.block_run[k] = run;
+  }
 
   // In the order Context::block_group and tier2_group index.
   std::vector<std::vector<routes::DirLink>> groups;
@@ -440,7 +447,8 @@ std::vector<std::uint8_t> usable_hosts(const Context& c, const JobRequest& job,
     std::uint32_t u_count = 0, f_count = 0;
     const auto lo = idx(hs.front());
     const auto hi = idx(hs.back()) + 1;
-    if (hi - lo == hs.size() && hi <= n) {
+    // One run of ids (Context::block_run, and still its size: a context edited since).
+    if (k < c.block_run.size() && c.block_run[k] && hi - lo == hs.size() && hi <= n) {
       std::size_t h = lo;
       for (; h + 8 <= hi; h += 8) {
         std::uint64_t s8 = 0, g8 = 0;

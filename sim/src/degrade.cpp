@@ -50,6 +50,8 @@ Result<Degraded> degrade_random_links(const Fabric& f, std::uint32_t count, std:
     }
   }
   for (const auto& what : f.topology().incomplete) b.add_incomplete(what);
+  for (const auto& d : f.domains())
+    for (auto h : d.hosts) b.add_domain_host(d.name, f.host(h).name, d.gpus_per_host);
   for (std::uint32_t i = 0; i < f.num_links(); ++i) {
     const auto& l = f.link(LinkId{i});
     LinkRate rate = l.rate;

@@ -50,6 +50,15 @@ diff <("$bin" fabric export "$tmp/a.json" --format slurm-topology | grep -v '^#'
   <(grep -v '^#' "$d/topology.conf") >/dev/null || fail "topology.conf is not the slurm-topology export (without LinkSpeed)"
 grep -q "^SwitchName=.*LinkSpeed=" "$d/topology.conf" && fail "sync's topology.conf has LinkSpeed= (link health would rewrite it)"
 "$bin" place --fabric "$d/fabric.json" --nodes 2 >/dev/null || fail "the synced fabric.json does not read back"
+# NVLink domains (#17): the blocks and features name them, the plugin gets their GPU count.
+nd=$tmp/nvl
+"$bin" slurm sync --fabric 'fat2:leaves=2,down=6,up=6,nvl=3,gpus=4' --topology block --out "$nd" >/dev/null ||
+  fail "sync of a fabric with domains"
+grep -q " gpus_per_node=4$" "$nd/plugstack.conf.d/fabricplace.conf" ||
+  fail "plugstack line without the domains' GPUs: $(grep optional "$nd/plugstack.conf.d/fabricplace.conf")"
+grep -qx "BlockName=nvl02 Nodes=node\[004-006\]" "$nd/topology.conf" || fail "topology.conf: $(grep Block "$nd/topology.conf")"
+grep -q "^NodeName=node\[004-006\] Features=leaf01,nvl02" "$nd/fabricplace-nodes.conf" ||
+  fail "nodes: $(grep NodeName "$nd/fabricplace-nodes.conf")"
 snap1=$(readlink "$d/.fabricplace/current")
 "$bin" slurm sync --fabric "$tmp/a.json" --out "$d" >"$tmp/out2.txt"
 [[ $(cat "$tmp/out2.txt") == "slurm sync: $d: no change (generation $gen_a)" ]] || fail "second sync: $(cat "$tmp/out2.txt")"

@@ -147,6 +147,13 @@ TEST(Domains, NvidiaSmiErrorsNameTheLine) {
   EXPECT_EQ(smi_error(row("n1", 0, a, "1") + row("n1", 0, a, "1")).to_string(),
             "smi.txt:2: host n1: GPU 0 is listed twice");
   EXPECT_EQ(smi_error("n1: 0, " + a + "\n" + row("n1", 1, a, "1")).line, 1);  // uuid, clique?
+  // Two queries mixed for one host, either way round.
+  EXPECT_EQ(smi_error("n1: " + a + ", 1\n" + row("n1", 1, a, "1")).to_string(),
+            "smi.txt:2: host n1: 3 fields here, 2 (without the GPU index) at line 1; expected "
+            "one query for every row");
+  EXPECT_EQ(smi_error(row("n1", 0, a, "1") + "n1: " + a + ", 1\n").to_string(),
+            "smi.txt:2: host n1: 2 fields here, 3 (with the GPU index) at line 1; expected one "
+            "query for every row");
   EXPECT_EQ(smi_error("0, " + a + ", 1\n").to_string(),
             "smi.txt:1: expected \"HOST: INDEX, CLUSTER_UUID, CLIQUE_ID\" (pdsh output of "
             "nvidia-smi --query-gpu=index,fabric.clusterUuid,fabric.cliqueId "
@@ -269,4 +276,12 @@ TEST(Domains, TiersCsvDomainColumn) {
   r = read_tiers_csv("host,leaf,spine,domain\nn1,leaf1,spine1\n", "t.csv", {}, b4);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().to_string(), "t.csv:2: expected 4 comma-separated columns, got 3");
+  // A domain named as a switch: the block of that leaf's other hosts would share its name.
+  FabricBuilder b5;
+  ASSERT_TRUE(read_tiers_csv("host,leaf,spine,domain\nn1,l1,s1,l2\nn2,l2,s1,\n", "t.csv", {}, b5));
+  auto clash = b5.build();
+  ASSERT_FALSE(clash);
+  EXPECT_EQ(clash.error().message,
+            "domain l2 has the name of a switch; a domain's name must differ from every "
+            "switch's");
 }

@@ -3,10 +3,12 @@
 // fits (exact hosts); a domain across leaves holds a group across them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/fabric/domains.hpp"
 #include "fabricplace/policies/policies.hpp"
 #include "test_support.hpp"
 
@@ -90,6 +92,16 @@ TEST(DomainShape, EpRulesAndGroup) {
   EXPECT_EQ(err(s),
             "--ep 16 does not tile the job: 64 GPUs are not a multiple of max(TP, EP) x "
             "PP = 128");
+  // An EP group of whole ranks: 3 ranks on 6 GPUs make 2 GPUs a rank, and EP 3 is 1.5 ranks.
+  ShapeSpec r;
+  r.nodes = 2;
+  r.gpus_per_node = 6;
+  r.ranks_per_node = 3;
+  r.tp = 1;
+  r.ep = 3;
+  EXPECT_EQ(err(r),
+            "--ep 3 with 6 GPUs per node and 3 tasks per node: an EP group would be 3 x 3 / 6 "
+            "tasks, not a whole number, and 3 tasks do not split a node into whole EP groups");
 }
 
 // A one-node job goes to the fullest domain that still has a free host; larger groups to the
@@ -146,7 +158,8 @@ TEST(DomainPlacement, DomainAcrossLeavesHoldsItsGroup) {
 TEST(DomainPlacement, NoGroupEverLeavesADomain) {
   std::mt19937 rng(20261205);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  int feasible_seen = 0, infeasible_seen = 0, straddling_seen = 0, multi_domain_seen = 0;
+  int feasible_seen = 0, infeasible_seen = 0, straddling_seen = 0, multi_domain_seen = 0,
+      shuffled_seen = 0;
   for (int iter = 0; iter < 120; ++iter) {
     std::string spec;
     int hosts = 0;
@@ -177,9 +190,26 @@ TEST(DomainPlacement, NoGroupEverLeavesADomain) {
       if (hosts % d == 0 && d <= 18) divisors.push_back(d);
     const int nvl =
         divisors[static_cast<std::size_t>(pick(0, static_cast<int>(divisors.size()) - 1))];
-    spec += ",nvl=" + std::to_string(nvl) + ",gpus=4";
-    SCOPED_TRACE("case " + std::to_string(iter) + ": " + spec);
-    const auto f = test::gen(spec);
+    // Two cases in three: the spec's consecutive domains; else domains of the same size over
+    // hosts drawn at random (cabling that interleaves racks and leaves: a domain's block is
+    // then no run of ids).
+    const bool shuffled = pick(0, 2) == 0;
+    fabric::Fabric f =
+        shuffled ? test::gen(spec) : test::gen(spec + ",nvl=" + std::to_string(nvl) + ",gpus=4");
+    if (shuffled) {
+      std::vector<std::string> names;
+      for (const auto& h : f.hosts()) names.push_back(h.name);
+      std::shuffle(names.begin(), names.end(), rng);
+      std::vector<fabric::DomainMember> m;
+      for (std::size_t i = 0; i < names.size(); ++i)
+        m.push_back({names[i], "rack" + std::to_string(i / static_cast<std::size_t>(nvl)), 4, 1});
+      auto g = fabric::with_domains(f, m, "shuffled");
+      ASSERT_TRUE(g) << g.error().to_string();
+      f = std::move(*g);
+      ++shuffled_seen;
+    }
+    SCOPED_TRACE("case " + std::to_string(iter) + ": " + spec + (shuffled ? " shuffled" : ""));
+    test::expect_valid(f);
     const Planner planner(f);
     const auto& ctx = planner.context();
     for (const auto& d : f.domains()) {
@@ -235,6 +265,33 @@ TEST(DomainPlacement, NoGroupEverLeavesADomain) {
   EXPECT_GT(infeasible_seen, 10);
   EXPECT_GT(straddling_seen, 10);
   EXPECT_GT(multi_domain_seen, 50);
+  EXPECT_GT(shuffled_seen, 20);
+}
+
+// Racks cabled across two leaves so that a domain's hosts interleave the ids of another's
+// (d1 = n3, n7 under l1 and n2, n6 under l2: its block, leaf by leaf, is n3 n7 n2 n6, whose
+// first and last ids span 4 hosts though they are no run): every host of it counts.
+TEST(DomainPlacement, InterleavedCablingPlacesWholeDomains) {
+  const std::string csv =
+      "host,leaf,spine,domain\n"
+      "n1,l1,s1,d0\nn2,l2,s1,d1\nn3,l1,s1,d1\nn4,l1,s1,d0\n"
+      "n5,l2,s1,d0\nn6,l2,s1,d1\nn7,l1,s1,d1\nn8,l2,s1,d0\n";
+  fabric::FabricBuilder b;
+  ASSERT_TRUE(fabric::read_tiers_csv(csv, "t.csv", {}, b));
+  auto f = b.build();
+  ASSERT_TRUE(f) << f.error().to_string();
+  const Planner planner(*f);
+  EXPECT_EQ(planner.context().block_run, (std::vector<std::uint8_t>{0, 0}));
+  auto st = busy(*f, "n1");
+  for (auto pol : {Policy::kFabric, Policy::kSlurmBlock}) {
+    const auto p = planner.place(job(4, 4, 16), st, pol);
+    ASSERT_TRUE(p.feasible) << to_string(pol) << ": " << p.reason;
+    EXPECT_EQ(names(*f, p.hosts), "n[2-3,6-7]") << to_string(pol);
+  }
+  // With d1's n6 busy, no domain holds 4 free hosts.
+  st = busy(*f, "n[1,6]");
+  const auto p = planner.place(job(4, 4, 16), st, Policy::kFabric);
+  EXPECT_FALSE(p.feasible) << names(*f, p.hosts);
 }
 
 }  // namespace fabricplace::policies

@@ -6,6 +6,7 @@
 #include "fabricplace/placement/route_order.hpp"
 #include "fabricplace/policies/policies.hpp"
 #include "fabricplace/routes/model.hpp"
+#include "fabricplace/sim/degrade.hpp"
 #include "fabricplace/sim/report.hpp"
 #include "fabricplace/sim/simulator.hpp"
 
@@ -446,4 +447,15 @@ TEST(Simulator, FragmentedDomainSeconds) {
   // The fabric policy puts the 1-node job in the fullest domain that fits: the same here.
   const auto fab = w.sim.run(*t, {policies::Policy::kFabric}, {});
   EXPECT_EQ(names(w.f, fab.jobs[0].hosts), "node001");
+}
+
+// A what-if with degraded links keeps the fabric's NVLink domains.
+TEST(Simulator, DegradedLinksKeepDomains) {
+  const auto f = make("rail:sus=2,hosts=4,rails=2,nvl=4,gpus=4");
+  auto d = sim::degrade_random_links(f, 2, 1);
+  ASSERT_TRUE(d) << d.error().to_string();
+  ASSERT_EQ(d->fabric.domains().size(), 2u);
+  EXPECT_EQ(d->fabric.domains()[1].name, "nvl02");
+  EXPECT_EQ(d->fabric.domains()[1].gpus_per_host, 4u);
+  EXPECT_EQ(d->fabric.domain_of(*d->fabric.find_host("node005")), 1u);
 }

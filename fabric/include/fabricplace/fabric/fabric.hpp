@@ -372,6 +372,9 @@ std::pair<std::string_view, std::string_view> split_ca_description(std::string_v
 /// (nvidia-smi's ClusterUUID.CliqueId is 38 to 42 of them). Empty when `name` is one, else
 /// what is wrong, for a message.
 inline constexpr std::size_t kMaxDomainName = 128;
+/// The GPUs per host the fabric's NVLink domains state, when they all state one and the same
+/// count (Domain::gpus_per_host); nothing otherwise (no domains, a count not known, several).
+std::optional<std::uint32_t> domain_gpus(const Fabric& f);
 std::string domain_name_problem(std::string_view name);
 
 }  // namespace fabricplace::fabric

@@ -76,6 +76,7 @@ enum class ShapeRule : std::uint8_t {
   kEpSplitsNode,     ///< E <= G and G not a multiple of E
   kEpNotNested,      ///< neither of T and E divides the other
   kEpDoesNotTile,    ///< N x G not a multiple of E (x PP)
+  kEpNotWholeRanks,  ///< E x K / G not whole, and a rank does not hold whole EP groups
 };
 
 /// The first rule `spec` breaks (kOk: none). Allocates nothing: the trace readers try

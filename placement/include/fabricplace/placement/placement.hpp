@@ -102,6 +102,9 @@ struct Context {
   std::vector<std::uint8_t> pod_assumed;
   /// Per host: its own links are sound (not degraded, not unhealthy, none lost, every rail).
   std::vector<std::uint8_t> healthy;
+  /// Per block: its hosts are one ascending run of consecutive ids (usable_hosts() then
+  /// tests them eight at a time). A domain's block may not be: leaf by leaf, in any cabling.
+  std::vector<std::uint8_t> block_run;
   /// The link groups the fabric policy's estimate reads (traffic.hpp): every block's uplinks
   /// up, then down, then every tier-2 group's links up, then down (block_group, tier2_group).
   /// A Traffic made with them keeps their values current.
