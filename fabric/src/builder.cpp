@@ -326,6 +326,17 @@ Result<void> FabricBuilder::set_port_health(Guid node, PortNum port, const PortH
   return {};
 }
 
+std::unordered_set<std::string> FabricBuilder::host_names() const {
+  std::unordered_set<std::string> out;
+  for (const auto& [guid, e] : nodes_) {
+    if (e.rec.type != NodeType::kCa) continue;
+    std::string host(split_ca_description(e.rec.description).first);
+    if (host.empty()) host = "ca-" + str::guid_hex(guid).substr(2);
+    out.insert(std::move(host));
+  }
+  return out;
+}
+
 void FabricBuilder::add_domain_host(std::string_view domain, std::string_view host,
                                     std::uint32_t gpus) {
   domain_hosts_.push_back(DomainHost{std::string(domain), std::string(host), gpus});

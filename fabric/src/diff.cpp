@@ -137,7 +137,7 @@ bool FabricDiff::empty() const {
   return added.empty() && removed.empty() && degraded.empty() && recovered.empty() &&
          rerated.empty() && oversubscription.empty() && moved.empty() && hosts_added.empty() &&
          hosts_removed.empty() && switches_added.empty() && switches_removed.empty() &&
-         unhealthy.empty() && healthy_again.empty();
+         unhealthy.empty() && healthy_again.empty() && domains.empty();
 }
 
 namespace {
@@ -308,6 +308,26 @@ FabricDiff diff_as_read(const Fabric& a, const Fabric& b) {
   }
   for (std::uint32_t h = 0; h < b.num_hosts(); ++h)
     if (!a.find_host(b.host(HostId{h}).name)) d.hosts_added.push_back(b.host(HostId{h}).name);
+  // NVLink domains, by name: their hosts as hostlists.
+  auto domains = [](const Fabric& f) {
+    std::map<std::string, std::string> out;
+    for (const auto& dom : f.domains()) {
+      std::vector<std::string> names;
+      for (HostId h : dom.hosts) names.push_back(f.host(h).name);
+      out[dom.name] = hostlist::compress(names);
+    }
+    return out;
+  };
+  const auto da = domains(a), db = domains(b);
+  for (const auto& [name, hosts] : da) {
+    const auto it = db.find(name);
+    if (it == db.end())
+      d.domains.push_back({name, hosts, ""});
+    else if (it->second != hosts)
+      d.domains.push_back({name, hosts, it->second});
+  }
+  for (const auto& [name, hosts] : db)
+    if (!da.contains(name)) d.domains.push_back({name, "", hosts});
   return d;
 }
 
@@ -352,6 +372,10 @@ std::string diff_text(const FabricDiff& d) {
     o += "switches removed: " + hostlist::compress(d.switches_removed) + "\n";
   if (!d.switches_added.empty())
     o += "switches added: " + hostlist::compress(d.switches_added) + "\n";
+  for (const auto& c : d.domains)
+    o += c.before.empty()  ? "domain added " + c.domain + ": " + c.after + "\n"
+         : c.after.empty() ? "domain removed " + c.domain + ": " + c.before + "\n"
+                           : "domain " + c.domain + ": " + c.before + " -> " + c.after + "\n";
   return o;
 }
 
@@ -388,6 +412,9 @@ std::string diff_json(const FabricDiff& d) {
   j["hosts_added"] = d.hosts_added;
   j["switches_removed"] = d.switches_removed;
   j["switches_added"] = d.switches_added;
+  j["domains"] = ordered_json::array();
+  for (const auto& c : d.domains)
+    j["domains"].push_back({{"domain", c.domain}, {"before", c.before}, {"after", c.after}});
   return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "fabricplace/common/limits.hpp"
@@ -580,7 +581,7 @@ class Reader final : public json::json_sax_t {
     if (!domain_names_.insert(domain_.name).second)
       return bad(domain_path("name"), "domain " + domain_.name + " is listed twice",
                  ErrorCode::kDuplicate, domain_.line);
-    for (const auto& h : domain_.hosts) b_.add_domain_host(domain_.name, h, domain_.gpus);
+    domains_.push_back(std::move(domain_));
     ++domain_index_;
     return true;
   }
@@ -797,6 +798,29 @@ class Reader final : public json::json_sax_t {
           !r)
         return bad(link_path(-1), r.error().message, r.error().code, l.line);
     }
+    // Domains last too: their hosts are the nodes' (checked here, to name the entry).
+    if (!domains_.empty()) {
+      const auto hosts = b_.host_names();
+      std::unordered_map<std::string, std::string> in;  // host -> its domain
+      for (std::size_t i = 0; i < domains_.size(); ++i) {
+        domain_index_ = i;
+        const auto& dom = domains_[i];
+        for (const auto& h : dom.hosts) {
+          if (!hosts.contains(h))
+            return bad(domain_path("hosts"), "host " + str::quoted(h, 60) + " is not in the fabric",
+                       ErrorCode::kReference, dom.line);
+          const auto [it, fresh] = in.emplace(h, dom.name);
+          if (!fresh)
+            return bad(domain_path("hosts"),
+                       "host " + h +
+                           (it->second == dom.name ? std::string(" is listed twice")
+                                                   : " is also in domain " + it->second +
+                                                         " (a host is in one domain)"),
+                       ErrorCode::kDuplicate, dom.line);
+          b_.add_domain_host(dom.name, h, dom.gpus);
+        }
+      }
+    }
     return true;
   }
 
@@ -830,6 +854,7 @@ class Reader final : public json::json_sax_t {
     int line = 0;
   };
   PendingDomain domain_;
+  std::vector<PendingDomain> domains_;
   std::array<bool, kDomainKeys.size()> domain_seen_{};
   std::unordered_set<std::string> domain_names_;
   std::size_t domain_index_ = 0, domain_hosts_ = 0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/fabric/diff.hpp"
 #include "fabricplace/fabric/export.hpp"
 #include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/report.hpp"
@@ -226,12 +227,24 @@ TEST(Domains, JsonRoundTripAndVersions) {
   std::string v3 = json;
   v3.replace(v3.find("\"version\": 2"), 12, "\"version\": 3");
   EXPECT_EQ(err(v3), "f.json:3: version: this build reads versions 1 to 2, got 3");
+  // Host errors name the domain entry and its line.
+  const auto line_of = [&](const char* what) {
+    const auto at = static_cast<long>(json.find(what));
+    return std::to_string(1 + std::count(json.begin(), json.begin() + at, '\n'));
+  };
   std::string unknown = json;
   unknown.replace(unknown.find("\"node001\""), 9, "\"gpu999\"");
-  EXPECT_EQ(err(unknown), "domain nvl01 names host \"gpu999\", which is not in the fabric");
+  EXPECT_EQ(err(unknown), "f.json:" + line_of("{\"name\": \"nvl01\"") +
+                              ": domains[0].hosts: host \"gpu999\" is not in the fabric");
   std::string twice = json;
   twice.replace(twice.find("\"node019\""), 9, "\"node001\"");
-  EXPECT_EQ(err(twice), "host node001 is in two domains: nvl01 and nvl02");
+  EXPECT_EQ(err(twice), "f.json:" + line_of("{\"name\": \"nvl02\"") +
+                            ": domains[1].hosts: host node001 is also in domain nvl01 (a host is "
+                            "in one domain)");
+  std::string again = json;
+  again.replace(again.find("\"node002\""), 9, "\"node001\"");
+  EXPECT_EQ(err(again), "f.json:" + line_of("{\"name\": \"nvl01\"") +
+                            ": domains[0].hosts: host node001 is listed twice");
   std::string badname = json;
   badname.replace(badname.find("\"nvl02\""), 7, "\"nv l2\"");
   EXPECT_NE(
@@ -284,4 +297,25 @@ TEST(Domains, TiersCsvDomainColumn) {
   EXPECT_EQ(clash.error().message,
             "domain l2 has the name of a switch; a domain's name must differ from every "
             "switch's");
+}
+
+// fabric diff (and fabric watch) see domains change: a repartition from 2-host to 4-host
+// domains, and domains gone.
+TEST(Domains, DiffNamesDomainChanges) {
+  const auto a = test::gen("fat2:leaves=2,down=4,up=4,nvl=2");
+  const auto b = test::gen("fat2:leaves=2,down=4,up=4,nvl=4");
+  const auto d = diff(a, b);
+  EXPECT_FALSE(d.empty());
+  EXPECT_EQ(diff_text(d),
+            "domain nvl01: node[001-002] -> node[001-004]\n"
+            "domain nvl02: node[003-004] -> node[005-008]\n"
+            "domain removed nvl03: node[005-006]\n"
+            "domain removed nvl04: node[007-008]\n");
+  const auto none = diff(b, test::gen("fat2:leaves=2,down=4,up=4"));
+  ASSERT_EQ(none.domains.size(), 2u);
+  EXPECT_EQ(none.domains[0].after, "");
+  EXPECT_TRUE(diff(b, b).empty());
+  const auto added = diff(test::gen("fat2:leaves=2,down=4,up=4"), b);
+  EXPECT_EQ(diff_text(added),
+            "domain added nvl01: node[001-004]\ndomain added nvl02: node[005-008]\n");
 }

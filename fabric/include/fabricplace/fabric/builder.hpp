@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "fabricplace/common/error.hpp"
@@ -56,6 +57,8 @@ class FabricBuilder {
   [[nodiscard]] bool has_port(Guid guid, PortNum port) const;
   [[nodiscard]] bool is_linked(Guid guid, PortNum port) const;
   [[nodiscard]] const NodeRecord* find_node(Guid guid) const;
+  /// The hosts the nodes added so far make (their CAs' hostnames, as build() groups them).
+  [[nodiscard]] std::unordered_set<std::string> host_names() const;
 
   /// Free text (origin, notes, warnings) is kept printable: control characters and bytes
   /// that are not UTF-8 become \xNN (str::sanitize), so none can add a line to an output.

@@ -1,6 +1,7 @@
 // What changed between two discoveries of a fabric: links added, removed, degraded or
 // recovered; leaves whose oversubscription moved; hosts that moved between leaves; switches
-// and hosts that appeared or vanished; links that became unhealthy or healthy again.
+// and hosts that appeared or vanished; links that became unhealthy or healthy again; NVLink
+// domains added, removed or with other hosts.
 // Between fabrics with InfiniBand identity, switches are matched by GUID and links by their
 // two ports (port GUID and number), so names may change. When either fabric comes from a
 // source without that identity (topology.conf, tiers CSV: synthetic GUIDs), switches are
@@ -33,6 +34,13 @@ struct FabricDiff {
   std::vector<HostMove> moved;
   std::vector<std::string> hosts_added, hosts_removed, switches_added, switches_removed;
   std::vector<std::string> unhealthy, healthy_again;  ///< "link: problem; problem"
+  /// NVLink domains (by name) whose hosts changed, appeared or went: hostlists, `before`
+  /// empty for a domain added, `after` empty for one removed. A repartition or a rack
+  /// re-cabled changes the blocks of placement and of topology/block.
+  struct DomainChange {
+    std::string domain, before, after;
+  };
+  std::vector<DomainChange> domains;
   /// What each side says it could not see (Topology::incomplete). Removals and moves seen
   /// against an incomplete fabric may be false; the text and JSON say so first.
   std::vector<std::string> before_incomplete, after_incomplete;
