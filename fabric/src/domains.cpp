@@ -49,7 +49,7 @@ std::string lower(std::string_view s) {
 struct HostRows {
   std::string domain;  // of its first GPU ("" = none)
   int first_line = 0, domain_line = 0;
-  std::vector<std::uint32_t> indices;  // GPU indices given (3-field rows)
+  std::vector<bool> indices;  // GPU indices given (3-field rows), by index
   std::uint32_t gpus = 0;
   bool two_fields = false;  // its rows have no GPU index
 };
@@ -106,11 +106,12 @@ Result<std::vector<DomainMember>> read_nvidia_smi_domains(std::string_view text,
                         std::to_string(kMaxGpusPerHost - 1) + ", got " + str::quoted(cells[0], 40),
                     file, lineno);
       const auto i = static_cast<std::uint32_t>(*index);
-      if (std::find(h.indices.begin(), h.indices.end(), i) != h.indices.end())
+      if (h.indices.empty()) h.indices.resize(kMaxGpusPerHost, false);
+      if (h.indices[i])
         return fail(ErrorCode::kDuplicate,
                     "host " + host + ": GPU " + std::to_string(i) + " is listed twice", file,
                     lineno);
-      h.indices.push_back(i);
+      h.indices[i] = true;
     } else if (!h.indices.empty()) {
       return fail(ErrorCode::kSyntax,
                   "host " + host + ": 2 fields here, 3 (with the GPU index) at line " +
