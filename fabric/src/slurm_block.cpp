@@ -125,7 +125,10 @@ std::string to_slurm_block(const Fabric& f, const SlurmBlocks& b) {
               ? ", pod by pod. Slurm groups them into larger\n# blocks by position, so each pod "
                 "starts at a multiple of " +
                     std::to_string(b.pod_slots) + " blocks and a pod with fewer " +
-                    (b.domains ? "domains" : "leaves") +
+                    std::string(block_noun(b.domains          ? BlockKind::kDomain
+                                           : b.virtual_leaves ? BlockKind::kRailGroup
+                                                              : BlockKind::kLeaf,
+                                           true)) +
                     " is\n"
                     "# padded with placeholders.\n"
               : std::string(", in order; one pod, so one block size: a job larger than a\n"

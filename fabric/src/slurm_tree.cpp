@@ -314,4 +314,39 @@ std::string to_slurm_features(const Fabric& f, const SlurmTree& tree) {
   return out;
 }
 
+BlockKind block_kind(const Fabric& fabric, const SlurmTree& tree) {
+  if (fabric.has_domains()) return BlockKind::kDomain;
+  return tree.virtual_leaves ? BlockKind::kRailGroup : BlockKind::kLeaf;
+}
+
+std::string_view block_noun(BlockKind k, bool plural) {
+  switch (k) {
+    case BlockKind::kLeaf:
+      return plural ? "leaves" : "leaf";
+    case BlockKind::kRailGroup:
+      return plural ? "rail groups" : "rail group";
+    case BlockKind::kDomain:
+      return plural ? "NVLink domains" : "NVLink domain";
+  }
+  return plural ? "blocks" : "block";
+}
+
+std::string_view block_tag(BlockKind k) {
+  switch (k) {
+    case BlockKind::kLeaf:
+      return "leaf";
+    case BlockKind::kRailGroup:
+      return "rail-group";
+    case BlockKind::kDomain:
+      return "domain";
+  }
+  return "block";
+}
+
+std::optional<BlockKind> parse_block_tag(std::string_view tag) {
+  for (auto k : {BlockKind::kLeaf, BlockKind::kRailGroup, BlockKind::kDomain})
+    if (block_tag(k) == tag) return k;
+  return std::nullopt;
+}
+
 }  // namespace fabricplace::fabric

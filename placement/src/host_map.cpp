@@ -27,6 +27,7 @@ HostMap host_map(const Context& c) {
   m.blocks.hosts = c.blocks.hosts;
   m.blocks.name = c.blocks.name;
   m.blocks.pod = c.blocks.pod;
+  m.blocks.kind = c.blocks.kind;
   m.origin = f.origin();
   return m;
 }
@@ -34,6 +35,10 @@ HostMap host_map(const Context& c) {
 std::string to_host_map_text(const HostMap& m) {
   std::string s = "fabricplace-hostmap 1\n";
   if (!m.generation.empty()) s += "# generation: " + m.generation + "\n";
+  // What the blocks are when they are not leaf switches (a comment, so that readers that
+  // predate it still read the map; they then call the blocks leaves).
+  if (m.blocks.kind != fabric::BlockKind::kLeaf)
+    s += "# blocks: " + std::string(fabric::block_tag(m.blocks.kind)) + "\n";
   s += "# Hosts per leaf for rank order at launch (fabricplace fabric export --format hostmap).\n";
   s += "# from: " + m.origin + "\n";
   s += "# leaf NAME POD HOST...: leaves in topology.conf order, hosts in ring order;\n";
@@ -78,6 +83,9 @@ std::string to_lua_table(const HostMap& m) {
   if (!m.generation.empty()) s = "-- fabricplace generation: " + m.generation + "\n" + s;
   s += "return {\n  version = 1,\n  origin = " + lua_string(m.origin) + ",\n";
   if (!m.generation.empty()) s += "  generation = " + lua_string(m.generation) + ",\n";
+  // What the entries of `leaves` are, when not leaf switches (job_submit.lua's messages).
+  if (m.blocks.kind != fabric::BlockKind::kLeaf)
+    s += "  blocks = " + lua_string(fabric::block_tag(m.blocks.kind)) + ",\n";
   s += "  leaves = {\n";
   std::unordered_map<std::uint32_t, std::uint32_t> pod_no;
   for (std::size_t k = 0; k < m.blocks.size(); ++k) {
@@ -116,6 +124,18 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
                     "`fabricplace slurm sync`)",
                     file, line_no);
       m.generation = std::string(g);
+      continue;
+    }
+    // "# blocks: domain" (or rail-group): what the "leaf" records are.
+    if (constexpr std::string_view kBlocks = "# blocks:"; header && line.starts_with(kBlocks)) {
+      const auto tag = str::trim(line.substr(kBlocks.size()));
+      const auto kind = fabric::parse_block_tag(tag);
+      if (!kind)
+        return fail(
+            ErrorCode::kSyntax,
+            "\"# blocks:\" line: expected leaf, rail-group or domain, got " + str::quoted(tag),
+            file, line_no);
+      m.blocks.kind = *kind;
       continue;
     }
     if (line.empty() || line.front() == '#') continue;

@@ -396,6 +396,7 @@ Context prepare(const fabric::Fabric& f, const Weights& w, const routes::Model* 
       if (t.host_leaves[h].size() < t.rails.size()) c.healthy[h] = 0;
 
   if (f.has_domains()) by_domain(f, c);
+  c.blocks.kind = fabric::block_kind(f, c.tree);
   c.block_run.assign(c.blocks.size(), 0);
   for (std::size_t k = 0; k < c.blocks.size(); ++k) {
     const auto& hs = c.blocks.hosts[k];

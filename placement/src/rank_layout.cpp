@@ -17,9 +17,13 @@ using fabric::HostId;
 using fabric::idx;
 using fabric::kNone;
 
+// A block's name, or "(no leaf)" (a host in none).
+std::string block_name(const HostMap& c, std::uint32_t k) {
+  return k == kNone ? "(no " + std::string(fabric::block_noun(c.blocks.kind)) + ")"
+                    : c.blocks.name[k];
+}
 std::string block_name(const HostMap& c, HostId h) {
-  const auto k = c.blocks.of_host[idx(h)];
-  return k == kNone ? std::string("(no leaf)") : c.blocks.name[k];
+  return block_name(c, c.blocks.of_host[idx(h)]);
 }
 
 std::string slot(const CoreMap& m, std::uint32_t local, std::uint32_t per_node) {
@@ -271,7 +275,7 @@ bool shares_domain(const fabric::Fabric& f, const std::vector<HostId>& hosts) {
 void measure_layout(const HostMap& c, RankLayout& l) {
   const auto r = measure_ring(c.blocks, l.hosts, l.shape.hosts_per_group());
   l.leaves.clear();
-  for (const auto k : r.blocks) l.leaves.push_back(k == kNone ? "(no leaf)" : c.blocks.name[k]);
+  for (const auto k : r.blocks) l.leaves.push_back(block_name(c, k));
   l.inter_leaf_edges = r.inter_leaf;
   l.tp_groups_split = r.tp_groups_split;
 }
@@ -300,14 +304,14 @@ Result<RankLayout> rank_layout(const HostMap& c, std::vector<HostId> hosts, cons
     std::string odd;
     for (const auto& [leaf, count] : per_leaf)
       if (count % g) odd += (odd.empty() ? "" : ", ") + leaf + " " + std::to_string(count);
-    l.warnings.push_back(std::to_string(l.tp_groups_split) + " TP group(s) of " +
-                         std::to_string(g) + " hosts span leaves (" +
-                         (exhaustive ? "the fewest this allocation allows in a leaf-contiguous "
-                                       "ring"
-                                     : "leaves ordered greedily to pair partial groups; not "
-                                       "proven the fewest") +
-                         "): the hosts per leaf (" + odd + ") are not multiples of " +
-                         std::to_string(g));
+    const std::string one(fabric::block_noun(c.blocks.kind)),
+        many(fabric::block_noun(c.blocks.kind, true)), tag(fabric::block_tag(c.blocks.kind));
+    l.warnings.push_back(
+        std::to_string(l.tp_groups_split) + " " + (l.shape.ep > l.shape.tp_size() ? "EP" : "TP") +
+        " group(s) of " + std::to_string(g) + " hosts span " + many + " (" +
+        (exhaustive ? "the fewest this allocation allows in a " + tag + "-contiguous ring"
+                    : many + " ordered greedily to pair partial groups; not proven the fewest") +
+        "): the hosts per " + one + " (" + odd + ") are not multiples of " + std::to_string(g));
   }
   return l;
 }
@@ -365,9 +369,10 @@ std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fm
            "--node-rank=$NODE_RANK \\\n#     --master-addr=$MASTER_ADDR "
            "--master-port=$MASTER_PORT train.py\n";
       s += "# (static rendezvous: torchrun honours --node-rank only without --rdzv-backend)\n";
-      s += "# Node ranks follow the fabric ring: " + std::to_string(l.leaves.size()) +
-           (l.leaves.size() == 1 ? " leaf" : " leaves") + ", " +
-           std::to_string(l.inter_leaf_edges) + " inter-leaf ring edges.\n";
+      s += "# Node ranks follow the fabric ring: " + std::to_string(l.leaves.size()) + " " +
+           std::string(fabric::block_noun(c.blocks.kind, l.leaves.size() != 1)) + ", " +
+           std::to_string(l.inter_leaf_edges) + " inter-" +
+           std::string(fabric::block_tag(c.blocks.kind)) + " ring edges.\n";
       s += "NNODES=" + std::to_string(l.hosts.size()) + "\n";
       s += "NPROC_PER_NODE=" + std::to_string(K) + "\n";
       s += "MASTER_ADDR=" + c.names[idx(l.hosts.front())] + "\n";

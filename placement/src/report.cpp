@@ -100,6 +100,20 @@ const Row kPipelineRows[] = {
 };
 
 // The rows shown for a job: the pipeline's where it has stages.
+// A row's name for blocks of kind `k`: "leaves", "ring inter-leaf edges", "stages in one
+// leaf" name rail groups and NVLink domains as such.
+std::string row_name(const Row& r, fabric::BlockKind k) {
+  std::string s = r.name;
+  if (k == fabric::BlockKind::kLeaf) return s;
+  const auto replace = [&s](std::string_view from, std::string_view to) {
+    if (const auto at = s.find(from); at != std::string::npos) s.replace(at, from.size(), to);
+  };
+  replace("inter-leaf", "inter-" + std::string(fabric::block_tag(k)));
+  replace("leaves", fabric::block_noun(k, true));
+  replace("one leaf", "one " + std::string(fabric::block_noun(k)));
+  return s;
+}
+
 std::vector<const Row*> rows_for(const JobRequest& job) {
   std::vector<const Row*> out;
   for (const auto& r : kRows) {
@@ -239,13 +253,8 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
                            bool explain) {
   const auto& f = *c.fabric;
   // What a block is called: an NVLink domain, a rail group or a leaf.
-  const bool dom = f.has_domains(), rail = !dom && c.tree.virtual_leaves;
-  const std::string one = dom    ? "domain"
-                          : rail ? "rail group"
-                                 : "leaf",
-                    many = dom    ? "domains"
-                           : rail ? "rail groups"
-                                  : "leaves";
+  const std::string one(fabric::block_noun(c.blocks.kind)),
+      many(fabric::block_noun(c.blocks.kind, true));
   std::string s = "policy: " + p.policy + "\n";
   if (!p.feasible) return s + "feasible: no\nreason: " + p.reason + "\n";
   const auto& m = p.measures;
@@ -259,7 +268,7 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
        (m.pods == 1 ? " pod" : " pods") + (core.empty() ? std::string() : ", core " + core + ":1") +
        ")\n";
   s += "ring: " + ring_text(c, p.hosts) + "\n";
-  const std::string unit = rail ? "rail-group" : one;
+  const std::string unit(fabric::block_tag(c.blocks.kind));
   s += "ring edges: " + std::to_string(m.ring_inter_leaf) + " inter-" + unit + ", " +
        std::to_string(m.ring_inter_pod) + " inter-pod\n";
   const auto T = job.group_gpus(), G = job.gpus_per_node;
@@ -298,11 +307,12 @@ std::string placement_text(const Context& c, const JobRequest& job, const Placem
   std::vector<std::vector<std::string>> table;
   table.push_back({"criterion", "chosen", p.has_runner_up ? "runner-up" : ""});
   for (const Row* r : rows_for(job))
-    table.push_back({r->name, r->get(m), p.has_runner_up ? r->get(p.runner_up) : ""});
+    table.push_back(
+        {row_name(*r, c.blocks.kind), r->get(m), p.has_runner_up ? r->get(p.runner_up) : ""});
   table.push_back({"score", num(p.score), p.has_runner_up ? num(p.runner_up_score) : ""});
   s += "\n" + columns(table, {24, 14});
   if (p.has_runner_up) {
-    s += std::string(dom ? "runner-up domains: " : "runner-up leaves: ");
+    s += "runner-up " + many + ": ";
     for (std::size_t i = 0; i < p.runner_up_leaves.size(); ++i)
       s += (i ? ", " : "") + p.runner_up_leaves[i];
     s += "\n";
@@ -368,7 +378,7 @@ std::string compare_text(const Context& c, const JobRequest& job,
     table[1].push_back(p.feasible ? "yes" : "no");
   }
   for (const Row* r : rows_for(job)) {
-    table.push_back({r->name});
+    table.push_back({row_name(*r, c.blocks.kind)});
     for (const auto& p : ps) table.back().push_back(p.feasible ? r->get(p.measures) : "-");
   }
   table.push_back({"score"});

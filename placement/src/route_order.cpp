@@ -156,8 +156,13 @@ class Stretches {
  public:
   Stretches(const std::vector<std::vector<HostId>>& seg, PathCache& paths, Overlay& added,
             std::span<const double> inv_cap, std::span<const Load> flows)
-      : seg_(seg), paths_(paths), added_(added), inv_cap_(inv_cap), flows_(flows),
-        entry_(seg.size(), kUnset), exit_(seg.size(), kUnset) {}
+      : seg_(seg),
+        paths_(paths),
+        added_(added),
+        inv_cap_(inv_cap),
+        flows_(flows),
+        entry_(seg.size(), kUnset),
+        exit_(seg.size(), kUnset) {}
 
   /// The ring with `first_entry` opening the first stretch; nothing when a pair has no route.
   std::optional<std::pair<std::vector<HostId>, Cost>> order(std::size_t first_entry) {

@@ -183,9 +183,7 @@ Set exact(std::vector<std::uint32_t> order, const std::vector<std::uint32_t>& ca
 }
 
 std::string block_word(const placement::Context& c, bool plural = false) {
-  if (c.fabric && c.fabric->has_domains()) return plural ? "NVLink domains" : "NVLink domain";
-  if (c.tree.virtual_leaves) return plural ? "rail groups" : "rail group";
-  return plural ? "leaves" : "leaf";
+  return std::string(fabric::block_noun(c.blocks.kind, plural));
 }
 
 std::string hosts_word(std::uint32_t n) {

@@ -366,6 +366,35 @@ TEST(HostMap, Text) {
             "end 8\n");
 }
 
+// What the blocks are travels with the map (a comment line, so a reader that predates it
+// still reads the map): the plugin's messages then say "NVLink domain", not "leaf".
+TEST(HostMap, BlockKindRoundTrips) {
+  const std::pair<const char*, fabric::BlockKind> cases[] = {
+      {"fat2:leaves=2,down=4,up=4", fabric::BlockKind::kLeaf},
+      {"rail:sus=2,hosts=4,rails=4", fabric::BlockKind::kRailGroup},
+      {"fat2:leaves=2,down=4,up=4,nvl=2,gpus=4", fabric::BlockKind::kDomain}};
+  for (const auto& [spec, kind] : cases) {
+    const auto f = gen(spec);
+    const auto m = host_map(prepare(f));
+    EXPECT_EQ(m.blocks.kind, kind) << spec;
+    const auto text = to_host_map_text(m);
+    EXPECT_EQ(text.find("# blocks: ") != std::string::npos, kind != fabric::BlockKind::kLeaf)
+        << text;
+    auto back = parse_host_map(text, "x.hostmap");
+    ASSERT_TRUE(back) << back.error().to_string();
+    EXPECT_EQ(back->blocks.kind, kind) << spec;
+    EXPECT_EQ(to_lua_table(m).find("  blocks = \"") != std::string::npos,
+              kind != fabric::BlockKind::kLeaf);
+  }
+  const auto m = host_map(prepare(gen("fat2:leaves=2,down=4,up=4,nvl=2,gpus=4")));
+  EXPECT_NE(to_host_map_text(m).find("# blocks: domain\n"), std::string::npos);
+  EXPECT_NE(to_lua_table(m).find("  blocks = \"domain\",\n"), std::string::npos);
+  auto bad = parse_host_map("fabricplace-hostmap 1\n# blocks: rack\nleaf a 0 n1\nend 1\n", "f");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().to_string(),
+            "f:2: \"# blocks:\" line: expected leaf, rail-group or domain, got \"rack\"");
+}
+
 TEST(HostMap, BadInputNamesTheLine) {
   auto err = [](std::string_view text) {
     auto m = parse_host_map(text, "f.hostmap");

@@ -15,7 +15,9 @@
 // exactly this structure.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fabricplace/common/error.hpp"
@@ -39,6 +41,20 @@ struct SlurmTree {
 };
 
 SlurmTree slurm_tree(const Fabric& fabric);
+
+/// What a block (a base block of the Slurm exports, a zone placement keeps groups in) is,
+/// and the one place that names it: a leaf switch's hosts, a rail group (a rail-optimised
+/// fabric's virtual leaf), or an NVLink domain (a fabric with domains: they are the blocks).
+enum class BlockKind : std::uint8_t { kLeaf, kRailGroup, kDomain };
+/// Domains first (they replace the leaves), then rail groups, else leaves.
+BlockKind block_kind(const Fabric& fabric, const SlurmTree& tree);
+/// "leaf" / "leaves", "rail group" / "rail groups", "NVLink domain" / "NVLink domains".
+std::string_view block_noun(BlockKind k, bool plural = false);
+/// The word in compounds and in files ("inter-leaf", "inter-rail-group", "inter-domain";
+/// the host map's "# blocks:" line): "leaf", "rail-group", "domain".
+std::string_view block_tag(BlockKind k);
+/// block_tag() read back.
+std::optional<BlockKind> parse_block_tag(std::string_view tag);
 /// Whether Slurm's topology files can be written from `tree`: at least one leaf with hosts.
 /// Without one, topology.conf (tree or block) and topology.yaml would name no switch and no
 /// block, leaving every node outside the topology, and slurmctld 25.11 stops on such a file:

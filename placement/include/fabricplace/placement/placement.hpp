@@ -64,6 +64,9 @@ struct Blocks {
   std::vector<std::uint32_t> pod;        ///< per block: its spine group (Slurm tree parent)
   std::vector<std::uint32_t> component;  ///< per block: connected part of the fabric
   std::vector<std::vector<fabric::NodeId>> leaves;  ///< per block: its leaf switches
+  /// What every block is (a leaf's hosts, a rail group, an NVLink domain): how messages name
+  /// them (fabric::block_noun).
+  fabric::BlockKind kind = fabric::BlockKind::kLeaf;
   [[nodiscard]] std::size_t size() const { return name.size(); }
 };
 
