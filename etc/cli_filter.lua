@@ -41,7 +41,7 @@ function M.pre_submit(options, offset)
   if g == nil then return end
   options.segment = tostring(g)
   if slurm and slurm.log_verbose then
-    slurm.log_verbose("fabricplace: --segment=%d (TP groups of %d nodes, topology/block)", g, g)
+    slurm.log_verbose("fabricplace: --segment=%d (groups of %d nodes, topology/block)", g, g)
   end
 end
 

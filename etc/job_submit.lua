@@ -4,9 +4,11 @@ fabricplace job_submit.lua: the slurmctld half of fabricplace's constrain mode
 with Lua 5.4), and on Slurm 23.11+ the pin of exact mode (FABRICPLACE_NODES, below).
 
 sbatch/salloc --fabric-tp=T (plugin fabricplace.so, mode constrain) puts FABRICPLACE_TP=T and
-FABRICPLACE_GPUS_PER_NODE=G into the job's SPANK environment. When a TP group spans nodes
-(T > G: groups of g = T / G nodes), this script turns the request into a per-leaf node-feature
-constraint so that every group lands inside one leaf:
+FABRICPLACE_GPUS_PER_NODE=G into the job's SPANK environment, and --fabric-ep=E also
+FABRICPLACE_EP=E. When the group kept together (the larger of T and E) spans nodes (groups of
+g = max(T, E) / G nodes), this script turns the request into a per-leaf node-feature
+constraint so that every group lands inside one leaf (on a fabric with NVLink domains, one
+domain: the table's entries are then domains, `blocks = "domain"`):
   - leaves with room for the whole job:      features = "[p01-leaf03|p02-leaf01]" (one of them)
   - else leaves of one pod, else of several:  features = "[p01-leaf01*4&p01-leaf02*2]"
     (each count a multiple of g; leaves with the most room first, the tightest pod first)
@@ -163,13 +165,23 @@ function M.busy_hosts(jobs)
   return busy
 end
 
--- The job's shape: `nodes` nodes of `gpn` GPUs with TP groups of `tp` GPUs. Returns the hosts
--- per TP group, or nil and why not. The rules and messages are placement::JobShape::make's
--- (placement/src/job_shape.cpp, first_broken_rule), worded for --fabric-tp as the plugin
--- words them: slurmctld's Lua cannot call that C++, so they are written again here, and
--- tests/plugin/test_job_submit.lua pins the same messages as tests/placement/
+-- What the table's entries are ("leaf", "rail-group" or "domain": fabric::block_tag), in
+-- words: "leaf" / "leaves", "rail group" / "rail groups", "NVLink domain" / "NVLink domains".
+function M.block_noun(fabric, plural)
+  local kind = fabric and fabric.blocks or "leaf"
+  if kind == "domain" then return plural and "NVLink domains" or "NVLink domain" end
+  if kind == "rail-group" then return plural and "rail groups" or "rail group" end
+  return plural and "leaves" or "leaf"
+end
+
+-- The job's shape: `nodes` nodes of `gpn` GPUs with TP groups of `tp` GPUs and EP groups of
+-- `ep` GPUs (nil: none). Returns the hosts per group kept together (the larger of TP and
+-- EP), or nil and why not. The rules and messages are placement::JobShape::make's
+-- (placement/src/job_shape.cpp, first_broken_rule), worded for --fabric-tp and --fabric-ep
+-- as the plugin words them: slurmctld's Lua cannot call that C++, so they are written again
+-- here, and tests/plugin/test_job_submit.lua pins the same messages as tests/placement/
 -- test_job_shape.cpp. Change both together.
-function M.shape(nodes, gpn, tp)
+function M.shape(nodes, gpn, tp, ep)
   local function whole(x) return x == math.floor(x) end
   if not whole(gpn) or gpn < 1 then return nil, "gpus_per_node must be at least 1" end
   if not whole(tp) or tp < 1 then return nil, "--fabric-tp must be at least 1" end
@@ -187,17 +199,40 @@ function M.shape(nodes, gpn, tp)
     return nil, string.format("--fabric-tp %d does not tile the job: %d nodes x %d GPUs per node "
                               .. "= %d GPUs, not a multiple of %d", tp, nodes, gpn, nodes * gpn, tp)
   end
-  if tp > gpn then return tp / gpn end
+  local group = tp
+  if ep ~= nil then
+    if not whole(ep) or ep < 1 then return nil, "--fabric-ep must be at least 1" end
+    if ep > gpn and ep % gpn ~= 0 then
+      return nil, string.format("--fabric-ep %d with %d GPUs per node: an EP group larger than "
+                                .. "a node must span whole nodes (a multiple of %d)", ep, gpn, gpn)
+    end
+    if ep <= gpn and gpn % ep ~= 0 then
+      return nil, string.format("--fabric-ep %d with %d GPUs per node: an EP group smaller than "
+                                .. "a node must divide it (%d is not a multiple of %d)",
+                                ep, gpn, gpn, ep)
+    end
+    if ep % tp ~= 0 and tp % ep ~= 0 then
+      return nil, string.format("--fabric-ep %d with --fabric-tp %d: EP and TP groups must nest "
+                                .. "(one size a multiple of the other)", ep, tp)
+    end
+    group = math.max(tp, ep)
+    if (nodes * gpn) % group ~= 0 then
+      return nil, string.format("--fabric-ep %d does not tile the job: %d GPUs are not a "
+                                .. "multiple of %d", ep, nodes * gpn, group)
+    end
+  end
+  if group > gpn then return group / gpn end
   return 1
 end
 
 -- The constraint for `nodes` nodes in groups of `g` nodes (M.shape: nodes is a multiple of
 -- g), given the busy hosts and the hosts the job may use (nil: all); or nil and the reason.
--- Leaves: free = hosts not busy and allowed, room = whole groups that fit. With one_leaf
--- (topology/block), only a leaf that holds the whole job.
+-- Leaves (the table's entries: NVLink domains on a fabric with domains): free = hosts not
+-- busy and allowed, room = whole groups that fit. With one_leaf (topology/block), only a
+-- leaf that holds the whole job.
 function M.plan(fabric, busy, nodes, g, allowed, one_leaf)
   if nodes % g ~= 0 then
-    return nil, string.format("%d nodes are not whole TP groups of %d nodes (see M.shape)", nodes, g)
+    return nil, string.format("%d nodes are not whole groups of %d nodes (see M.shape)", nodes, g)
   end
   local need = nodes / g
   local room, pods = {}, {}
@@ -230,7 +265,7 @@ function M.plan(fabric, busy, nodes, g, allowed, one_leaf)
     return "[" .. table.concat(names, "|") .. "]"
   end
   if one_leaf then
-    return nil, "no leaf has room for the whole job now"
+    return nil, "no " .. M.block_noun(fabric) .. " has room for the whole job now"
   end
   -- 2. The tightest single pod, else every leaf; leaves with the most room first.
   local candidates
@@ -258,7 +293,7 @@ function M.plan(fabric, busy, nodes, g, allowed, one_leaf)
     end
   end
   if left > 0 then
-    return nil, string.format("only %d of %d whole TP groups of %d nodes fit in the free hosts now",
+    return nil, string.format("only %d of %d whole groups of %d nodes fit in the free hosts now",
                               need - left, need, g)
   end
   table.sort(parts, function(a, b) return a.i < b.i end)  -- topology.conf order
@@ -299,17 +334,17 @@ function M.allowed_hosts(job_desc, part_list)
 end
 
 -- Slurm 25.11.2+ lets this script set --segment (job_desc.segment_size; Slurm before has no
--- such field and reads it as nil): a TP group of g nodes becomes a segment of g nodes,
--- which topology/block keeps inside one block. Only on topology/block (M.submit: on a tree
+-- such field and reads it as nil): a group of g nodes (the larger of TP and EP) becomes a
+-- segment of g nodes, which topology/block keeps inside one block. Only on topology/block (M.submit: on a tree
 -- the per-leaf counts keep the groups, and a segment there is no rule of ours) and only when
 -- the job asked for no segment of its own. Returns the segment set, or nil.
-function M.segment(job_desc, g)
+function M.segment(job_desc, g, what)
   local cur = job_desc.segment_size
   if cur == nil then return nil end  -- no such field: Slurm before 25.11.2
   cur = tonumber(cur)
   if cur ~= nil and cur > 0 and cur < 65534 then return nil end  -- the user's own (NO_VAL16 = 65534)
   job_desc.segment_size = g
-  log("job %s: --segment=%d (its TP groups)", tostring(job_desc.name), g)
+  log("job %s: --segment=%d (its %s groups)", tostring(job_desc.name), g, what or "TP")
   return g
 end
 
@@ -330,7 +365,10 @@ function M.submit(job_desc, jobs, part_list)
     return
   end
   local tp, gpn = tonumber(env.FABRICPLACE_TP), tonumber(env.FABRICPLACE_GPUS_PER_NODE)
-  if tp == nil or gpn == nil or tp <= gpn then return end  -- TP inside a node: nothing to pin
+  local ep = tonumber(env.FABRICPLACE_EP)
+  -- Groups inside a node: nothing to pin.
+  if tp == nil or gpn == nil or math.max(tp, ep or 0) <= gpn then return end
+  local what = (ep or 0) > tp and "EP" or "TP"  -- the group kept together
   if job_desc.features ~= nil and job_desc.features ~= "" then
     log("job %s has its own constraint %s; left alone", tostring(job_desc.name), job_desc.features)
     return
@@ -356,7 +394,7 @@ function M.submit(job_desc, jobs, part_list)
   M.check_generation(fabric_table, env.FABRICPLACE_GENERATION, job_desc)
   local nodes = tonumber(job_desc.min_nodes)
   if nodes == nil or (slurm and nodes == slurm.NO_VAL) then nodes = 1 end
-  local g, bad = M.shape(nodes, gpn, tp)
+  local g, bad = M.shape(nodes, gpn, tp, ep)
   if g == nil then
     log("job %s: %s; left to Slurm", tostring(job_desc.name), bad)
     if slurm and slurm.log_user then
@@ -368,16 +406,17 @@ function M.submit(job_desc, jobs, part_list)
   -- Not for a node range (-N 4-6): with a segment, Slurm sizes the job at its minimum.
   local maxn = tonumber(job_desc.max_nodes)
   local fixed = maxn == nil or maxn == 0 or maxn == nodes or (slurm and maxn == slurm.NO_VAL)
-  local seg_set = block and fixed and M.segment(job_desc, g) or nil
+  local seg_set = block and fixed and M.segment(job_desc, g, what) or nil
+  local one, many = M.block_noun(fabric_table), M.block_noun(fabric_table, true)
   local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g,
                                M.allowed_hosts(job_desc, part_list), block)
   if block and features == nil then
     -- topology/block refuses per-leaf counts: Slurm places the job, by its block rules.
     local seg = tonumber(env.FABRICPLACE_SEGMENT) or seg_set
     if seg then
-      why = string.format("%s; fabricplace proposed --segment=%d, which keeps each TP group " ..
-                          "inside a leaf (cli_filter.lua sets it unless the job has its own)",
-                          why, seg)
+      why = string.format("%s; fabricplace proposed --segment=%d, which keeps each %s group " ..
+                          "inside one %s (cli_filter.lua sets it unless the job has its own)",
+                          why, seg, what, one)
     else
       why = string.format("%s; topology/block refuses per-leaf counts (and this job has no " ..
                           "--segment from fabricplace: cli_filter.lua, Slurm 24.05+)", why)
@@ -393,14 +432,15 @@ function M.submit(job_desc, jobs, part_list)
   end
   if features then
     job_desc.features = features
-    log("job %s: %d nodes, TP groups of %d nodes: features=%s", tostring(job_desc.name), nodes, g,
-        features)
+    log("job %s: %d nodes, %s groups of %d nodes: features=%s", tostring(job_desc.name), nodes,
+        what, g, features)
     if slurm and slurm.log_user then
-      slurm.log_user("fabricplace: TP groups of %d nodes kept inside leaves: %s", g, features)
+      slurm.log_user("fabricplace: %s groups of %d nodes kept inside %s: %s", what, g, many,
+                     features)
     end
   else
-    log("job %s: %d nodes, TP groups of %d nodes: %s; left to Slurm", tostring(job_desc.name),
-        nodes, g, why)
+    log("job %s: %d nodes, %s groups of %d nodes: %s; left to Slurm", tostring(job_desc.name),
+        nodes, what, g, why)
     if slurm and slurm.log_user then
       slurm.log_user("fabricplace: %s; Slurm places the job as it is", why)
     end

@@ -103,11 +103,11 @@ fp::Result<std::string> running_jobs() {
   return text;
 }
 
-// The request as it will be when sbatch has parsed everything: --fabric-tp and
-// --fabric-mode from #SBATCH lines and the command line (the callbacks run in that order,
-// so an early one does not know the later values), else the options seen so far.
+// The request as it will be when sbatch has parsed everything: --fabric-tp, --fabric-ep
+// and --fabric-mode from #SBATCH lines and the command line (the callbacks run in that
+// order, so an early one does not know the later values), else the options seen so far.
 struct Request {
-  std::optional<std::uint32_t> tp;
+  Groups groups;
   Mode mode = Mode::kConstrain;
   SubmitShape shape;
 };
@@ -115,10 +115,14 @@ Request final_request() {
   auto& st = state();
   Request r;
   r.shape = job_shape();
-  r.tp = st.options.tp;
+  r.groups = st.options.groups();
   if (r.shape.fabric_tp) {
     JobOptions o;
-    if (set_option(o, Option::kTp, r.shape.fabric_tp->c_str())) r.tp = o.tp;
+    if (set_option(o, Option::kTp, r.shape.fabric_tp->c_str())) r.groups.tp = o.tp;
+  }
+  if (r.shape.fabric_ep) {
+    JobOptions o;
+    if (set_option(o, Option::kEp, r.shape.fabric_ep->c_str())) r.groups.ep = o.ep;
   }
   r.mode = mode();
   if (r.shape.fabric_mode)
@@ -138,11 +142,13 @@ void unpin() {
   st.exact = false;
 }
 
-// Where Slurm keeps --fabric-tp for the job's own sbatch, salloc and srun (spank.c's
-// option variables: SLURM_SPANK_ + _SLURM_SPANK_OPTION_<plugin>_<option>, '-' as '_').
+// Where Slurm keeps --fabric-tp and --fabric-ep for the job's own sbatch, salloc and srun
+// (spank.c's option variables: SLURM_SPANK_ + _SLURM_SPANK_OPTION_<plugin>_<option>, '-'
+// as '_').
 constexpr const char* kInheritedTpVar = "SLURM_SPANK__SLURM_SPANK_OPTION_fabricplace_fabric_tp";
+constexpr const char* kInheritedEpVar = "SLURM_SPANK__SLURM_SPANK_OPTION_fabricplace_fabric_ep";
 
-// topology/block (plugstack.conf topology=block, Slurm 24.05+): the TP group's --segment,
+// topology/block (plugstack.conf topology=block, Slurm 24.05+): the group's --segment,
 // for etc/cli_filter.lua to apply, in this process's environment (FABRICPLACE_SEGMENT):
 // cli_filter's pre_submit runs after every option callback and before the job is built, and
 // nothing else on the way to slurmctld can set --segment before Slurm 25.11.2. Worked out
@@ -154,11 +160,12 @@ void segment_env() {
   if (st.config.topology != "block") return;
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
   const auto req = final_request();
-  if (!req.tp || req.mode == Mode::kOff || req.shape.het || req.shape.nodelist || st.exact ||
-      !st.validated || req.shape.segment)  // the job's own segment: cli_filter.lua keeps it
+  if (!req.groups.any() || req.mode == Mode::kOff || req.shape.het || req.shape.nodelist ||
+      st.exact || !st.validated ||
+      req.shape.segment)  // the job's own segment: cli_filter.lua keeps it
     return;
   const auto s = block_segment(req.shape.nodes_range ? std::nullopt : req.shape.node_count(),
-                               static_cast<std::uint32_t>(st.config.gpus_per_node), *req.tp);
+                               static_cast<std::uint32_t>(st.config.gpus_per_node), req.groups);
   if (!s.nodes) {
     note_verbose("topology/block: no --segment (" + s.why_not + ")");
     return;
@@ -171,7 +178,7 @@ void segment_env() {
 int steer_request() {
   auto& st = state();
   const auto req = final_request();
-  if (!req.tp || req.mode == Mode::kOff) {
+  if (!req.groups.any() || req.mode == Mode::kOff) {
     unpin();
     return 0;
   }
@@ -182,14 +189,20 @@ int steer_request() {
   }
   const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
   if (!st.validated) {
-    if (auto v = validate_submission(**map, req.shape.node_count(), G, *req.tp); !v) {
-      // An sbatch or salloc inside a steered job inherits --fabric-tp through Slurm's SPANK
-      // option variable: not asked for here, it never fails the submission.
-      if (!req.shape.fabric_tp && std::getenv(kInheritedTpVar)) {
-        note_once("--fabric-tp " + std::to_string(*req.tp) +
-                  " inherited from the enclosing job does not fit this one (" + v.error().message +
-                  "); it is submitted without fabricplace");
+    if (auto v = validate_submission(**map, req.shape.node_count(), G, req.groups); !v) {
+      // An sbatch or salloc inside a steered job inherits --fabric-tp and --fabric-ep through
+      // Slurm's SPANK option variables: not asked for here, they never fail the submission.
+      if (!req.shape.fabric_tp && !req.shape.fabric_ep &&
+          (std::getenv(kInheritedTpVar) || std::getenv(kInheritedEpVar))) {
+        std::string what;
+        if (req.groups.tp) what = "--fabric-tp " + std::to_string(*req.groups.tp);
+        if (req.groups.ep)
+          what += (what.empty() ? "" : " ") + std::string("--fabric-ep ") +
+                  std::to_string(*req.groups.ep);
+        note_once(what + " inherited from the enclosing job does not fit this one (" +
+                  v.error().message + "); it is submitted without fabricplace");
         st.options.tp.reset();
+        st.options.ep.reset();
         unpin();
         return 0;
       }
@@ -243,7 +256,7 @@ int steer_request() {
   r.running = std::move(running);
   r.nodes = *N;
   r.gpus_per_node = G;
-  r.tp = *req.tp;
+  r.groups = req.groups;
   r.policy = st.options.policy.value_or(st.config.policy);
   auto placed = exact_hostfile(r);
   if (!placed) {
@@ -257,21 +270,24 @@ int steer_request() {
   for (const auto& n : placed->notes) note_verbose(n);
   const std::string& hosts = placed->hostfile;
   if (st.config.topology == "block") {
-    // topology/block keeps a job inside one block of its size, over as few leaves as its
-    // size needs, and refuses a node list together with a --segment of fewer nodes than the
-    // job: only a pin inside one leaf, without such a segment, is sure to be admitted.
+    // topology/block keeps a job inside one block of its size, over as few base blocks as
+    // its size needs, and refuses a node list together with a --segment of fewer nodes than
+    // the job: only a pin inside one base block, without such a segment, is sure to be
+    // admitted.
     const bool own_segment = req.shape.segment && *req.shape.segment > 0 && *req.shape.segment < *N;
-    if (own_segment || !in_one_leaf(**map, hosts)) {
-      const auto seg = block_segment(*N, G, *req.tp);
-      note_once(std::string(own_segment
-                                ? "exact mode on topology/block pins no job that has its own "
-                                  "--segment (Slurm refuses a node list with one)"
-                                : "exact mode on topology/block pins only a job inside one "
-                                  "leaf") +
-                "; constrain mode instead" +
-                (!own_segment && seg.nodes ? " (each TP group inside a leaf through --segment=" +
-                                                 std::to_string(*seg.nodes) + ")"
-                                           : std::string()));
+    if (own_segment || !in_one_block(**map, hosts)) {
+      const auto seg = block_segment(*N, G, req.groups);
+      const std::string one(fp::fabric::block_noun((*map)->blocks.kind));
+      note_once(
+          std::string(own_segment
+                          ? "exact mode on topology/block pins no job that has its own "
+                            "--segment (Slurm refuses a node list with one)"
+                          : "exact mode on topology/block pins only a job inside one " + one) +
+          "; constrain mode instead" +
+          (!own_segment && seg.nodes
+               ? " (each " + std::string(req.groups.kept(G)) + " group inside one " + one +
+                     " through --segment=" + std::to_string(*seg.nodes) + ")"
+               : std::string()));
       return 0;
     }
   }
@@ -358,10 +374,14 @@ int allocator_post_opt(spank_t sp) {
     setenv("FABRICPLACE_EXACT", req.shape.ntasks || req.shape.ntasks_per_node ? "tasks" : "notasks",
            1);
   }
-  if (!req.tp || req.mode == Mode::kOff || req.shape.het || !st.validated) return 0;
+  if (!req.groups.any() || req.mode == Mode::kOff || req.shape.het || !st.validated) return 0;
   if (req.mode == Mode::kConstrain || (req.mode == Mode::kExact && !st.exact)) {
     const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
-    spank_job_control_setenv(sp, "FABRICPLACE_TP", std::to_string(*req.tp).c_str(), 1);
+    // The groups for job_submit.lua: TP (a node's GPUs when only EP was asked for) and EP.
+    spank_job_control_setenv(sp, "FABRICPLACE_TP",
+                             std::to_string(req.groups.tp.value_or(G)).c_str(), 1);
+    if (req.groups.ep)
+      spank_job_control_setenv(sp, "FABRICPLACE_EP", std::to_string(*req.groups.ep).c_str(), 1);
     spank_job_control_setenv(sp, "FABRICPLACE_GPUS_PER_NODE", std::to_string(G).c_str(), 1);
     // The `slurm sync` generation of the files this submit host read: job_submit.lua
     // compares it with its own table's (a node whose files were not copied after a sync).

@@ -56,8 +56,8 @@ int option_cb(int val, const char* optarg, int remote) {
 }
 
 // From the one table fabricplace-spank(8) is written from (options.cpp, option_docs()).
-std::array<spank_option, 4> make_options() {
-  std::array<spank_option, 4> out{};
+std::array<spank_option, fp::plugin::kOptionCount> make_options() {
+  std::array<spank_option, fp::plugin::kOptionCount> out{};
   const auto& docs = fp::plugin::option_docs();
   for (std::size_t i = 0; i < docs.size(); ++i)
     out[i] = spank_option{const_cast<char*>(fp::plugin::option_name(docs[i].which)),
@@ -68,7 +68,7 @@ std::array<spank_option, 4> make_options() {
                           option_cb};
   return out;
 }
-std::array<spank_option, 4> g_options = make_options();
+std::array<spank_option, fp::plugin::kOptionCount> g_options = make_options();
 
 }  // namespace
 

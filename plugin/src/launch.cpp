@@ -174,18 +174,24 @@ std::string default_host_map_path(const std::string& fabric_path) {
   return fabric_path + ".hostmap";
 }
 
-Result<std::uint32_t> tp_in_ranks(std::uint32_t tp_gpus, std::uint32_t gpus_per_node,
-                                  std::uint32_t tasks_per_node) {
+placement::ShapeSpec shape_spec(const Groups& g, std::uint32_t gpus_per_node) {
   placement::ShapeSpec spec;
   spec.gpus_per_node = gpus_per_node;
-  spec.tp = tp_gpus;
+  spec.tp = g.tp;
+  spec.ep = g.ep;
+  return spec;
+}
+
+Result<GroupRanks> group_ranks(const Groups& g, std::uint32_t gpus_per_node,
+                               std::uint32_t tasks_per_node) {
+  auto spec = shape_spec(g, gpus_per_node);
   spec.ranks_per_node = tasks_per_node;
   auto shape = placement::JobShape::make(spec, kShapeNames);
   if (!shape) return std::unexpected(shape.error());
-  return shape->ranks_per_group();
+  return GroupRanks{shape->ranks_per_group(), shape->ranks_per_ep_group()};
 }
 
-Result<RankLayout> plan_launch(const HostMap& m, std::string_view nodelist, std::uint32_t tp_gpus,
+Result<RankLayout> plan_launch(const HostMap& m, std::string_view nodelist, const Groups& g,
                                std::uint32_t gpus_per_node, std::uint32_t tasks_per_node) {
   auto hosts = placement::resolve_hosts(m, nodelist, "the job's nodes");
   if (!hosts) {  // the host map and the cluster disagree: a configuration fault
@@ -193,10 +199,8 @@ Result<RankLayout> plan_launch(const HostMap& m, std::string_view nodelist, std:
     e.code = ErrorCode::kReference;
     return std::unexpected(e);
   }
-  placement::ShapeSpec spec;
+  auto spec = shape_spec(g, gpus_per_node);
   spec.nodes = static_cast<std::uint32_t>(hosts->size());
-  spec.gpus_per_node = gpus_per_node;
-  spec.tp = tp_gpus;
   spec.ranks_per_node = tasks_per_node;
   auto shape = placement::JobShape::make(spec, kShapeNames);
   if (!shape) return std::unexpected(shape.error());
@@ -207,21 +211,21 @@ std::optional<TaskPlace> task_place(const HostMap& m, const RankLayout& l, std::
                                     std::uint32_t local_id) {
   if (local_id >= l.tasks_per_node()) return std::nullopt;
   for (std::size_t i = 0; i < l.hosts.size(); ++i)
-    if (m.names[fabric::idx(l.hosts[i])] == host) {
-      TaskPlace p;
-      p.ring_rank = static_cast<std::uint32_t>(i) * l.tasks_per_node() + local_id;
-      p.tp_group = p.ring_rank / l.tp_ranks();
-      p.tp_rank = p.ring_rank % l.tp_ranks();
-      return p;
-    }
+    if (m.names[fabric::idx(l.hosts[i])] == host)
+      return place_in_order(static_cast<std::uint32_t>(i) * l.tasks_per_node() + local_id,
+                            GroupRanks{l.tp_ranks(), l.shape.ranks_per_ep_group()});
   return std::nullopt;
 }
 
-TaskPlace place_in_order(std::uint32_t task_id, std::uint32_t tp_ranks) {
+TaskPlace place_in_order(std::uint32_t task_id, const GroupRanks& r) {
   TaskPlace p;
   p.ring_rank = task_id;
-  p.tp_group = tp_ranks ? task_id / tp_ranks : 0;
-  p.tp_rank = tp_ranks ? task_id % tp_ranks : 0;
+  p.tp_group = r.tp ? task_id / r.tp : 0;
+  p.tp_rank = r.tp ? task_id % r.tp : 0;
+  if (r.ep) {
+    p.ep_group = task_id / r.ep;
+    p.ep_rank = task_id % r.ep;
+  }
   return p;
 }
 
@@ -405,6 +409,8 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
       c.distribution = true;
     else if (name == "--fabric-tp")
       c.fabric_tp = value;
+    else if (name == "--fabric-ep")
+      c.fabric_ep = value;
     else if (name == "--segment")
       c.segment = count(value);
     else if (name == "--fabric-mode")

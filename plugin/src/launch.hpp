@@ -13,6 +13,7 @@
 
 #include "fabricplace/common/error.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
+#include "options.hpp"
 
 namespace fabricplace::plugin {
 
@@ -43,23 +44,33 @@ std::string default_host_map_path(const std::string& fabric_path);
 inline constexpr placement::ShapeNames kShapeNames{.nodes = "the job's node count",
                                                    .gpus_per_node = "gpus_per_node",
                                                    .tp = "--fabric-tp",
+                                                   .ep = "--fabric-ep",
                                                    .pp = "the pipeline stages",
                                                    .ranks_per_node = "tasks per node",
                                                    .ranks = "tasks"};
 
-/// A TP group of `tp_gpus` GPUs in ranks, with K ranks per node on nodes of G GPUs:
-/// JobShape::ranks_per_group() of the shape JobShape::make() builds without a node count
-/// (tp x K / G, or 1 when each rank holds whole groups: TP 4 with 1 rank per 8-GPU node).
-/// Its error when neither is whole (TP 4 with 3 ranks per 8-GPU node), or the TP size does
-/// not fit the node.
-Result<std::uint32_t> tp_in_ranks(std::uint32_t tp_gpus, std::uint32_t gpus_per_node,
-                                  std::uint32_t tasks_per_node);
+/// The shape's numbers for the job's groups (--fabric-tp, --fabric-ep) on nodes of
+/// `gpus_per_node` GPUs; nodes and ranks per node are the caller's to set.
+placement::ShapeSpec shape_spec(const Groups& g, std::uint32_t gpus_per_node);
 
-/// The ring over `nodelist` (a Slurm hostlist) with K ranks per host and TP groups of
-/// `tp_gpus` GPUs on nodes of `gpus_per_node`: the shape JobShape::make() builds for the
-/// hosts, laid out by placement::rank_layout.
+/// The groups in ranks, with K ranks per node on nodes of G GPUs: TP groups of
+/// JobShape::ranks_per_group() ranks (T x K / G, or 1 when each rank holds whole groups: TP 4
+/// with 1 rank per 8-GPU node), EP groups of JobShape::ranks_per_ep_group() (0: none).
+struct GroupRanks {
+  std::uint32_t tp = 1;
+  std::uint32_t ep = 0;
+};
+/// The shape JobShape::make() builds without a node count; its error when a group is not
+/// whole ranks (TP 4 with 3 ranks per 8-GPU node), does not fit the node, or EP and TP do
+/// not nest.
+Result<GroupRanks> group_ranks(const Groups& g, std::uint32_t gpus_per_node,
+                               std::uint32_t tasks_per_node);
+
+/// The ring over `nodelist` (a Slurm hostlist) with K ranks per host and the job's groups on
+/// nodes of `gpus_per_node`: the shape JobShape::make() builds for the hosts, laid out by
+/// placement::rank_layout (the larger of TP and EP groups kept inside blocks).
 Result<placement::RankLayout> plan_launch(const placement::HostMap& m, std::string_view nodelist,
-                                          std::uint32_t tp_gpus, std::uint32_t gpus_per_node,
+                                          const Groups& g, std::uint32_t gpus_per_node,
                                           std::uint32_t tasks_per_node);
 
 /// A task's place in the ring: rank = ring position of its host x K + its local id.
@@ -67,13 +78,14 @@ struct TaskPlace {
   std::uint32_t ring_rank = 0;
   std::uint32_t tp_group = 0;
   std::uint32_t tp_rank = 0;
+  std::optional<std::uint32_t> ep_group, ep_rank;  ///< with EP groups only
 };
 std::optional<TaskPlace> task_place(const placement::HostMap& m, const placement::RankLayout& l,
                                     std::string_view host, std::uint32_t local_id);
 /// A task's place when srun already ran the tasks in ring order (the plugin's hostfile):
-/// its task id is its ring rank, TP groups of `tp_ranks` consecutive ranks. Needs no host
-/// map, so it agrees with the order srun chose even if the map changed since.
-TaskPlace place_in_order(std::uint32_t task_id, std::uint32_t tp_ranks);
+/// its task id is its ring rank, groups of `r` consecutive ranks. Needs no host map, so it
+/// agrees with the order srun chose even if the map changed since.
+TaskPlace place_in_order(std::uint32_t task_id, const GroupRanks& r);
 
 /// The files of a job's rank-file set, PREFIX + each suffix, in the order they are written:
 /// PREFIX.rankfile (Open MPI), PREFIX.hosts (SLURM_HOSTFILE, one line per task),
@@ -119,8 +131,8 @@ struct SrunCounts {
   bool distribution = false;           ///< -m/--distribution given: the user chose the task layout
   bool het = false;                    ///< ":" components: a heterogeneous job
   bool nodes_range = false;            ///< -N MIN-MAX (nodes holds MIN)
-  std::optional<std::string> fabric_tp, fabric_mode;  ///< this plugin's own options
-  std::optional<std::uint32_t> segment;               ///< --segment (Slurm 24.05+)
+  std::optional<std::string> fabric_tp, fabric_ep, fabric_mode;  ///< this plugin's own options
+  std::optional<std::uint32_t> segment;                          ///< --segment (Slurm 24.05+)
 };
 SrunCounts parse_srun_args(const std::vector<std::string>& args);
 

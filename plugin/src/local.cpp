@@ -62,7 +62,7 @@ void take_back_hostfile() {
 // the job's hosts in ring order, K lines each; srun runs the first ntasks lines.
 void local_steer_srun() {
   auto& st = state();
-  if (!st.options.tp || mode() == Mode::kOff || st.srun_aside) return;
+  if (!st.options.groups().any() || mode() == Mode::kOff || st.srun_aside) return;
   // Which host map this srun read, for the step's nodes: one that reads another version
   // (the file replaced meanwhile) sets no ring variables from it (remote.cpp).
   if (launch_host_map())
@@ -130,11 +130,11 @@ void local_steer_srun() {
     return;
   }
   const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
-  if (auto tp = tp_in_ranks(*st.options.tp, G, K); !tp) {
-    note_once(tp.error().message + "; srun keeps Slurm's order", true);
+  if (auto r = group_ranks(st.options.groups(), G, K); !r) {
+    note_once(r.error().message + "; srun keeps Slurm's order", true);
     return;
   }
-  auto ring = plan_launch(**map, nodes->second, *st.options.tp, G, K);
+  auto ring = plan_launch(**map, nodes->second, st.options.groups(), G, K);
   if (!ring) {
     note_once(ring.error().message + "; srun keeps Slurm's order",
               ring.error().code != fp::ErrorCode::kUsage);

@@ -34,12 +34,14 @@ const char* option_name(Option o) {
       return "fabric-policy";
     case Option::kRankfile:
       return "fabric-rankfile";
+    case Option::kEp:
+      return "fabric-ep";
   }
   return "?";
 }
 
-const std::array<OptionDoc, 4>& option_docs() {
-  static const std::array<OptionDoc, 4> docs{{
+const std::array<OptionDoc, kOptionCount>& option_docs() {
+  static const std::array<OptionDoc, kOptionCount> docs{{
       {Option::kTp, "N",
        "fabricplace: GPUs per tensor-parallel group; each group stays inside one leaf switch "
        "and ranks follow the fabric ring",
@@ -80,6 +82,15 @@ Result<void> set_option(JobOptions& o, Option which, const char* value) {
                     name + ": expected a positive integer (GPUs per tensor-parallel group), got " +
                         str::quoted(v));
       o.tp = static_cast<std::uint32_t>(*n);
+      return {};
+    }
+    case Option::kEp: {
+      const auto n = str::parse_uint(v, 1u << 20);
+      if (!n || *n == 0)
+        return fail(ErrorCode::kUsage,
+                    name + ": expected a positive integer (GPUs per expert-parallel group), got " +
+                        str::quoted(v));
+      o.ep = static_cast<std::uint32_t>(*n);
       return {};
     }
     case Option::kMode: {

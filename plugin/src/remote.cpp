@@ -63,7 +63,7 @@ std::vector<fp::placement::LocalRank> node_bindings(std::uint32_t tasks_per_node
 // the step spans the whole job (the batch step, or an srun over every node).
 int remote_user_init(spank_t sp) {
   auto& st = state();
-  if (!st.enabled || !st.options.tp || mode() == Mode::kOff) return 0;
+  if (!st.enabled || !st.options.groups().any() || mode() == Mode::kOff) return 0;
   std::uint32_t job_id = 0, step_id = 0, node_id = 0, local_tasks = 0;
   spank_get_item(sp, S_JOB_STEPID, &step_id);
   // The extern step (PrologFlags=contain) runs no task of the user's: nothing to order, and
@@ -101,16 +101,16 @@ int remote_user_init(spank_t sp) {
     const auto srun_map = env("FABRICPLACE_HOSTMAP_ID");
     std::uint32_t total = 0;
     spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total);
-    if (auto tp = tp_in_ranks(*st.options.tp, gpus, local_tasks); !tp) {
-      note(false, tp.error().message + "; no FABRICPLACE_* task variables");
-    } else if (steered && total > 0 && total % *tp == 0) {
-      st.order_tp = *tp;
+    if (auto r = group_ranks(st.options.groups(), gpus, local_tasks); !r) {
+      note(false, r.error().message + "; no FABRICPLACE_* task variables");
+    } else if (steered && total > 0 && total % std::max(r->tp, r->ep) == 0) {
+      st.order = *r;
       st.order_size = total;
     } else if (srun_map && *srun_map != loaded_host_map_id(host_map_path())) {
       note_once(host_map_path() +
                 ": replaced during this launch (srun read another version than this node); no "
                 "FABRICPLACE_* task variables");
-    } else if (auto ring = plan_launch(**map, *step_nodes, *st.options.tp, gpus, local_tasks);
+    } else if (auto ring = plan_launch(**map, *step_nodes, st.options.groups(), gpus, local_tasks);
                !ring) {
       note(ring.error().code != fp::ErrorCode::kUsage,
            ring.error().message + "; no FABRICPLACE_* task variables");
@@ -162,11 +162,11 @@ int remote_user_init(spank_t sp) {
     note(false, k.error().message + "; no rank files written");
     return 0;
   }
-  if (auto tp = tp_in_ranks(*st.options.tp, gpus, k->first); !tp) {
-    note(true, tp.error().message + "; no rank files written");
+  if (auto r = group_ranks(st.options.groups(), gpus, k->first); !r) {
+    note(true, r.error().message + "; no rank files written");
     return 0;
   }
-  auto ring = plan_launch(**map, *job_nodes, *st.options.tp, gpus, k->first);
+  auto ring = plan_launch(**map, *job_nodes, st.options.groups(), gpus, k->first);
   if (!ring) {
     note(ring.error().code != fp::ErrorCode::kUsage,
          ring.error().message + "; no rank files written");
@@ -212,14 +212,20 @@ int remote_task_init(spank_t sp) {
     spank_unsetenv(sp, "SLURM_DISTRIBUTION");
   }
   spank_unsetenv(sp, "FABRICPLACE_HOSTMAP_ID");  // srun's, for user_init; not the tasks'
-  if (st.order_tp) {
-    std::uint32_t task_id = 0;
-    if (spank_get_item(sp, S_TASK_GLOBAL_ID, &task_id) != ESPANK_SUCCESS) return 0;
-    const auto place = place_in_order(task_id, *st.order_tp);
+  const auto set_place = [sp](const TaskPlace& place, std::uint32_t size) {
     spank_setenv(sp, "FABRICPLACE_RING_RANK", std::to_string(place.ring_rank).c_str(), 1);
-    spank_setenv(sp, "FABRICPLACE_RING_SIZE", std::to_string(st.order_size).c_str(), 1);
+    spank_setenv(sp, "FABRICPLACE_RING_SIZE", std::to_string(size).c_str(), 1);
     spank_setenv(sp, "FABRICPLACE_TP_GROUP", std::to_string(place.tp_group).c_str(), 1);
     spank_setenv(sp, "FABRICPLACE_TP_RANK", std::to_string(place.tp_rank).c_str(), 1);
+    if (place.ep_group && place.ep_rank) {
+      spank_setenv(sp, "FABRICPLACE_EP_GROUP", std::to_string(*place.ep_group).c_str(), 1);
+      spank_setenv(sp, "FABRICPLACE_EP_RANK", std::to_string(*place.ep_rank).c_str(), 1);
+    }
+  };
+  if (st.order) {
+    std::uint32_t task_id = 0;
+    if (spank_get_item(sp, S_TASK_GLOBAL_ID, &task_id) != ESPANK_SUCCESS) return 0;
+    set_place(place_in_order(task_id, *st.order), st.order_size);
     return 0;
   }
   if (!st.ring || !st.map) return 0;
@@ -227,10 +233,7 @@ int remote_task_init(spank_t sp) {
   if (!host) return 0;
   const auto place = task_place(*st.map, *st.ring, *host, static_cast<std::uint32_t>(local_id));
   if (!place) return 0;
-  spank_setenv(sp, "FABRICPLACE_RING_RANK", std::to_string(place->ring_rank).c_str(), 1);
-  spank_setenv(sp, "FABRICPLACE_RING_SIZE", std::to_string(st.ring->ranks()).c_str(), 1);
-  spank_setenv(sp, "FABRICPLACE_TP_GROUP", std::to_string(place->tp_group).c_str(), 1);
-  spank_setenv(sp, "FABRICPLACE_TP_RANK", std::to_string(place->tp_rank).c_str(), 1);
+  set_place(*place, st.ring->ranks());
   return 0;
 }
 

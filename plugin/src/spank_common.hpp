@@ -37,8 +37,8 @@ struct State {
   std::optional<fp::placement::RankLayout> ring;
   const fp::placement::HostMap* map = nullptr;
   // Remote, when srun ran the step's tasks in ring order (its hostfile): a task's ring rank
-  // is its task id; TP groups of this many ranks, of `order_size` ranks in all.
-  std::optional<std::uint32_t> order_tp;
+  // is its task id; groups of these many ranks, of `order_size` ranks in all.
+  std::optional<GroupRanks> order;
   std::uint32_t order_size = 0;
   // Remote, from hwloc_xml=: per local rank of this node, its GPU and nearest HCA.
   std::vector<fp::placement::LocalRank> local;

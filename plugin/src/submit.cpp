@@ -65,6 +65,7 @@ SubmitShape submit_shape(const std::vector<std::string>& directives,
     s.nodelist = s.nodelist || c.nodelist;
     s.het = s.het || c.het;
     if (c.fabric_tp) s.fabric_tp = c.fabric_tp;
+    if (c.fabric_ep) s.fabric_ep = c.fabric_ep;
     if (c.fabric_mode) s.fabric_mode = c.fabric_mode;
     if (c.segment) s.segment = c.segment;
     if (words == &args && c.command) s.script = (*words)[*c.command];
@@ -82,19 +83,17 @@ std::optional<std::uint32_t> SubmitShape::node_count() const {
 
 Result<void> validate_submission(const placement::HostMap& m,
                                  std::optional<std::uint32_t> node_count,
-                                 std::uint32_t gpus_per_node, std::uint32_t tp) {
+                                 std::uint32_t gpus_per_node, const Groups& g) {
   const std::uint32_t nodes = node_count.value_or(0);
   if (node_count && nodes > m.names.size())
     return fail(ErrorCode::kUsage, "the job asks for " + std::to_string(nodes) +
                                        " nodes; the fabric has " + std::to_string(m.names.size()) +
                                        " hosts");
-  placement::ShapeSpec spec;
+  auto spec = shape_spec(g, gpus_per_node);
   spec.nodes = node_count;  // unknown: the rules that need it wait for Slurm's count
-  spec.gpus_per_node = gpus_per_node;
-  spec.tp = tp;
   auto shape = placement::JobShape::make(spec, kShapeNames);
   if (!shape) return std::unexpected(shape.error());
-  if (const auto g = shape->hosts_per_group(); g > 1) {
+  if (const auto n = shape->hosts_per_group(); n > 1) {
     std::size_t largest = 0;
     std::string where;
     for (std::size_t k = 0; k < m.blocks.size(); ++k)
@@ -102,39 +101,43 @@ Result<void> validate_submission(const placement::HostMap& m,
         largest = m.blocks.hosts[k].size();
         where = m.blocks.name[k];
       }
-    if (g > largest)
-      return fail(ErrorCode::kUsage, std::string(kShapeNames.tp) + " " + std::to_string(tp) +
-                                         ": a TP group needs " + std::to_string(g) +
-                                         " nodes under one leaf; the largest leaf (" + where +
-                                         ") has " + std::to_string(largest) + " hosts");
+    const bool ep = shape->ep > shape->tp_size();
+    const std::string one(fabric::block_noun(m.blocks.kind));
+    if (n > largest)
+      return fail(ErrorCode::kUsage, std::string(ep ? kShapeNames.ep : kShapeNames.tp) + " " +
+                                         std::to_string(shape->group_gpus()) + ": " +
+                                         (ep ? "an EP" : "a TP") + " group needs " +
+                                         std::to_string(n) + " nodes in one " + one +
+                                         "; the largest " + one + " (" + where + ") has " +
+                                         std::to_string(largest) + " hosts");
   }
   return {};
 }
 
 BlockSegment block_segment(std::optional<std::uint32_t> nodes, std::uint32_t gpus_per_node,
-                           std::uint32_t tp) {
-  if (tp <= gpus_per_node) return {std::nullopt, "a TP group fits inside one node"};
+                           const Groups& g) {
+  auto spec = shape_spec(g, gpus_per_node);  // the job shape's rules: groups span whole nodes
+  const auto shape0 = placement::JobShape::make(spec, kShapeNames);
+  if (shape0 && shape0->hosts_per_group() == 1)
+    return {std::nullopt, "a group fits inside one node"};
   if (!nodes) return {std::nullopt, "the node count (-N) is not known"};
-  placement::ShapeSpec spec;  // the job shape's rules: a group spans whole nodes and tiles
-  spec.nodes = nodes;
-  spec.gpus_per_node = gpus_per_node;
-  spec.tp = tp;
+  spec.nodes = nodes;  // ... and tile the job
   auto shape = placement::JobShape::make(spec, kShapeNames);
   if (!shape) return {std::nullopt, shape.error().message};
   return {shape->hosts_per_group(), {}};
 }
 
-bool in_one_leaf(const placement::HostMap& m, std::string_view hosts) {
-  std::optional<std::uint32_t> leaf;
+bool in_one_block(const placement::HostMap& m, std::string_view hosts) {
+  std::optional<std::uint32_t> block;
   for (const auto& h : str::split(hosts, '\n')) {
     if (h.empty()) continue;
     const auto it = m.index.find(std::string(h));
     if (it == m.index.end()) return false;
     const auto b = m.blocks.of_host[it->second];
-    if (b == fabric::kNone || (leaf && *leaf != b)) return false;
-    leaf = b;
+    if (b == fabric::kNone || (block && *block != b)) return false;
+    block = b;
   }
-  return leaf.has_value();
+  return block.has_value();
 }
 
 Result<ExactPlacement> exact_hostfile(const ExactRequest& r) {
@@ -177,10 +180,8 @@ Result<ExactPlacement> exact_hostfile(const ExactRequest& r) {
     out.notes.push_back(running.error().to_string() + "; placing without the running jobs");
     running = placement::RunningJobs{};
   }
-  placement::ShapeSpec spec;
+  auto spec = shape_spec(r.groups, r.gpus_per_node);
   spec.nodes = r.nodes;
-  spec.gpus_per_node = r.gpus_per_node;
-  spec.tp = r.tp;
   auto shape = placement::JobShape::make(spec, kShapeNames);
   if (!shape) return std::unexpected(shape.error());
   auto job = placement::request(*shape);

@@ -11,5 +11,6 @@ trap 'rm -rf "$d"' EXIT
 "$fp" fabric export 'fat3:pods=2,leaves=2,down=4,up=4' --format lua -o "$d/fabric.lua"
 "$fp" slurm sync --fabric 'fat3:pods=2,leaves=2,down=4,up=4' --out "$d/a" >/dev/null
 "$fp" slurm sync --fabric 'fat3:pods=2,leaves=2,down=3,up=4' --out "$d/b" >/dev/null
-"$lua" "$here/test_job_submit.lua" "$here/../../etc/job_submit.lua" "$d/fabric.lua" "$d/a/fabric.lua" "$d/b/fabric.lua"
+"$fp" fabric export 'fat2:leaves=3,down=4,up=4,nvl=6,gpus=4' --format lua -o "$d/domains.lua"
+"$lua" "$here/test_job_submit.lua" "$here/../../etc/job_submit.lua" "$d/fabric.lua" "$d/a/fabric.lua" "$d/b/fabric.lua" "$d/domains.lua"
 "$lua" "$here/test_cli_filter.lua" "$here/../../etc/cli_filter.lua"

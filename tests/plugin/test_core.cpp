@@ -133,27 +133,27 @@ struct Fabric8 : ::testing::Test {
 };
 
 TEST_F(Fabric8, SubmissionChecks) {
-  EXPECT_EQ(error_of(validate_submission(m, 4, 8, 16)), "");
-  EXPECT_EQ(error_of(validate_submission(m, 9, 8, 8)),
+  EXPECT_EQ(error_of(validate_submission(m, 4, 8, {16})), "");
+  EXPECT_EQ(error_of(validate_submission(m, 9, 8, {8})),
             "the job asks for 9 nodes; the fabric has 8 hosts");
-  EXPECT_EQ(error_of(validate_submission(m, 6, 8, 24)),
-            "--fabric-tp 24: a TP group needs 3 nodes under one leaf; the largest leaf "
+  EXPECT_EQ(error_of(validate_submission(m, 6, 8, {24})),
+            "--fabric-tp 24: a TP group needs 3 nodes in one leaf; the largest leaf "
             "(p01-leaf01) has 2 hosts");
-  EXPECT_EQ(error_of(validate_submission(m, 3, 8, 16)),
+  EXPECT_EQ(error_of(validate_submission(m, 3, 8, {16})),
             "--fabric-tp 16 does not tile the job: 3 nodes x 8 GPUs per node = 24 GPUs, not a "
             "multiple of 16");
-  EXPECT_EQ(error_of(validate_submission(m, 2, 8, 3)),
+  EXPECT_EQ(error_of(validate_submission(m, 2, 8, {3})),
             "--fabric-tp 3 with 8 GPUs per node: a TP group smaller than a node must divide it "
             "(8 is not a multiple of 3)");
-  EXPECT_EQ(error_of(validate_submission(m, 2, 8, 12)),
+  EXPECT_EQ(error_of(validate_submission(m, 2, 8, {12})),
             "--fabric-tp 12 with 8 GPUs per node: a TP group larger than a node must span whole "
             "nodes (a multiple of 8)");
   // The node count unknown (a script on stdin): the checks that do not need it still run.
-  EXPECT_EQ(error_of(validate_submission(m, std::nullopt, 8, 16)), "");
-  EXPECT_EQ(error_of(validate_submission(m, std::nullopt, 8, 24)),
-            "--fabric-tp 24: a TP group needs 3 nodes under one leaf; the largest leaf "
+  EXPECT_EQ(error_of(validate_submission(m, std::nullopt, 8, {16})), "");
+  EXPECT_EQ(error_of(validate_submission(m, std::nullopt, 8, {24})),
+            "--fabric-tp 24: a TP group needs 3 nodes in one leaf; the largest leaf "
             "(p01-leaf01) has 2 hosts");
-  EXPECT_EQ(error_of(validate_submission(m, std::nullopt, 8, 12)),
+  EXPECT_EQ(error_of(validate_submission(m, std::nullopt, 8, {12})),
             "--fabric-tp 12 with 8 GPUs per node: a TP group larger than a node must span whole "
             "nodes (a multiple of 8)");
 }
@@ -161,14 +161,14 @@ TEST_F(Fabric8, SubmissionChecks) {
 // topology/block: the TP group's --segment, and which exact-mode pins block admits.
 TEST_F(Fabric8, BlockSegmentAndOneLeaf) {
   const auto seg = [](std::optional<std::uint32_t> n, std::uint32_t g, std::uint32_t tp) {
-    const auto s = block_segment(n, g, tp);
+    const auto s = block_segment(n, g, {tp});
     return s.nodes ? std::to_string(*s.nodes) : s.why_not;
   };
   EXPECT_EQ(seg(6, 2, 4), "2");
   EXPECT_EQ(seg(4, 8, 32), "4");
   EXPECT_EQ(seg(2, 8, 16), "2");  // one group: the whole job in one leaf
-  EXPECT_EQ(seg(4, 8, 8), "a TP group fits inside one node");
-  EXPECT_EQ(seg(4, 8, 4), "a TP group fits inside one node");
+  EXPECT_EQ(seg(4, 8, 8), "a group fits inside one node");
+  EXPECT_EQ(seg(4, 8, 4), "a group fits inside one node");
   EXPECT_EQ(seg(std::nullopt, 2, 4), "the node count (-N) is not known");
   EXPECT_EQ(seg(5, 2, 4),
             "--fabric-tp 4 does not tile the job: 5 nodes x 2 GPUs per node = 10 GPUs, not a "
@@ -177,18 +177,18 @@ TEST_F(Fabric8, BlockSegmentAndOneLeaf) {
             "--fabric-tp 12 with 8 GPUs per node: a TP group larger than a node must span whole "
             "nodes (a multiple of 8)");
   // Fabric8's leaves: node001-002, node003-004 (pod 1), node005-006, node007-008 (pod 2).
-  EXPECT_TRUE(in_one_leaf(m, "node001\nnode002\n"));
-  EXPECT_TRUE(in_one_leaf(m, "node008\n"));
-  EXPECT_FALSE(in_one_leaf(m, "node002\nnode003\n"));  // two leaves of one pod
-  EXPECT_FALSE(in_one_leaf(m, "node001\nnode005\n"));
-  EXPECT_FALSE(in_one_leaf(m, "node001\nnode999\n"));  // a host the map does not know
-  EXPECT_FALSE(in_one_leaf(m, "\n"));
+  EXPECT_TRUE(in_one_block(m, "node001\nnode002\n"));
+  EXPECT_TRUE(in_one_block(m, "node008\n"));
+  EXPECT_FALSE(in_one_block(m, "node002\nnode003\n"));  // two leaves of one pod
+  EXPECT_FALSE(in_one_block(m, "node001\nnode005\n"));
+  EXPECT_FALSE(in_one_block(m, "node001\nnode999\n"));  // a host the map does not know
+  EXPECT_FALSE(in_one_block(m, "\n"));
 }
 
 TEST_F(Fabric8, TaskPlaces) {
   // Hosts per leaf 2, 1 | 1 (0): --fabric-tp 16 on 8-GPU nodes is a group of 2 hosts (4
   // ranks at 2 per node); the two 1-host leaves share a group.
-  auto l = plan_launch(m, "node[001-003,005]", 16, 8, 2);
+  auto l = plan_launch(m, "node[001-003,005]", {16}, 8, 2);
   ASSERT_TRUE(l) << l.error().message;
   const auto place = task_place(m, *l, "node005", 1);
   ASSERT_TRUE(place);
@@ -198,15 +198,113 @@ TEST_F(Fabric8, TaskPlaces) {
   EXPECT_EQ(l->tp_groups_split, 1u);
   EXPECT_FALSE(task_place(m, *l, "node004", 0));  // not in the step
   EXPECT_FALSE(task_place(m, *l, "node001", 2));  // local id beyond K
-  auto odd = plan_launch(m, "node[001-003]", 16, 8, 2);
+  auto odd = plan_launch(m, "node[001-003]", {16}, 8, 2);
   ASSERT_FALSE(odd);
   EXPECT_EQ(odd.error().code, ErrorCode::kUsage);
   EXPECT_EQ(odd.error().message,
             "--fabric-tp 16 does not tile the job: 3 nodes x 8 GPUs per node = 24 GPUs, not a "
             "multiple of 16");
-  auto bad = plan_launch(m, "node[001,042]", 8, 8, 1);
+  auto bad = plan_launch(m, "node[001,042]", {8}, 8, 1);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "the job's nodes: 1 host(s) not in the fabric: node042");
+}
+
+// --fabric-ep: the larger of the TP and EP groups is the one a submission checks, a
+// --segment keeps and the launch ring holds together; on a fabric with NVLink domains the
+// blocks are the domains, and the messages say so.
+TEST(PluginSubmit, ExpertParallelGroupsAndDomains) {
+  // 12 hosts of 4 GPUs on 3 leaves of 4; domains of 6: nvl01 = node001-006 (leaf01 and half
+  // of leaf02), nvl02 = node007-012.
+  const auto f = *fabric::generate("fat2:leaves=3,down=4,up=4,nvl=6,gpus=4");
+  const auto m = placement::host_map(placement::prepare(f));
+  EXPECT_EQ(error_of(validate_submission(m, 8, 4, {4, 16})), "");
+  EXPECT_EQ(error_of(validate_submission(m, 8, 4, {std::nullopt, 16})), "");
+  EXPECT_EQ(error_of(validate_submission(m, 8, 4, {4, 32})),
+            "--fabric-ep 32: an EP group needs 8 nodes in one NVLink domain; the largest NVLink "
+            "domain (nvl01) has 6 hosts");
+  EXPECT_EQ(error_of(validate_submission(m, 6, 4, {2, 6})),
+            "--fabric-ep 6 with 4 GPUs per node: an EP group larger than a node must span whole "
+            "nodes (a multiple of 4)");
+  EXPECT_EQ(error_of(validate_submission(m, 6, 4, {8, 12})),
+            "--fabric-ep 12 with --fabric-tp 8: EP and TP groups must nest (one size a multiple "
+            "of the other)");
+  EXPECT_EQ(error_of(validate_submission(m, 6, 4, {8, 4})), "");  // EP inside TP
+  EXPECT_EQ(error_of(validate_submission(m, 12, 4, {16, 8})), "");
+  EXPECT_EQ(error_of(validate_submission(m, 12, 4, {8, 16})), "");
+  // The segment: the EP group's nodes; TP's when TP is the larger.
+  const auto seg = [](std::optional<std::uint32_t> n, Groups g) {
+    const auto s = block_segment(n, 4, g);
+    return s.nodes ? std::to_string(*s.nodes) : s.why_not;
+  };
+  EXPECT_EQ(seg(8, {4, 16}), "4");
+  EXPECT_EQ(seg(8, {16, 8}), "4");
+  EXPECT_EQ(seg(8, {std::nullopt, 8}), "2");
+  EXPECT_EQ(seg(8, {2, 4}), "a group fits inside one node");
+  EXPECT_EQ(seg(6, {4, 16}),
+            "--fabric-ep 16 does not tile the job: 24 GPUs are not a multiple of 16");
+  EXPECT_TRUE(in_one_block(m, "node004\nnode005\nnode006\n"));  // one domain, two leaves
+  EXPECT_FALSE(in_one_block(m, "node006\nnode007\n"));          // one leaf, two domains
+  // Ranks: TP 4 and EP 16 on 4-GPU nodes, one rank per GPU: TP groups of 4 ranks, EP groups
+  // of 16; one rank per node: 1 and 4.
+  EXPECT_EQ(group_ranks({4, 16}, 4, 4)->tp, 4u);
+  EXPECT_EQ(group_ranks({4, 16}, 4, 4)->ep, 16u);
+  EXPECT_EQ(group_ranks({4, 16}, 4, 1)->ep, 4u);
+  EXPECT_EQ(group_ranks({4}, 4, 4)->ep, 0u);
+  EXPECT_EQ(group_ranks({2, 6}, 4, 4).error().message,
+            "--fabric-ep 6 with 4 GPUs per node: an EP group larger than a node must span whole "
+            "nodes (a multiple of 4)");
+  const auto p = place_in_order(37, {4, 16});
+  EXPECT_EQ(p.tp_group, 9u);
+  EXPECT_EQ(p.tp_rank, 1u);
+  EXPECT_EQ(p.ep_group, 2u);
+  EXPECT_EQ(p.ep_rank, 5u);
+  EXPECT_FALSE(place_in_order(37, {4}).ep_group);
+  // The launch ring over 8 hosts, 4 of each domain given out of order: each EP group of 4
+  // hosts inside one domain, domain by domain.
+  auto l = plan_launch(m, "node[003,004,005,006,007,008,011,012]", {4, 16}, 4, 4);
+  ASSERT_TRUE(l) << l.error().message;
+  std::string ring;
+  for (auto h : l->hosts) ring += m.names[fabric::idx(h)] + " ";
+  EXPECT_EQ(ring, "node003 node004 node005 node006 node007 node008 node011 node012 ");
+  EXPECT_EQ(l->tp_groups_split, 0u);
+  EXPECT_EQ(l->leaves, (std::vector<std::string>{"nvl01", "nvl02"}));
+  const auto t = task_place(m, *l, "node011", 2);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->ring_rank, 26u);
+  EXPECT_EQ(t->ep_group, 1u);
+  EXPECT_EQ(t->ep_rank, 10u);
+  // A host set that cannot keep every EP group inside a domain: the warning names domains.
+  auto split = plan_launch(m, "node[004-011]", {4, 16}, 4, 4);
+  ASSERT_TRUE(split) << split.error().message;
+  EXPECT_EQ(split->tp_groups_split, 1u);
+  ASSERT_EQ(split->warnings.size(), 1u);
+  EXPECT_EQ(split->warnings[0],
+            "1 EP group(s) of 4 hosts span NVLink domains (the fewest this allocation allows in "
+            "a domain-contiguous ring): the hosts per NVLink domain (nvl01 3, nvl02 5) are not "
+            "multiples of 4");
+}
+
+// Exact mode with --fabric-ep on a fabric with domains: the engine keeps each EP group
+// inside one domain; without EP the same job (TP inside a node) may take any hosts.
+TEST(PluginSubmit, ExactModeKeepsEpGroupsInDomains) {
+  ExactRequest r;
+  r.fabric_path = "fat2:leaves=3,down=4,up=4,nvl=6,gpus=4";
+  for (int h = 1; h <= 12; ++h) {
+    char line[32];
+    std::snprintf(line, sizeof line, "node%03d %s\n", h, h <= 3 || h == 12 ? "alloc" : "idle");
+    r.states += line;
+  }
+  r.nodes = 4;
+  r.gpus_per_node = 4;
+  r.groups = {4, 16};
+  auto p = exact_hostfile(r);
+  ASSERT_TRUE(p) << p.error().to_string();
+  // nvl01 has 3 free hosts (node004-006): the group of 4 goes to nvl02's free node007-010.
+  EXPECT_EQ(p->hostfile, "node007\nnode008\nnode009\nnode010\n");
+  r.nodes = 8;
+  p = exact_hostfile(r);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().message.rfind("no placement now: ", 0), 0u) << p.error().message;
 }
 
 // ---- rank files: all or none ------------------------------------------------------------------
@@ -350,7 +448,7 @@ struct LaunchFiles : Fabric8 {
   std::string prefix;
   void SetUp() override {
     ASSERT_FALSE(dir.path.empty());
-    auto l = plan_launch(m, "node[001-003,005]", 16, 8, 2);
+    auto l = plan_launch(m, "node[001-003,005]", {16}, 8, 2);
     ASSERT_TRUE(l) << l.error().message;
     layout = *l;
     opts.cores.cores = 4;
@@ -490,11 +588,11 @@ TEST_F(LaunchFiles, ThroughSymlinks) {
 
 TEST(PluginLaunch, PlaceInSrunOrderAndMapIds) {
   // srun ran the tasks in ring order: task id = ring rank, TP groups of consecutive ranks.
-  const auto p = place_in_order(7, 4);
+  const auto p = place_in_order(7, {4});
   EXPECT_EQ(p.ring_rank, 7u);
   EXPECT_EQ(p.tp_group, 1u);
   EXPECT_EQ(p.tp_rank, 3u);
-  EXPECT_EQ(place_in_order(0, 1).tp_group, 0u);
+  EXPECT_EQ(place_in_order(0, {1}).tp_group, 0u);
   // Versions of a host map: same text, same id; one byte apart, another.
   EXPECT_EQ(host_map_id(""), "cbf29ce484222325");  // FNV-1a 64 offset basis
   EXPECT_EQ(host_map_id("leaf a 0 n1\n"), host_map_id("leaf a 0 n1\n"));
@@ -609,7 +707,7 @@ TEST(PluginSubmit, ExactModeReadsTheRunningJobs) {
       "node006 alloc\nnode007 idle\nnode008 idle\n";
   r.running = "4711 node[005-006]\n4712_3 cpu[01-02]\n";
   r.nodes = 2;
-  r.tp = 16;
+  r.groups.tp = 16;
   auto p = exact_hostfile(r);
   ASSERT_TRUE(p) << p.error().to_string();
   EXPECT_EQ(p->hostfile, "node007\nnode008\n");
@@ -647,7 +745,7 @@ TEST(PluginSubmit, ExactModeAvoidsTheRunningJobsLinks) {
     r.states += line;
   }
   r.nodes = 6;
-  r.tp = 8;
+  r.groups.tp = 8;
   auto p = exact_hostfile(r);
   ASSERT_TRUE(p) << p.error().to_string();
   EXPECT_EQ(p->hostfile, "node002\nnode003\nnode004\nnode006\nnode007\nnode008\n");
@@ -658,17 +756,17 @@ TEST(PluginSubmit, ExactModeAvoidsTheRunningJobsLinks) {
   EXPECT_EQ(p->hostfile, "node009\nnode010\nnode011\nnode013\nnode014\nnode015\n");
 }
 
-TEST(PluginLaunch, TpInRanksAndPaths) {
-  EXPECT_EQ(*tp_in_ranks(16, 8, 8), 16u);
-  EXPECT_EQ(*tp_in_ranks(16, 8, 1), 2u);  // one rank per node driving 8 GPUs
-  EXPECT_EQ(*tp_in_ranks(4, 8, 1), 1u);   // one rank drives two whole TP groups
-  EXPECT_EQ(*tp_in_ranks(4, 8, 2), 1u);
-  EXPECT_EQ(*tp_in_ranks(8, 8, 3), 3u);  // a node's 3 ranks form its group
-  EXPECT_EQ(tp_in_ranks(4, 8, 3).error().message,
+TEST(PluginLaunch, GroupRanksAndPaths) {
+  EXPECT_EQ(group_ranks({16}, 8, 8)->tp, 16u);
+  EXPECT_EQ(group_ranks({16}, 8, 1)->tp, 2u);  // one rank per node driving 8 GPUs
+  EXPECT_EQ(group_ranks({4}, 8, 1)->tp, 1u);   // one rank drives two whole TP groups
+  EXPECT_EQ(group_ranks({4}, 8, 2)->tp, 1u);
+  EXPECT_EQ(group_ranks({8}, 8, 3)->tp, 3u);  // a node's 3 ranks form its group
+  EXPECT_EQ(group_ranks({4}, 8, 3).error().message,
             "--fabric-tp 4 with 8 GPUs per node and 3 tasks per node: a TP group would be 4 x 3 "
             "/ 8 tasks, not a whole number, and 3 tasks do not split a node into whole TP "
             "groups");
-  EXPECT_EQ(tp_in_ranks(3, 8, 1).error().message,
+  EXPECT_EQ(group_ranks({3}, 8, 1).error().message,
             "--fabric-tp 3 with 8 GPUs per node: a TP group smaller than a node must divide it "
             "(8 is not a multiple of 3)");
   EXPECT_EQ(default_host_map_path("/etc/slurm/fabric.json"), "/etc/slurm/fabric.hostmap");

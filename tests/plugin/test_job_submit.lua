@@ -47,7 +47,7 @@ eq("across pods", M.plan(f, busy("node[001-002,005-006,009-012,013-014]"), 6, 2)
    "[p01-leaf01*2&p01-leaf02*2&p02-leaf02*2]")
 local none, reason = M.plan(f, busy("node[001-003,005-007,009-011,013-015]"), 4, 2)
 eq("no room", none, nil)
-eq("no room reason", reason, "only 0 of 2 whole TP groups of 2 nodes fit in the free hosts now")
+eq("no room reason", reason, "only 0 of 2 whole groups of 2 nodes fit in the free hosts now")
 
 -- Running (1), suspended (2) and completing (0x8000 flag) jobs hold hosts; pending (0) not.
 local b = M.busy_hosts({ [1] = { job_state = 1, nodes = "node[001-002]" },
@@ -60,8 +60,8 @@ eq("not busy complete", b["node004"], nil)
 
 -- shape(): JobShape::make's rules and messages (tests/placement/test_job_shape.cpp), for
 -- --fabric-tp.
-local function shape(nodes, gpn, tp)
-  local g, why = M.shape(nodes, gpn, tp)
+local function shape(nodes, gpn, tp, ep)
+  local g, why = M.shape(nodes, gpn, tp, ep)
   return g or why
 end
 eq("shape: 2 hosts", shape(4, 8, 16), 2)
@@ -75,8 +75,24 @@ eq("shape: splits a node", shape(4, 8, 3),
 eq("shape: does not tile", shape(3, 2, 4),
    "--fabric-tp 4 does not tile the job: 3 nodes x 2 GPUs per node = 6 GPUs, not a multiple of 4")
 eq("shape: no TP", shape(3, 2, 0), "--fabric-tp must be at least 1")
+-- --fabric-ep: the larger group is the one kept together.
+eq("shape: EP of 4 hosts", shape(4, 8, 8, 32), 4)
+eq("shape: EP nested in TP", shape(4, 8, 16, 8), 2)
+eq("shape: EP inside a node", shape(4, 8, 4, 8), 1)
+eq("shape: no EP", shape(2, 8, 8, 0), "--fabric-ep must be at least 1")
+eq("shape: EP partial nodes", shape(4, 8, 8, 12),
+   "--fabric-ep 12 with 8 GPUs per node: an EP group larger than a node must span whole nodes "
+   .. "(a multiple of 8)")
+eq("shape: EP splits a node", shape(4, 8, 8, 3),
+   "--fabric-ep 3 with 8 GPUs per node: an EP group smaller than a node must divide it (8 is not "
+   .. "a multiple of 3)")
+eq("shape: EP and TP do not nest", shape(6, 8, 16, 24),
+   "--fabric-ep 24 with --fabric-tp 16: EP and TP groups must nest (one size a multiple of the "
+   .. "other)")
+eq("shape: EP does not tile", shape(3, 8, 8, 16),
+   "--fabric-ep 16 does not tile the job: 24 GPUs are not a multiple of 16")
 eq("plan: not whole groups", select(2, M.plan(f, busy(""), 3, 2)),
-   "3 nodes are not whole TP groups of 2 nodes (see M.shape)")
+   "3 nodes are not whole groups of 2 nodes (see M.shape)")
 
 -- submit(): features set from the SPANK environment (indexed from 0), own -C respected.
 M.FABRIC_TABLE = fabric_path
@@ -92,6 +108,25 @@ local intra = { name = "intra", min_nodes = 4,
                 spank_job_env = { [0] = "FABRICPLACE_TP=2", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
 M.submit(intra, {})
 eq("TP inside a node: no constraint", intra.features, nil)
+-- FABRICPLACE_EP: EP groups of 4 GPUs on 2-GPU nodes span 2 nodes, kept inside leaves as a
+-- TP group of that size would be, and the log names them.
+local ep = { name = "ep", min_nodes = 4,
+             spank_job_env = { [0] = "FABRICPLACE_TP=2", [1] = "FABRICPLACE_GPUS_PER_NODE=2",
+                               [2] = "FABRICPLACE_EP=4" } }
+M.LOG = os.tmpname()
+M.submit(ep, { [7] = { job_state = 1, nodes = "node[001,005,009-016]" } })
+local eplog = io.open(M.LOG)
+ep.line = eplog and eplog:read("*l"):gsub("^%S+ ", "") or ""
+if eplog then eplog:close() end
+os.remove(M.LOG)
+M.LOG = nil
+eq("EP groups: per-leaf counts", ep.features, "[p01-leaf01*2&p01-leaf02*2]")
+eq("EP groups: said", ep.line, "job ep: 4 nodes, EP groups of 2 nodes: features=[p01-leaf01*2&p01-leaf02*2]")
+local ep_intra = { name = "epi", min_nodes = 4,
+                   spank_job_env = { [0] = "FABRICPLACE_TP=1", [1] = "FABRICPLACE_GPUS_PER_NODE=2",
+                                     [2] = "FABRICPLACE_EP=2" } }
+M.submit(ep_intra, {})
+eq("EP inside a node: no constraint", ep_intra.features, nil)
 local named = { name = "named", min_nodes = 2, req_nodes = "node[009-010]",
                 spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2" } }
 M.submit(named, {})
@@ -166,7 +201,7 @@ local seg = block_job("bseg", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPU
 eq("block: 6 nodes, no leaf holds them: no constraint", seg.features, nil)
 eq("block: the segment said", seg.line,
    "job bseg: 6 nodes, TP groups of 2 nodes: no leaf has room for the whole job now; " ..
-   "fabricplace proposed --segment=2, which keeps each TP group inside a leaf (cli_filter.lua " ..
+   "fabricplace proposed --segment=2, which keeps each TP group inside one leaf (cli_filter.lua " ..
    "sets it unless the job has its own); left to Slurm")
 local noseg = block_job("bnoseg", { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=2",
                                     [2] = "FABRICPLACE_TOPOLOGY=block" })
@@ -247,6 +282,34 @@ M2.submit(j2, { [7] = { job_state = 1, nodes = "node[001,005,009-016]" } })
 eq("a table written after a failed load: used at the next submission", j2.features,
    "[p01-leaf01*2&p01-leaf02*2]")
 os.remove(late)
+
+-- NVLink domains (arg[5]: the table of fat2:leaves=3,down=4,up=4,nvl=6,gpus=4: nvl01 =
+-- node001-006 across leaf01 and leaf02, nvl02 = node007-012 across leaf02 and leaf03). The
+-- table's entries are the domains, and the messages call them so.
+local d = M.load_fabric(arg[5])
+eq("domains: the table's blocks", d.blocks, "domain")
+eq("domains: entries", d.leaves[1].name .. " " .. d.leaves[2].name .. " " .. #d.leaves, "nvl01 nvl02 2")
+eq("domains: noun", M.block_noun(d, true), "NVLink domains")
+eq("leaves: noun", M.block_noun(f), "leaf")
+-- EP 16 on 4-GPU nodes: groups of 4 nodes; one group fits in either domain.
+eq("domains: one group", M.plan(d, busy("node001"), 4, 4), "[nvl01|nvl02]")
+-- Two groups: a domain each (one pod), never a group across the two.
+eq("domains: two groups", M.plan(d, busy(""), 8, 4), "[nvl01*4&nvl02*4]")
+eq("domains: block topology", select(2, M.plan(d, busy("node001"), 8, 4, nil, true)),
+   "no NVLink domain has room for the whole job now")
+local M3 = dofile(script)
+M3.FABRIC_TABLE = arg[5]
+local dj = { name = "dj", min_nodes = 8,
+             spank_job_env = { [0] = "FABRICPLACE_TP=4", [1] = "FABRICPLACE_GPUS_PER_NODE=4",
+                               [2] = "FABRICPLACE_EP=16" } }
+M3.LOG = os.tmpname()
+M3.submit(dj, {})
+local dl = io.open(M3.LOG)
+dj.line = dl and dl:read("*l"):gsub("^%S+ ", "") or ""
+if dl then dl:close() end
+os.remove(M3.LOG)
+eq("domains: EP groups inside domains", dj.features, "[nvl01*4&nvl02*4]")
+eq("domains: said", dj.line, "job dj: 8 nodes, EP groups of 4 nodes: features=[nvl01*4&nvl02*4]")
 
 if failures > 0 then os.exit(1) end
 print("ok")

@@ -127,6 +127,13 @@ struct JobShape {
     const std::uint64_t tk = std::uint64_t{tp_size()} * ranks_per_host();
     return tk <= gpus_per_node ? 1u : static_cast<std::uint32_t>(tk / gpus_per_node);
   }
+  /// Ranks per EP group in rank order: E x K / G, or 1 when a rank holds whole EP groups;
+  /// 0 without EP groups.
+  [[nodiscard]] std::uint32_t ranks_per_ep_group() const {
+    if (!ep) return 0;
+    const std::uint64_t ek = std::uint64_t{ep} * ranks_per_host();
+    return ek <= gpus_per_node ? 1u : static_cast<std::uint32_t>(ek / gpus_per_node);
+  }
   /// N x G.
   [[nodiscard]] std::uint64_t gpus() const { return std::uint64_t{nodes} * gpus_per_node; }
 
