@@ -183,6 +183,17 @@ wait_gone() {
   done
 }
 
+# run_probe NAME SBATCH-ARGS...: submits a sleeping job, prints its nodes once it runs,
+# then cancels it and waits until it is gone (1 if it did not start in 30 s)
+run_probe() {
+  local j
+  j=$(sbatch --parsable -J "$1" -o /dev/null "${@:2}" --wrap 'sleep 600') || return 1
+  wait_running "$j" 30 || { echo "probe $1 ($j) did not start: $(squeue -h -j "$j" -o '%T %r')" >&2; scancel "$j"; return 1; }
+  squeue -h -j "$j" -o %N
+  scancel "$j"
+  wait_gone "$j" 30
+}
+
 # show_files FILE...: the head of each non-empty file, for a failing test's log
 show_files() {
   local f

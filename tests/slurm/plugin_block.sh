@@ -12,6 +12,7 @@
 #     counts (block refuses them) and says why;
 #   - a job one leaf holds gets that leaf (job_submit.lua's one-leaf constraint);
 #   - a steered job inherits no segment: its own srun and 1-node sbatch run;
+#   - --fabric-ep=4 (an EP group of 2 nodes) gets the same --segment=2;
 #   - the job's own --segment wins; a job without --fabric-tp is untouched;
 #   - exact mode pins a one-leaf job, and leaves a multi-leaf one to the segment, saying so;
 #   - `slurm check` passes the lab, and warns of a plugstack line without topology=block and
@@ -57,9 +58,18 @@ ours=$(run_probe ours -N 6 --fabric-tp=4)
 check "constrain: --segment=2, every TP group inside one leaf ($ours: $(leaf_counts "$ours"))" \
   test "$(leaf_counts "$ours")" == "p01-leaf01:2 p01-leaf02:2 p02-leaf01:2"
 check "cli_filter.lua set the segment (sbatch -v)" \
-  grep -qF "fabricplace: --segment=2 (TP groups of 2 nodes, topology/block)" ours.err
+  grep -qF "fabricplace: --segment=2 (groups of 2 nodes, topology/block)" ours.err
 check "job_submit.lua made no per-leaf counts, and said why" \
-  grep -qF "job ours: 6 nodes, TP groups of 2 nodes: no leaf has room for the whole job now; fabricplace proposed --segment=2, which keeps each TP group inside a leaf (cli_filter.lua sets it unless the job has its own); left to Slurm" \
+  grep -qF "job ours: 6 nodes, TP groups of 2 nodes: no leaf has room for the whole job now; fabricplace proposed --segment=2, which keeps each TP group inside one leaf (cli_filter.lua sets it unless the job has its own); left to Slurm" \
+  "$LAB_DIR/log/job_submit.log"
+
+epseg=$(run_probe epseg -N 6 --fabric-ep=4)
+check "constrain --fabric-ep=4: --segment=2, every EP group inside one leaf ($epseg: $(leaf_counts "$epseg"))" \
+  test "$(leaf_counts "$epseg")" == "p01-leaf01:2 p01-leaf02:2 p02-leaf01:2"
+check "  ... cli_filter.lua set the EP group's segment (sbatch -v)" \
+  grep -qF "fabricplace: --segment=2 (groups of 2 nodes, topology/block)" epseg.err
+check "  ... job_submit.lua named the EP groups" \
+  grep -qF "job epseg: 6 nodes, EP groups of 2 nodes: no leaf has room for the whole job now; fabricplace proposed --segment=2, which keeps each EP group inside one leaf" \
   "$LAB_DIR/log/job_submit.log"
 
 one=$(run_probe one -N 4 --fabric-tp=4)
@@ -97,7 +107,7 @@ exact6=$(run_probe exact6 -N 6 --fabric-tp=4 --fabric-mode=exact)
 check "exact, 6 nodes: not pinned, the segment keeps the TP groups whole ($exact6: $(leaf_counts "$exact6"))" \
   test "$(leaf_counts "$exact6")" == "p01-leaf01:2 p01-leaf02:2 p02-leaf01:2"
 check "exact, 6 nodes: the plugin says why" \
-  grep -qF "exact mode on topology/block pins only a job inside one leaf; constrain mode instead (each TP group inside a leaf through --segment=2)" exact6.err
+  grep -qF "exact mode on topology/block pins only a job inside one leaf; constrain mode instead (each TP group inside one leaf through --segment=2)" exact6.err
 exactseg=$(run_probe exactseg -N 4 --fabric-tp=4 --fabric-mode=exact --segment=2)
 check "exact with the job's own --segment=2: not pinned, runs, no TP group split ($exactseg: $(leaf_counts "$exactseg"))" \
   bash -c '[[ -n $1 ]] && ! grep -qE ":[13]( |$)" <<<"$2"' _ "$exactseg" "$(leaf_counts "$exactseg")"

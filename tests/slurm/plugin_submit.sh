@@ -24,7 +24,7 @@ lab_start_plugin "$spec" "$PLUGIN" "$LUA"
 # ---- impossible requests: rejected at submission, with the reason -----------------------
 out=$(sbatch --fabric-tp=16 -N 8 --wrap true 2>&1); rc=$?
 check "TP group larger than any leaf is rejected (rc $rc)" bash -c "[[ $rc != 0 ]] && grep -qF \
-  'fabricplace: --fabric-tp 16: a TP group needs 8 nodes under one leaf; the largest leaf (p01-leaf01) has 4 hosts' <<<'$out'"
+  'fabricplace: --fabric-tp 16: a TP group needs 8 nodes in one leaf; the largest leaf (p01-leaf01) has 4 hosts' <<<'$out'"
 out=$(sbatch --fabric-tp=4 -N 3 --wrap true 2>&1); rc=$?
 check "TP not tiling the job is rejected (rc $rc)" bash -c "[[ $rc != 0 ]] && grep -qF \
   'fabricplace: --fabric-tp 4 does not tile the job: 3 nodes x 2 GPUs per node = 6 GPUs, not a multiple of 4' <<<'$out'"
@@ -65,14 +65,6 @@ check "the last --fabric-tp counts, whatever the callback order (rc $rc)" test "
 busy=$(sbatch --parsable -J busy -o /dev/null -w 'node[001,005,009-016]' -N 10 --wrap 'sleep 600')
 wait_running "$busy" 30 || { echo "FAIL: the busy job did not start"; exit 1; }
 
-run_probe() {  # run_probe NAME SBATCH-ARGS...: the probe's nodes once it runs
-  local j
-  j=$(sbatch --parsable -J "$1" -o /dev/null "${@:2}" --wrap 'sleep 600') || return 1
-  wait_running "$j" 30 || { echo "probe $1 ($j) did not start: $(squeue -h -j "$j" -o '%T %r')" >&2; scancel "$j"; return 1; }
-  squeue -h -j "$j" -o %N
-  scancel "$j"
-  wait_gone "$j" 30
-}
 plain=$(run_probe plain -N 4 --fabric-tp=4 --fabric-mode=off)
 check "without fabricplace (mode off) Slurm takes 3 + 1 and splits a TP group ($plain: $(leaf_counts "$plain"))" \
   test "$(leaf_counts "$plain")" == "p01-leaf01:3 p01-leaf02:1"
