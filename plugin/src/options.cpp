@@ -51,7 +51,18 @@ const std::array<OptionDoc, kOptionCount>& option_docs() {
        "--segment through cli_filter.lua), exact pins the nodes the fabric policy chooses. At "
        "launch (srun, the batch step) tasks run in the fabric ring order and get "
        "FABRICPLACE_RING_RANK, FABRICPLACE_TP_GROUP, FABRICPLACE_TP_RANK and "
-       "FABRICPLACE_RING_SIZE; the batch step writes the job's rank files."},
+       "FABRICPLACE_RING_SIZE; the batch step writes the job's rank files. On a fabric with "
+       "NVLink domains (`slurm sync` of a fabric with domains), a TP group stays inside one "
+       "domain instead of one leaf."},
+      {Option::kEp, "N",
+       "fabricplace: GPUs per expert-parallel (MoE) group; each group stays inside one leaf "
+       "switch or NVLink domain",
+       "An EP group is N consecutive GPUs in rank order, whose all-to-all runs among them. "
+       "EP and TP groups nest (one size a multiple of the other), and the larger of the two "
+       "is the group kept inside one leaf or NVLink domain: at submission as --fabric-tp "
+       "does (constrain, exact, the --segment of topology/block), at launch in the ring "
+       "order. Tasks also get FABRICPLACE_EP_GROUP and FABRICPLACE_EP_RANK. Without "
+       "--fabric-tp, a TP group is one node's GPUs."},
       {Option::kMode, "MODE", "fabricplace: constrain (default), exact or off",
        "constrain: Slurm chooses the nodes within what job_submit.lua allows (leaves that hold "
        "whole TP groups). exact: the plugin chooses the nodes with the fabric policy from the "

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -38,8 +40,31 @@ std::string error_of(const Result<void>& r) {
   return r ? "" : r.error().message;
 }
 
+// The one table Slurm's option registration and fabricplace-spank(8) are made from: every
+// option once, each with its argument name and both texts.
+TEST(PluginOptions, DocsNameEveryOptionOnce) {
+  std::set<std::string> names;
+  for (const auto& d : option_docs()) {
+    const std::string name = option_name(d.which);
+    EXPECT_NE(name, "?");
+    EXPECT_TRUE(names.insert(name).second) << name << " twice";
+    ASSERT_NE(d.arg, nullptr) << name;
+    ASSERT_NE(d.usage, nullptr) << name;
+    ASSERT_NE(d.more, nullptr) << name;
+    EXPECT_EQ(std::string(d.usage).rfind("fabricplace: ", 0), 0u) << name;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"fabric-tp", "fabric-ep", "fabric-mode", "fabric-policy",
+                                          "fabric-rankfile"}));
+}
+
 TEST(PluginOptions, ValuesAndMessages) {
   JobOptions o;
+  EXPECT_EQ(error_of(set_option(o, Option::kEp, "32")), "");
+  EXPECT_EQ(o.ep, 32u);
+  EXPECT_TRUE(o.groups().any());
+  EXPECT_EQ(error_of(set_option(o, Option::kEp, "-4")),
+            "--fabric-ep: expected a positive integer (GPUs per expert-parallel group), got "
+            "\"-4\"");
   EXPECT_EQ(error_of(set_option(o, Option::kTp, "16")), "");
   EXPECT_EQ(o.tp, 16u);
   EXPECT_EQ(error_of(set_option(o, Option::kTp, "0")),
