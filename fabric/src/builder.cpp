@@ -382,6 +382,10 @@ Result<void> FabricBuilder::build_domains(Fabric& f) {
       return fail(ErrorCode::kReference, "domain " + e.domain + " names host " +
                                              str::quoted(e.host, 60) +
                                              ", which is not in the fabric");
+    if (e.gpus > kMaxGpusPerHost)
+      return fail(ErrorCode::kUnsupported, "domain " + e.domain + ": host " + e.host + " has " +
+                                               std::to_string(e.gpus) + " GPUs; at most " +
+                                               std::to_string(kMaxGpusPerHost));
     const auto [it, fresh] = index.emplace(e.domain, static_cast<std::uint32_t>(doms.size()));
     if (fresh) doms.push_back(Domain{e.domain, {}, e.gpus});
     Domain& d = doms[it->second];

@@ -13,9 +13,6 @@
 namespace fabricplace::fabric {
 namespace {
 
-// The most GPUs one host may list (NVL72 hosts have 4; the largest nodes sold have 16).
-constexpr std::uint32_t kMaxGpusPerHost = 1024;
-
 constexpr const char* kShape =
     "expected \"HOST: INDEX, CLUSTER_UUID, CLIQUE_ID\" (pdsh output of nvidia-smi "
     "--query-gpu=index,fabric.clusterUuid,fabric.cliqueId --format=csv,noheader) or \"HOST: "

@@ -564,7 +564,7 @@ class Reader final : public json::json_sax_t {
     }
     if (key_ == "gpus_per_host") {
       const auto n = uint(
-          v, [&] { return domain_path("gpus_per_host"); }, 1u << 16);
+          v, [&] { return domain_path("gpus_per_host"); }, kMaxGpusPerHost);
       if (!n) return false;
       domain_.gpus = static_cast<std::uint32_t>(*n);
       return true;

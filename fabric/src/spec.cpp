@@ -471,7 +471,7 @@ Result<PortRef> port_ref(const Gen& g, const std::string& kind, const std::strin
 
 // nvl=N (and gpus=G): domains of N consecutive hosts, "nvl01", "nvl02", ...
 Result<void> spec_domains(const Params& p, const Gen& g, FabricBuilder& b) {
-  const auto nvl = p.num("nvl", 0, 1), gpus = p.num("gpus", 0, 1, 4096);
+  const auto nvl = p.num("nvl", 0, 1), gpus = p.num("gpus", 0, 1, kMaxGpusPerHost);
   for (const auto* r : {&nvl, &gpus})
     if (!*r) return std::unexpected(r->error());
   if (*nvl == 0) {

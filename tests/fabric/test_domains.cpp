@@ -95,6 +95,11 @@ TEST(Domains, SpecErrors) {
   EXPECT_EQ(err("fat2:leaves=2,down=4,up=4,nvl=0"),
             "spec: fat2: nvl=0: expected an integer from 1 to 1048576");
   EXPECT_EQ(err("rail:nvl=4,nvl=2"), "spec: rail: key \"nvl\" given twice");
+  // One GPU bound for every source (kMaxGpusPerHost): the spec's, the JSON's (below) and
+  // nvidia-smi's (NvidiaSmiErrorsNameTheLine).
+  EXPECT_EQ(err("fat2:leaves=2,down=4,up=4,nvl=4,gpus=1025"),
+            "spec: fat2: gpus=1025: expected an integer from 1 to 1024");
+  EXPECT_TRUE(generate("fat2:leaves=2,down=4,up=4,nvl=4,gpus=1024"));
 }
 
 // The recorded samples (tests/data/domains, pdsh-collected nvidia-smi output, interleaved,
@@ -245,6 +250,11 @@ TEST(Domains, JsonRoundTripAndVersions) {
   again.replace(again.find("\"node002\""), 9, "\"node001\"");
   EXPECT_EQ(err(again), "f.json:" + line_of("{\"name\": \"nvl01\"") +
                             ": domains[0].hosts: host node001 is listed twice");
+  std::string many = json;
+  many.replace(many.find("\"gpus_per_host\": 4"), 18, "\"gpus_per_host\": 1025");
+  EXPECT_NE(err(many).find("domains[0].gpus_per_host: expected an integer from 0 to 1024"),
+            std::string::npos)
+      << err(many);
   std::string badname = json;
   badname.replace(badname.find("\"nvl02\""), 7, "\"nv l2\"");
   EXPECT_NE(

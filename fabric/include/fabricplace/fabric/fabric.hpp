@@ -157,6 +157,10 @@ struct Host {
 /// (a GB200/GB300 NVL72 rack: 18 hosts of 4 GPUs). A level between host and leaf: a domain
 /// may sit under one leaf or span several leaves' hosts (docs/fabric-model.md, Domains).
 /// Sources give it; classification does not derive it.
+/// The most GPUs a host of a domain may have, whatever the source (nvidia-smi output, a
+/// spec's gpus=, the JSON's gpus_per_host): NVL72 hosts have 4, the largest nodes sold 16.
+inline constexpr std::uint32_t kMaxGpusPerHost = 1024;
+
 struct Domain {
   /// "nvl01" (specs), the tiers CSV's `domain` value, or nvidia-smi's ClusterUUID.CliqueId.
   std::string name;
