@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/limits.hpp"
@@ -533,6 +534,21 @@ Result<Fabric> FabricBuilder::build() {
                       "fabric (fat-trees have 2 to 5 levels)");
   f.topo_.incomplete = std::move(incomplete_);
   incomplete_.clear();
+  // A domain across pods is one block for placement, but Slurm's pod-sized block of the
+  // topology/block export (the pod of its first host) then holds hosts of another pod.
+  for (const auto& d : f.domains_) {
+    std::set<std::uint32_t> pods;
+    for (HostId h : d.hosts)
+      if (const auto p = f.topo_.host_pod[idx(h)]; p != kNone) pods.insert(p);
+    if (pods.size() < 2) continue;
+    std::string list;
+    for (auto p : pods) list += (list.empty() ? "" : ", ") + std::to_string(p + 1);
+    warnings_.push_back("NVLink domain " + d.name + " spans pods " + list +
+                        ": one block for placement; the slurm-block export lists it under pod " +
+                        std::to_string(*pods.begin() + 1) +
+                        " (its first host's), so a pod-sized Slurm block that holds it reaches "
+                        "into another pod");
+  }
   f.topo_.warnings.insert(f.topo_.warnings.begin(), warnings_.begin(), warnings_.end());
   warnings_.clear();
   for (NodeId s : f.switches_) f.by_switch_name_.emplace(f.topo_.switch_name[idx(s)], s);

@@ -131,8 +131,11 @@ std::string to_slurm_block(const Fabric& f, const SlurmBlocks& b) {
                                            true)) +
                     " is\n"
                     "# padded with placeholders.\n"
-              : std::string(", in order; one pod, so one block size: a job larger than a\n"
-                            "# base block may use any of them.\n"));
+              : std::string(b.pods > 1 ? ", in order; no pod holds more than one, so one block "
+                                         "size: a job\n# larger than a base block may use any "
+                                         "of them.\n"
+                                       : ", in order; one pod, so one block size: a job larger "
+                                         "than a\n# base block may use any of them.\n"));
   std::size_t placeholders = 0, short_leaves = 0;
   for (const auto& blk : b.blocks) {
     placeholders += blk.hosts.empty();

@@ -82,6 +82,24 @@ TEST(Domains, SpecConsecutiveHostsMayStraddleLeaves) {
   EXPECT_EQ(show_text(plain).find("NVLink"), std::string::npos);
 }
 
+// A domain across pods is one block for placement; the fabric's warnings say what the
+// slurm-block export does with it (it lists it under its first host's pod).
+TEST(Domains, AcrossPodsIsWarnedOf) {
+  // 3 pods of 4 hosts, domains of 6: nvl01 = pods 1 and 2, nvl02 = pods 2 and 3.
+  const auto f = test::gen("fat3:pods=3,leaves=1,down=4,up=4,nvl=6,gpus=4");
+  EXPECT_EQ(f.topology().warnings,
+            (std::vector<std::string>{
+                "NVLink domain nvl01 spans pods 1, 2: one block for placement; the slurm-block "
+                "export lists it under pod 1 (its first host's), so a pod-sized Slurm block that "
+                "holds it reaches into another pod",
+                "NVLink domain nvl02 spans pods 2, 3: one block for placement; the slurm-block "
+                "export lists it under pod 2 (its first host's), so a pod-sized Slurm block that "
+                "holds it reaches into another pod"}));
+  // Inside pods: nothing said.
+  EXPECT_TRUE(
+      test::gen("fat3:pods=3,leaves=1,down=4,up=4,nvl=2,gpus=4").topology().warnings.empty());
+}
+
 TEST(Domains, SpecErrors) {
   auto err = [](const std::string& spec) {
     auto f = generate(spec);
