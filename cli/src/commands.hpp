@@ -46,6 +46,10 @@ CLI::Validator non_empty(const char* what, const char* name);
 
 /// Prints the fabric's incompleteness and classification warnings on stderr.
 void print_warnings(const fabric::Fabric& f);
+/// GPUs per node: `given` when the user gave --gpus-per-node (`opt` counted), else the GPUs
+/// the fabric's NVLink domains say its hosts have (fabric::domain_gpus), else `given` (the
+/// option's default).
+std::uint32_t gpus_per_node(const CLI::Option* opt, std::uint32_t given, const fabric::Fabric& f);
 
 void add_fabric_commands(CLI::App& app, RunFn& run);
 void add_place_command(CLI::App& app, RunFn& run);

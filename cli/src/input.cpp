@@ -59,6 +59,11 @@ void print_warnings(const fabric::Fabric& f) {
   for (const auto& w : f.topology().warnings) std::cerr << "fabricplace: warning: " << w << "\n";
 }
 
+std::uint32_t gpus_per_node(const CLI::Option* opt, std::uint32_t given, const fabric::Fabric& f) {
+  if (opt && opt->count()) return given;
+  return fabric::domain_gpus(f).value_or(given);
+}
+
 Result<placement::Weights> load_weights(const std::string& path) {
   if (path.empty()) return placement::Weights{};
   auto text = read_file(path);

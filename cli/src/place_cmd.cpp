@@ -125,7 +125,7 @@ int run_place(const PlaceOpts& o) {
   print_warnings(*f);
   // Without --gpus-per-node, the GPUs the fabric's NVLink domains say the hosts have.
   if (!o.gpus_opt->count()) {
-    if (const auto g = fabric::domain_gpus(*f)) spec.gpus_per_node = *g;
+    spec.gpus_per_node = gpus_per_node(o.gpus_opt, spec.gpus_per_node, *f);
     auto shape = placement::JobShape::make(spec);
     if (!shape) return report(shape.error());
     job = placement::request(*shape);

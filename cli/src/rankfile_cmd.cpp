@@ -225,10 +225,7 @@ int run_rankfile(const RankfileOpts& o) {
   // a TP group is TP x K / GPUs-per-node ranks (JobShape::ranks_per_group).
   placement::ShapeSpec spec;
   spec.nodes = static_cast<std::uint32_t>(nhosts);
-  spec.gpus_per_node = o.gpus_per_node;
-  // Without --gpus-per-node, the GPUs the fabric's NVLink domains say the hosts have.
-  if (!o.gpus_opt->count())
-    if (const auto g = fabric::domain_gpus(*f)) spec.gpus_per_node = *g;
+  spec.gpus_per_node = gpus_per_node(o.gpus_opt, o.gpus_per_node, *f);
   if (o.tp_opt->count()) spec.tp = o.tp;
   if (o.ep_opt->count()) spec.ep = o.ep;
   spec.ranks_per_node = K;

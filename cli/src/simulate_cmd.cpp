@@ -132,9 +132,7 @@ int run_simulate(const SimulateOpts& o) {
 
   sim::TraceOptions topt = o.topt;
   topt.format = *fmt_opt;
-  // Without --gpus-per-node, the GPUs the fabric's NVLink domains say the hosts have.
-  if (!o.gpus_opt->count())
-    if (const auto g = fabric::domain_gpus(*f)) topt.gpus_per_node = *g;
+  topt.gpus_per_node = gpus_per_node(o.gpus_opt, topt.gpus_per_node, *f);
   auto trace = sim::read_traces(o.traces, topt);
   if (!trace) return report(trace.error());
   for (const auto& n : trace->notes) notes.push_back(n);
