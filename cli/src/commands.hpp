@@ -98,9 +98,7 @@ struct SyncCliOpts {
 };
 struct SyncOutcome {
   std::string generation;
-  bool changed = false;            ///< something was (or, dry run, would be) written
-  bool structure_changed = false;  ///< another generation than the live one
-  std::vector<std::string> files;  ///< the files added, changed or removed
+  bool changed = false;  ///< something was (or, dry run, would be) written
 };
 /// `scontrol reconfigure` when what slurmctld reads of DIR's live set changed since the last
 /// one that succeeded (a failed one is tried again next time); says which on `out`.

@@ -62,9 +62,7 @@ void add_discover_command(CLI::App& fabric, RunFn& run) {
         o->d.previous = previous.get();
       }
       if (!o->health_config.empty()) {
-        auto text = read_file(o->health_config);
-        if (!text) return report(text.error());
-        auto t = fabric::parse_health_config(*text, o->health_config);
+        auto t = fabric::load_health_config(o->health_config);
         if (!t) return report(t.error());
         o->d.thresholds = *t;
       }

@@ -48,9 +48,6 @@ Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts&
   SyncOutcome r;
   r.generation = set->generation;
   r.changed = plan->changed();
-  r.structure_changed = plan->old_generation != set->generation;
-  for (const auto& c : plan->files)
-    if (c.kind != ops::FileChange::Kind::kUnchanged) r.files.push_back(c.name);
   const std::string verb = o.dry_run ? "would be " : "";
   if (!r.changed) {
     out << "slurm sync: " << dir << ": no change (generation " << set->generation << ")\n";

@@ -67,9 +67,7 @@ Result<fabric::Fabric> fabric_now(const WatchOpts& o, const fabric::Fabric* acce
   d.previous = accepted;
   if (o.expect_hosts) d.expect_hosts = o.expect_hosts;
   if (!o.health_config.empty()) {
-    auto text = read_file(o.health_config);
-    if (!text) return std::unexpected(text.error());
-    auto t = fabric::parse_health_config(*text, o.health_config);
+    auto t = fabric::load_health_config(o.health_config);
     if (!t) return std::unexpected(t.error());
     d.thresholds = *t;
   }
@@ -103,17 +101,23 @@ int run_once(const WatchOpts& o) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto run = st->runs + 1;
+  // This run's metrics: a fabric's health with this run's time, accepted or not.
+  auto write_metrics = [&](const fabric::Fabric& f, bool accepted_run,
+                           decltype(fabric::MetricsRun::changes) changes,
+                           decltype(fabric::MetricsRun::flapping) flapping) {
+    const fabric::MetricsRun m{.discovery_time = double(std::time(nullptr)),
+                               .discovery_duration = seconds,
+                               .changes = changes,
+                               .runs = run,
+                               .accepted = accepted_run,
+                               .flapping = flapping};
+    return write_file_atomic(o.metrics, fabric::to_prometheus(f, m));
+  };
   // A run that accepts nothing: the metrics show the accepted fabric's health, marked
-  // rejected, with this run's time.
+  // rejected.
   auto rejected_metrics = [&] {
     if (o.metrics.empty() || !accepted) return Result<void>{};
-    fabric::MetricsRun m{.discovery_time = double(std::time(nullptr)),
-                         .discovery_duration = seconds,
-                         .changes = std::nullopt,
-                         .runs = run,
-                         .accepted = false,
-                         .flapping = std::nullopt};
-    return write_file_atomic(o.metrics, fabric::to_prometheus(*accepted, m));
+    return write_metrics(*accepted, false, std::nullopt, std::nullopt);
   };
   if (!now) {
     say(run, "discovery failed: " + now.error().to_string() + "; the accepted fabric stays");
@@ -169,16 +173,9 @@ int run_once(const WatchOpts& o) {
       }
     }
   }
-  if (!o.metrics.empty()) {
-    fabric::MetricsRun m{.discovery_time = double(std::time(nullptr)),
-                         .discovery_duration = seconds,
-                         .changes = step.change_count,
-                         .runs = run,
-                         .accepted = true,
-                         .flapping = step.flapping_links};
-    if (auto ok = write_file_atomic(o.metrics, fabric::to_prometheus(*now, m)); !ok)
+  if (!o.metrics.empty())
+    if (auto ok = write_metrics(*now, true, step.change_count, step.flapping_links); !ok)
       return report(ok.error());
-  }
   std::cout.flush();
   return rc;
 }

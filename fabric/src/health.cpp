@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/settings.hpp"
 #include "fabricplace/common/strings.hpp"
 
@@ -51,6 +52,12 @@ HealthThresholds HealthThresholds::defaults() {
   set(Counter::kPortRcvRemotePhysicalErrors, 10);
   set(Counter::kPortRcvErrors, 100);
   return t;
+}
+
+Result<HealthThresholds> load_health_config(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return std::unexpected(text.error());
+  return parse_health_config(*text, path);
 }
 
 Result<HealthThresholds> parse_health_config(std::string_view text, const std::string& file) {

@@ -184,10 +184,26 @@ fresh() {
   echo "slurm chroot: a clean $suite at $dir in $(elapsed "$t0") s"
 }
 
+# parse_binds [--bind DIR]... -- CMD...: run's and run-in's arguments, the directories (made
+# absolute) into `binds` and the command into `run_cmd` (the caller's locals)
+parse_binds() {
+  binds=() run_cmd=()
+  while [[ $# -gt 0 && $1 != -- ]]; do
+    case $1 in
+      --bind) [[ -d ${2:-} ]] || die "--bind needs a directory"; binds+=("$(cd "$2" && pwd)"); shift 2 ;;
+      *) usage ;;
+    esac
+  done
+  [[ ${1:-} == -- ]] || usage
+  shift
+  [[ $# -gt 0 ]] || usage
+  run_cmd=("$@")
+}
+
 # The whole command in one function: bash reads it before running any of it, so editing
 # this file while a long `ensure` runs cannot change what that run does.
 main() {
-  local cmd=${1:-} src out t0 binds=()
+  local cmd=${1:-} src out t0 binds=() run_cmd=()
   [[ -n $cmd ]] || usage
   shift
   case $cmd in
@@ -215,19 +231,10 @@ main() {
       echo "slurm chroot: built $out in $(elapsed "$t0") s"
       ;;
     run)
-      binds=()
-      while [[ $# -gt 0 && $1 != -- ]]; do
-        case $1 in
-          --bind) [[ -d ${2:-} ]] || die "--bind needs a directory"; binds+=("$(cd "$2" && pwd)"); shift 2 ;;
-          *) usage ;;
-        esac
-      done
-      [[ ${1:-} == -- ]] || usage
-      shift
-      [[ $# -gt 0 ]] || usage
+      parse_binds "$@"
       ensure
       exec 8>&-
-      in_ns "$ROOT" "${binds[@]}" -- "$@"
+      in_ns "$ROOT" "${binds[@]}" -- "${run_cmd[@]}"
       ;;
     status)
       if cached; then
@@ -252,17 +259,8 @@ main() {
       [[ $# -ge 1 && -d $1/usr ]] || die "run-in: no chroot at ${1:-?}"
       local r
       r=$(cd "$1" && pwd); shift
-      binds=()
-      while [[ $# -gt 0 && $1 != -- ]]; do
-        case $1 in
-          --bind) [[ -d ${2:-} ]] || die "--bind needs a directory"; binds+=("$(cd "$2" && pwd)"); shift 2 ;;
-          *) usage ;;
-        esac
-      done
-      [[ ${1:-} == -- ]] || usage
-      shift
-      [[ $# -gt 0 ]] || usage
-      in_ns "$r" "${binds[@]}" -- "$@"
+      parse_binds "$@"
+      in_ns "$r" "${binds[@]}" -- "${run_cmd[@]}"
       ;;
     -h|--help) usage ;;
     *) echo "$prog: unknown command: $cmd" >&2; usage ;;

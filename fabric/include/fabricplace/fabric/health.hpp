@@ -34,6 +34,9 @@ struct HealthThresholds {
 /// Parses a thresholds file. Errors name file, line and what was expected. Counters not
 /// named in the file keep no threshold (the file replaces the defaults as a whole).
 Result<HealthThresholds> parse_health_config(std::string_view text, const std::string& file);
+/// The same from a file (read bounded, as every input): --health-config of `fabric discover`
+/// and `fabric watch`.
+Result<HealthThresholds> load_health_config(const std::string& path);
 
 /// The problems of one port's counters ("LinkDownedCounter 3 > 0"), in counter order.
 std::vector<std::string> judge(const std::array<std::uint64_t, kNumCounters>& counters,
