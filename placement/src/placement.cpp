@@ -149,8 +149,10 @@ namespace {
 // blocks' order (so a ring through it is leaf-contiguous), the leaves, uplinks and faults
 // of every leaf block it touches, and the pod and tier-2 group of its first one; a block
 // that touches a leaf block without uplinks has none (its hosts there could not send out).
-// The hosts of a leaf block in no domain stay a block of that leaf, under its name. Blocks
-// come in the order their first host appears, leaf block by leaf block.
+// A host in no domain (a tray the fabric manager has not registered, a node without
+// multi-node NVLink) is a block of its own, under its name: its NVLink ends at the node, so
+// no group that spans hosts may use it, while a one-node job may. Blocks come in the order
+// their first host appears, leaf block by leaf block.
 void by_domain(const fabric::Fabric& f, Context& c) {
   const Blocks leaf = std::move(c.blocks);
   const auto up = std::move(c.block_up), down = std::move(c.block_down);
@@ -163,13 +165,13 @@ void by_domain(const fabric::Fabric& f, Context& c) {
   std::vector<std::vector<std::uint32_t>> under;  // per block: its leaf blocks, in order
   std::vector<std::uint32_t> of_domain(f.domains().size(), kNone);
   for (std::uint32_t k = 0; k < leaf.size(); ++k) {
-    std::uint32_t rest = kNone;
     for (HostId h : leaf.hosts[k]) {
       const auto d = f.domain_of(h);
-      std::uint32_t& nb = d == kNone ? rest : of_domain[d];
+      std::uint32_t alone = kNone;
+      std::uint32_t& nb = d == kNone ? alone : of_domain[d];
       if (nb == kNone) {
         nb = static_cast<std::uint32_t>(b.size());
-        b.name.push_back(d == kNone ? leaf.name[k] : f.domains()[d].name);
+        b.name.push_back(d == kNone ? f.host(h).name : f.domains()[d].name);
         b.hosts.emplace_back();
         b.pod.push_back(leaf.pod[k]);
         b.component.push_back(leaf.component[k]);

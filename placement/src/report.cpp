@@ -164,7 +164,10 @@ std::string bottleneck_text(const Context& c, const Forecast& fc) {
   if (!fc.routed)
     return "some ring edge has no route (a leaf without uplinks, or parts of the "
            "fabric that do not reach each other)";
-  if (fc.bottleneck == kNone) return "none (a single host)";
+  // No link loaded: one host, or every ring edge inside one NVLink domain.
+  if (fc.bottleneck == kNone)
+    return c.fabric && c.fabric->has_domains() ? "none (one host, or every ring edge on NVLink)"
+                                               : "none (a single host)";
   char share[16];
   std::snprintf(share, sizeof share, "%.0f", 100 * fc.share());
   std::string s = bottleneck_name(*c.fabric, fc) + " (" +

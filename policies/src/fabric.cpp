@@ -231,7 +231,9 @@ std::string why_not(const Input& in, const placement::JobRequest& job,
   std::size_t largest = 0;
   for (std::size_t k = 1; k < b.size(); ++k)
     if (b.hosts[k].size() > b.hosts[largest].size()) largest = k;
-  const std::string gw = "TP group needs " + std::to_string(in.g) + " " + hosts_word(in.g) +
+  // The group kept together: the EP group when it is the larger, else the TP group.
+  const std::string what = job.ep > job.tp_size() ? "EP" : "TP";
+  const std::string gw = what + " group needs " + std::to_string(in.g) + " " + hosts_word(in.g) +
                          " under one " + block_word(c);
   if (b.size() == 0) return "the fabric has no " + block_word(c) + " with hosts";
   if (in.g > b.hosts[largest].size())
@@ -247,9 +249,9 @@ std::string why_not(const Input& in, const placement::JobRequest& job,
            hosts_word(in.g) + "; best " + block_word(c) + " " + b.name[order[0]] + " has " +
            std::to_string(in.usable[order[0]]);
   if (groups < in.G) {
-    std::string s = "job needs " + std::to_string(in.G) + " TP groups of " + std::to_string(in.g) +
-                    " " + hosts_word(in.g) + ", each under one " + block_word(c) +
-                    "; the usable hosts form only " + std::to_string(groups) + " (";
+    std::string s = "job needs " + std::to_string(in.G) + " " + what + " groups of " +
+                    std::to_string(in.g) + " " + hosts_word(in.g) + ", each under one " +
+                    block_word(c) + "; the usable hosts form only " + std::to_string(groups) + " (";
     std::size_t listed = 0;
     for (auto k : order) {
       if (in.cap[k] == 0 || listed == 4) break;

@@ -344,6 +344,7 @@ class Adaptive final : public Ecmp {
     edge.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       edge[i].clear();
+      if (on_nvlink(ring[i], ring[(i + 1) % n])) continue;  // no load, never moved
       if (!hashed_edge(ring[i], ring[(i + 1) % n], salt, edge[i])) return false;
       for (const auto& [d, l] : edge[i]) total[d] += l;
     }
@@ -356,6 +357,7 @@ class Adaptive final : public Ecmp {
     for (int round = 0; round < kRounds; ++round) {
       bool moved = false;
       for (std::size_t i = 0; i < n; ++i) {
+        if (edge[i].empty()) continue;  // on NVLink (or src == dst): nothing to move
         const Cost before = cost(edge[i], total);
         for (const auto& [d, l] : edge[i]) total[d] -= l;
         again.clear();

@@ -169,6 +169,42 @@ TEST(RouteModel, TableModelsPutTheWholeEdgeOnTheirPath) {
   EXPECT_EQ(dir_link_name(f, path[1]), "leaf01[5] -> spine01[1]");
 }
 
+// An edge between two hosts of one NVLink domain stays on NVLink: no model puts any of it
+// on the network, even when the hosts hang off different leaves; an edge that leaves the
+// domain loads its path as ever. (Issue #17: a job inside one domain neither slows nor is
+// slowed by the IB/Ethernet links.)
+TEST(RouteModel, EdgesInsideAnNvlinkDomainLoadNoLink) {
+  // 3 leaves of 4 hosts, domains of 6: nvl01 = node001-006 (leaf01 and half of leaf02).
+  const Fabric f = gen("fat2:leaves=3,down=4,up=4,nvl=6,gpus=4");
+  const auto h = [&](const char* n) { return *f.find_host(n); };
+  for (auto k : {Kind::kFtree, Kind::kMinhop, Kind::kUpdn, Kind::kEcmp, Kind::kAdaptive}) {
+    SCOPED_TRACE(std::string(to_string(k)));
+    const auto m = model(f, k);
+    EXPECT_TRUE(m->on_nvlink(h("node001"), h("node006")));
+    EXPECT_FALSE(m->on_nvlink(h("node006"), h("node007")));
+    std::vector<LinkLoad> edge;
+    ASSERT_TRUE(m->edge_load(h("node001"), h("node006"), 7, edge));  // across leaf01 -> leaf02
+    EXPECT_TRUE(edge.empty());
+    ASSERT_TRUE(m->edge_load(h("node006"), h("node007"), 7, edge));  // under leaf02, 2 domains
+    EXPECT_FALSE(edge.empty());
+    // A ring inside nvl01 over both its leaves: nothing on any link.
+    EXPECT_EQ(max_of(ring_load(*m, {h("node001"), h("node005"), h("node002"), h("node006")}, 3)),
+              0u);
+    // A ring over both domains: only its two inter-domain edges load the fabric, a whole
+    // edge's worth on each host link they use.
+    const auto two = ring_load(*m, {h("node001"), h("node002"), h("node009"), h("node010")}, 3);
+    std::vector<LinkLoad> e1, e2;
+    ASSERT_TRUE(m->edge_load(h("node002"), h("node009"), 3, e1));
+    ASSERT_TRUE(m->edge_load(h("node010"), h("node001"), 3, e2));
+    Load sum = 0, expect = 0;
+    for (auto l : two) sum += l;
+    for (const auto& x : e1) expect += x.load;
+    for (const auto& x : e2) expect += x.load;
+    if (k != Kind::kAdaptive) EXPECT_EQ(sum, expect);  // adaptive may re-split, not add
+    EXPECT_GT(sum, 0u);
+  }
+}
+
 // switch_path_class(): a table model's sources on the same switches (rail by rail) load the
 // same links between switches towards every destination; ecmp hashes each source's flows.
 TEST(RouteModel, SwitchPathClassesShareTheLinksBetweenSwitches) {

@@ -92,18 +92,28 @@ class Model {
   [[nodiscard]] const Ends& ends() const { return ends_; }
 
   /// Appends the load one ring edge src -> dst puts on each directed link (a link may come
-  /// more than once); nothing when src == dst. `salt` tells apart the flows of different
-  /// jobs between the same hosts (ecmp hashes it; the other models ignore it). `current` is
-  /// the load the links already carry (indexed by DirLink; empty: an idle fabric): adaptive
-  /// steers around it, the other models ignore it. False, with nothing appended, when the
-  /// model has no route for the pair.
+  /// more than once); nothing when src == dst or the edge stays on NVLink (on_nvlink). `salt` tells
+  /// apart the flows of different jobs between the same hosts (ecmp hashes it; the other models
+  /// ignore it). `current` is the load the links already carry (indexed by DirLink; empty: an idle
+  /// fabric): adaptive steers around it, the other models ignore it. False, with nothing appended,
+  /// when the model has no route for the pair.
   bool edge_load(HostId src, HostId dst, std::uint64_t salt, std::vector<LinkLoad>& out,
                  std::span<const Load> current = {}) const {
+    if (on_nvlink(src, dst)) return true;
     return load_edge(src, dst, salt, current, out);
   }
 
+  /// Whether the edge src -> dst stays on NVLink: both hosts in one NVLink domain
+  /// (fabric::Fabric::domain_of), where NCCL's multi-node NVLink carries it and the network
+  /// none of it. Such an edge loads no link, in every model.
+  [[nodiscard]] bool on_nvlink(HostId src, HostId dst) const {
+    const auto d = fabric_->domain_of(src);
+    return d != fabric::kNone && d == fabric_->domain_of(dst);
+  }
+
   /// Appends the load of a whole ring (host i -> i + 1, wrapping; nothing for fewer than two
-  /// hosts) over `background` (the load already on the links; may be empty). Edge by edge,
+  /// hosts; nothing for an edge on NVLink) over `background` (the load already on the links;
+  /// may be empty). Edge by edge,
   /// each seeing the background and the ring's edges so far; adaptive then re-balances the
   /// ring's edges against each other. False, with nothing appended, when an edge has no
   /// route.
