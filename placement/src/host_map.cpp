@@ -28,6 +28,7 @@ HostMap host_map(const Context& c) {
   m.blocks.name = c.blocks.name;
   m.blocks.pod = c.blocks.pod;
   m.blocks.kind = c.blocks.kind;
+  m.rails = hca_rails(f);
   m.origin = f.origin();
   return m;
 }
@@ -39,6 +40,12 @@ std::string to_host_map_text(const HostMap& m) {
   // predate it still read the map; they then call the blocks leaves).
   if (m.blocks.kind != fabric::BlockKind::kLeaf)
     s += "# blocks: " + std::string(fabric::block_tag(m.blocks.kind)) + "\n";
+  // A rail-optimised fabric's HCAs with their rail and plane, for NCCL_IB_HCA at launch.
+  if (!m.rails.empty()) {
+    s += "# rails:";
+    for (const auto& r : m.rails) s += " " + r.nccl();
+    s += "\n";
+  }
   s += "# Hosts per leaf for rank order at launch (fabricplace fabric export --format hostmap).\n";
   s += "# from: " + m.origin + "\n";
   s += "# leaf NAME POD HOST...: leaves in topology.conf order, hosts in ring order;\n";
@@ -136,6 +143,26 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
             "\"# blocks:\" line: expected leaf, rail-group or domain, got " + str::quoted(tag),
             file, line_no);
       m.blocks.kind = *kind;
+      continue;
+    }
+    // "# rails: DEV:PORT:RAIL:PLANE ...": the fabric's rails.
+    if (constexpr std::string_view kRails = "# rails:"; header && line.starts_with(kRails)) {
+      for (const auto& item : str::split(str::trim(line.substr(kRails.size())), ' ')) {
+        if (item.empty()) continue;
+        const auto f = str::split(item, ':');
+        const auto port = f.size() == 4 ? str::parse_uint(f[1], 255) : std::nullopt;
+        const auto rail = f.size() == 4 ? str::parse_uint(f[2], 1023) : std::nullopt;
+        const auto plane = f.size() == 4 ? str::parse_uint(f[3], 1023) : std::nullopt;
+        if (!port || !rail || !plane || f[0].empty() || str::host_name_problem(f[0]) ||
+            m.rails.size() >= 1024)
+          return fail(ErrorCode::kSyntax,
+                      "\"# rails:\" line: expected DEVICE:PORT:RAIL:PLANE entries (mlx5_0:1:0:0), "
+                      "got " +
+                          str::quoted(item, 60),
+                      file, line_no);
+        m.rails.push_back(HcaRail{std::string(f[0]), static_cast<unsigned>(*port),
+                                  static_cast<unsigned>(*rail), static_cast<unsigned>(*plane)});
+      }
       continue;
     }
     if (line.empty() || line.front() == '#') continue;

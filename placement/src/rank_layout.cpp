@@ -265,6 +265,14 @@ std::vector<HcaRail> hca_rails(const fabric::Fabric& f) {
   return out;
 }
 
+bool shares_domain(const HostMap& m, const std::vector<HostId>& hosts) {
+  if (m.blocks.kind != fabric::BlockKind::kDomain) return false;
+  std::set<std::uint32_t> seen;
+  for (HostId h : hosts)
+    if (const auto k = m.blocks.of_host[idx(h)]; k != kNone && !seen.insert(k).second) return true;
+  return false;
+}
+
 bool shares_domain(const fabric::Fabric& f, const std::vector<HostId>& hosts) {
   std::set<std::uint32_t> seen;
   for (HostId h : hosts)

@@ -184,6 +184,10 @@ int remote_user_init(spank_t sp) {
   ro.cores.cores = static_cast<std::uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   ro.origin = (*map)->origin;
   ro.local = node_bindings(k->first);
+  // As `fabricplace rankfile` writes them: NCCL_IB_HCA with rail and plane on a
+  // rail-optimised fabric, NCCL_MNNVL_ENABLE when hosts of the job share an NVLink domain.
+  ro.rails = (*map)->rails;
+  ro.mnnvl = fp::placement::shares_domain(**map, ring->hosts);
   if (!ro.local.empty()) ro.node_source = st.config.hwloc_xml;
   // All four or none (a full disk, a read-only directory): the message names the file and
   // the reason, and says no rank files were written; the step runs on.

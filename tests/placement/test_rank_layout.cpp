@@ -389,6 +389,32 @@ TEST(HostMap, BlockKindRoundTrips) {
   const auto m = host_map(prepare(gen("fat2:leaves=2,down=4,up=4,nvl=2,gpus=4")));
   EXPECT_NE(to_host_map_text(m).find("# blocks: domain\n"), std::string::npos);
   EXPECT_NE(to_lua_table(m).find("  blocks = \"domain\",\n"), std::string::npos);
+  // A rail-optimised fabric's rails travel too, for the plugin's NCCL_IB_HCA at launch; and
+  // whether a job's hosts share a domain is read from the domain blocks.
+  const auto rail = host_map(prepare(gen("rail:sus=2,hosts=4,rails=4,nvl=2,gpus=4")));
+  const auto rail_text = to_host_map_text(rail);
+  EXPECT_NE(rail_text.find("# rails: mlx5_0:1:0:0 mlx5_1:1:1:0 mlx5_2:1:2:0 mlx5_3:1:3:0\n"),
+            std::string::npos)
+      << rail_text;
+  auto rail_back = parse_host_map(rail_text, "r.hostmap");
+  ASSERT_TRUE(rail_back) << rail_back.error().to_string();
+  ASSERT_EQ(rail_back->rails.size(), 4u);
+  EXPECT_EQ(rail_back->rails[3].nccl(), "mlx5_3:1:3:0");
+  EXPECT_TRUE(shares_domain(
+      *rail_back, (std::vector<fabric::HostId>{fabric::HostId{0}, fabric::HostId{1}})));  // nvl01
+  EXPECT_FALSE(shares_domain(
+      *rail_back,
+      (std::vector<fabric::HostId>{fabric::HostId{1}, fabric::HostId{2}})));  // nvl01, nvl02
+  EXPECT_FALSE(shares_domain(host_map(prepare(gen("fat2:leaves=2,down=4,up=4"))),
+                             (std::vector<fabric::HostId>{
+                                 fabric::HostId{0}, fabric::HostId{1}})));  // leaves are no domains
+  EXPECT_TRUE(host_map(prepare(gen("fat2:leaves=2,down=4,up=4"))).rails.empty());
+  auto bad_rails =
+      parse_host_map("fabricplace-hostmap 1\n# rails: mlx5_0:1:x:0\nleaf a 0 n1\nend 1\n", "f");
+  ASSERT_FALSE(bad_rails);
+  EXPECT_EQ(bad_rails.error().to_string(),
+            "f:2: \"# rails:\" line: expected DEVICE:PORT:RAIL:PLANE entries (mlx5_0:1:0:0), got "
+            "\"mlx5_0:1:x:0\"");
   auto bad = parse_host_map("fabricplace-hostmap 1\n# blocks: rack\nleaf a 0 n1\nend 1\n", "f");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().to_string(),

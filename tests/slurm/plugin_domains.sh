@@ -45,6 +45,7 @@ check "exact --fabric-ep=4: node[010-011] ($ep_exact)" test "$ep_exact" == "node
 # The tasks of an EP job: 2 per node (a GPU each), TP groups of 2 ranks, one EP group of 4.
 out=$LAB_DIR/ep-tasks.out
 j=$(sbatch --parsable -J eptasks -o "$out" -N 2 --ntasks-per-node=2 --fabric-ep=4 \
+  --fabric-rankfile="$LAB_DIR/ep" \
   --wrap 'srun bash -c "echo \$FABRICPLACE_RING_RANK \$(hostname) \$FABRICPLACE_TP_GROUP \$FABRICPLACE_TP_RANK \${FABRICPLACE_EP_GROUP:-unset} \${FABRICPLACE_EP_RANK:-unset}"')
 wait_gone "$j" 60
 want="0 node010 0 0 0 0
@@ -53,6 +54,10 @@ want="0 node010 0 0 0 0
 3 node011 1 1 0 3"
 check "--fabric-ep tasks: ring rank, TP group/rank and EP group/rank ($(tr '\n' ';' <"$out"))" \
   test "$(sort -n "$out")" == "$want"
+# The batch step's rank files say what `fabricplace rankfile` says for these hosts: the two
+# share an NVLink domain, so NCCL must use Multi-Node NVLink.
+check "--fabric-ep rank files: NCCL_MNNVL_ENABLE=1 in the torchrun env ($(grep -c NCCL "$LAB_DIR/ep.torchrun.env" 2>/dev/null) NCCL lines)" \
+  grep -qx 'NCCL_MNNVL_ENABLE=1' "$LAB_DIR/ep.torchrun.env"
 scancel "$busy" 2>/dev/null
 [[ $fails == 0 ]] || { LAB_KEEP=1; tail -20 "$LAB_DIR/log/job_submit.log"; }
 echo "plugin_domains: $fails failure(s)"

@@ -34,6 +34,16 @@ struct RankLayout {
   }
 };
 
+/// An HCA of a rail-optimised fabric as NCCL_IB_HCA names it with its rail and plane (NCCL
+/// 2.30 reads `<hca>[:<port>[:<rail>[:<plane>]]]` and never crosses planes when it knows
+/// both): `mlx5_2:1:2:0`.
+struct HcaRail {
+  std::string device;  ///< "mlx5_2"
+  unsigned port = 1;   ///< its linked port
+  unsigned rail = 0;   ///< Topology::rails index (device k of every host)
+  unsigned plane = 0;  ///< the connected part (subnet) its leaves are in, from 0 in rail order
+  [[nodiscard]] std::string nccl() const;  ///< "mlx5_2:1:2:0"
+};
 /// What a rank layout reads: the hosts' names and their blocks (leaves) and pods. Built
 /// from a prepared Context, or loaded from the compact host map that `fabricplace fabric
 /// export --format hostmap` writes (the SPANK plugin reads that at every step launch: a
@@ -44,12 +54,16 @@ struct HostMap {
   Blocks blocks;                                         ///< of_host, hosts, name and pod are set
   std::string origin;                                    ///< where the fabric came from
   std::string generation;  ///< `slurm sync`'s file-set id ("# generation: G"); "" if none
+  /// The fabric's rails (hca_rails; "# rails:"), for the plugin's NCCL_IB_HCA entries.
+  std::vector<HcaRail> rails;
 };
 HostMap host_map(const Context& c);
 
 /// The host map as text (format 1):
 ///   fabricplace-hostmap 1
 ///   # generation: G                  (written by `slurm sync` only; docs/operations.md)
+///   # blocks: domain                 (blocks that are not leaves: rail-group, domain)
+///   # rails: mlx5_0:1:0:0 ...        (a rail-optimised fabric's HCAs, HcaRail::nccl())
 ///   # from: ORIGIN
 ///   leaf NAME POD HOST HOST ...      (leaves in topology.conf order, hosts in ring order)
 std::string to_host_map_text(const HostMap& m);
@@ -96,22 +110,15 @@ struct LocalRank {
 /// "0-3,8-11" from sorted core indices (an Open MPI rankfile slot list).
 std::string core_list(const std::vector<unsigned>& cores);
 
-/// An HCA of a rail-optimised fabric as NCCL_IB_HCA names it with its rail and plane (NCCL
-/// 2.30 reads `<hca>[:<port>[:<rail>[:<plane>]]]` and never crosses planes when it knows
-/// both): `mlx5_2:1:2:0`.
-struct HcaRail {
-  std::string device;  ///< "mlx5_2"
-  unsigned port = 1;   ///< its linked port
-  unsigned rail = 0;   ///< Topology::rails index (device k of every host)
-  unsigned plane = 0;  ///< the connected part (subnet) its leaves are in, from 0 in rail order
-  [[nodiscard]] std::string nccl() const;  ///< "mlx5_2:1:2:0"
-};
 /// The rails of a rail-optimised fabric's HCAs, in rail order; empty on other fabrics (NCCL's
 /// own topology search then stands).
 std::vector<HcaRail> hca_rails(const fabric::Fabric& f);
 /// Whether two of these hosts share an NVLink domain (the job then talks over Multi-Node
 /// NVLink inside it: NCCL_MNNVL_ENABLE).
 bool shares_domain(const fabric::Fabric& f, const std::vector<fabric::HostId>& hosts);
+/// The same from a host map whose blocks are NVLink domains (a host in none is a block of
+/// its own, so two hosts in one block share a domain): what the plugin knows at launch.
+bool shares_domain(const HostMap& m, const std::vector<fabric::HostId>& hosts);
 
 enum class RankFormat : std::uint8_t { kOpenMpi, kHostfile, kMpich, kSlurm, kTorchrun, kJson };
 std::optional<RankFormat> parse_rank_format(std::string_view name);
