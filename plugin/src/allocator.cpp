@@ -177,7 +177,7 @@ void segment_env() {
 // The request checked and, in exact mode, pinned: allocator_steer's work.
 int steer_request() {
   auto& st = state();
-  const auto req = final_request();
+  auto req = final_request();
   if (!req.groups.any() || req.mode == Mode::kOff) {
     unpin();
     return 0;
@@ -189,25 +189,43 @@ int steer_request() {
   }
   const auto G = static_cast<std::uint32_t>(st.config.gpus_per_node);
   if (!st.validated) {
-    if (auto v = validate_submission(**map, req.shape.node_count(), G, req.groups); !v) {
+    auto v = validate_submission(**map, req.shape.node_count(), G, req.groups);
+    if (!v) {
       // An sbatch or salloc inside a steered job inherits --fabric-tp and --fabric-ep through
-      // Slurm's SPANK option variables: not asked for here, they never fail the submission.
-      if (!req.shape.fabric_tp && !req.shape.fabric_ep &&
-          (std::getenv(kInheritedTpVar) || std::getenv(kInheritedEpVar))) {
+      // Slurm's SPANK option variables: what was not asked for here never fails the
+      // submission. An inherited option that does not fit is left out, said once; what this
+      // command asked for is then checked alone.
+      const bool tp_inherited =
+          req.groups.tp && !req.shape.fabric_tp && std::getenv(kInheritedTpVar);
+      const bool ep_inherited =
+          req.groups.ep && !req.shape.fabric_ep && std::getenv(kInheritedEpVar);
+      if (tp_inherited || ep_inherited) {
         std::string what;
-        if (req.groups.tp) what = "--fabric-tp " + std::to_string(*req.groups.tp);
-        if (req.groups.ep)
+        if (tp_inherited) {
+          what = "--fabric-tp " + std::to_string(*req.groups.tp);
+          req.groups.tp.reset();
+          st.options.tp.reset();
+        }
+        if (ep_inherited) {
           what += (what.empty() ? "" : " ") + std::string("--fabric-ep ") +
                   std::to_string(*req.groups.ep);
-        note_once(what + " inherited from the enclosing job does not fit this one (" +
-                  v.error().message + "); it is submitted without fabricplace");
-        st.options.tp.reset();
-        st.options.ep.reset();
-        unpin();
-        return 0;
+          req.groups.ep.reset();
+          st.options.ep.reset();
+        }
+        const std::string why = what + " inherited from the enclosing job does not fit this one (" +
+                                v.error().message + ")";
+        if (!req.groups.any()) {
+          note_once(why + "; it is submitted without fabricplace");
+          unpin();
+          return 0;
+        }
+        note_once(why + "; it is left out");
+        v = validate_submission(**map, req.shape.node_count(), G, req.groups);
       }
-      note(true, v.error().message);
-      return -1;  // the user asked for something impossible: reject at submission
+      if (!v) {
+        note(true, v.error().message);
+        return -1;  // the user asked for something impossible: reject at submission
+      }
     }
     st.validated = true;
   }

@@ -58,6 +58,14 @@ check "--fabric-ep tasks: ring rank, TP group/rank and EP group/rank ($(tr '\n' 
 # share an NVLink domain, so NCCL must use Multi-Node NVLink.
 check "--fabric-ep rank files: NCCL_MNNVL_ENABLE=1 in the torchrun env ($(grep -c NCCL "$LAB_DIR/ep.torchrun.env" 2>/dev/null) NCCL lines)" \
   grep -qx 'NCCL_MNNVL_ENABLE=1' "$LAB_DIR/ep.torchrun.env"
+# Inside an EP job, an sbatch with its own --fabric-tp: the inherited --fabric-ep 4 does not
+# fit one node and is left out, said; the command's own TP 2 is checked alone and accepted.
+inner=$LAB_DIR/ep-inner.out
+j=$(sbatch --parsable -J epinner -o "$inner" -N 2 --fabric-ep=4 \
+  --wrap 'sbatch -N 1 --fabric-tp=2 -o /dev/null --wrap true >/dev/null && echo inner-ok')
+wait_gone "$j" 60
+check "an inner sbatch with its own --fabric-tp runs; the inherited --fabric-ep is left out, said ($(tr '\n' ';' <"$inner"))" \
+  bash -c 'grep -qx inner-ok "$1" && grep -qF "sbatch: fabricplace: --fabric-ep 4 inherited from the enclosing job does not fit this one (--fabric-ep 4 does not tile the job: 2 GPUs are not a multiple of 4); it is left out" "$1"' _ "$inner"
 scancel "$busy" 2>/dev/null
 [[ $fails == 0 ]] || { LAB_KEEP=1; tail -20 "$LAB_DIR/log/job_submit.log"; }
 echo "plugin_domains: $fails failure(s)"
