@@ -60,8 +60,15 @@ void print_warnings(const fabric::Fabric& f) {
 }
 
 std::uint32_t gpus_per_node(const CLI::Option* opt, std::uint32_t given, const fabric::Fabric& f) {
-  if (opt && opt->count()) return given;
-  return fabric::domain_gpus(f).value_or(given);
+  const auto domains = fabric::domain_gpus(f);
+  if (!opt || !opt->count()) return domains.value_or(given);
+  // The user's figure wins, but one the domains contradict changes how many hosts a group
+  // takes: said.
+  if (domains && *domains != given)
+    std::cerr << "fabricplace: warning: --gpus-per-node " << given << ", but the fabric's "
+              << "NVLink domains say " << *domains << " GPUs per host; groups are sized by "
+              << given << "\n";
+  return given;
 }
 
 Result<placement::Weights> load_weights(const std::string& path) {

@@ -3,6 +3,7 @@
 // trace").
 //
 // Exit status: 0 written, 1 an output that could not be written, 2 a bad spec or option.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -46,6 +47,16 @@ void add_trace_commands(CLI::App& app, RunFn& run) {
           "MaxJobs: " + std::to_string(t->jobs.size()),
           "MaxRecords: " + std::to_string(t->jobs.size()),
       };
+      // SWF has a field for neither TP nor EP: simulate reads the TP size back from the GPUs
+      // (the largest that tiles), but the MoE jobs' EP groups are lost. Said, in the file
+      // and on stderr.
+      const auto moe = std::count_if(t->jobs.begin(), t->jobs.end(),
+                                     [](const auto& j) { return j.shape.ep > 0; });
+      if (moe > 0)
+        t->notes.push_back(std::to_string(moe) +
+                           " MoE job(s) have EP groups, which SWF cannot hold: the file "
+                           "simulates them without; simulate the spec itself (--trace '" +
+                           o->spec + "') to keep them");
       for (const auto& n : t->notes) header.push_back("Note: " + n);
       const int rc = write_output(o->out, sim::to_swf(*t, header));
       if (rc == kExitOk && !o->quiet)

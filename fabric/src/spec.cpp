@@ -143,7 +143,9 @@ Result<Params> parse(std::string_view spec) {
     // Every key but speed and width is a count: check them all here, so that a key read
     // only when given (spines, cores, spine_up) cannot be silently ignored.
     if (key != "speed" && key != "width")
-      if (auto v = p.num(key, 0, key == "planes" ? 0 : 1, key == "planes" ? 1 : 1u << 20); !v)
+      if (auto v = p.num(key, 0, key == "planes" ? 0 : 1,
+                         key == "planes" ? 1 : key == "gpus" ? kMaxGpusPerHost : 1u << 20);
+          !v)
         return std::unexpected(v.error());
   }
   return p;

@@ -118,6 +118,8 @@ TEST(Domains, SpecErrors) {
   EXPECT_EQ(err("fat2:leaves=2,down=4,up=4,nvl=4,gpus=1025"),
             "spec: fat2: gpus=1025: expected an integer from 1 to 1024");
   EXPECT_TRUE(generate("fat2:leaves=2,down=4,up=4,nvl=4,gpus=1024"));
+  EXPECT_EQ(err("fat2:leaves=2,down=4,up=4,nvl=4,gpus=0"),
+            "spec: fat2: gpus=0: expected an integer from 1 to 1024");
 }
 
 // The recorded samples (tests/data/domains, pdsh-collected nvidia-smi output, interleaved,
