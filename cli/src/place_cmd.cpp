@@ -124,7 +124,8 @@ int run_place(const PlaceOpts& o) {
   if (!f) return report(f.error());
   print_warnings(*f);
   // Without --gpus-per-node, the GPUs the fabric's NVLink domains say the hosts have.
-  if (const auto g = gpus_per_node(o.gpus_opt, spec.gpus_per_node, *f); g != spec.gpus_per_node) {
+  // (Without the option the shape is built here, once the fabric is read.)
+  if (const auto g = gpus_per_node(o.gpus_opt, spec.gpus_per_node, *f); !o.gpus_opt->count()) {
     spec.gpus_per_node = g;
     auto shape = placement::JobShape::make(spec);
     if (!shape) return report(shape.error());
