@@ -426,7 +426,10 @@ std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fm
       j["leaves"] = l.leaves;
       j["inter_leaf_edges"] = l.inter_leaf_edges;
       j["tp_groups_split"] = l.tp_groups_split;
-      if (l.shape.ep) j["ep"] = l.shape.ep;
+      if (l.shape.ep) {
+        j["ep"] = l.shape.ep;
+        j["ep_ranks"] = l.shape.ranks_per_ep_group();
+      }
       if (const auto nccl = nccl_env(o, K); !nccl.empty()) {
         nlohmann::ordered_json env;
         for (const auto& [k, v] : nccl) env[k] = v;
@@ -440,6 +443,7 @@ std::string write_rank_file(const HostMap& c, const RankLayout& l, RankFormat fm
         x["local_rank"] = r % K;
         x["node_rank"] = r / K;  // the host's position in the inter-node ring
         x["tp_group"] = r / l.tp_ranks();
+        if (const auto e = l.shape.ranks_per_ep_group()) x["ep_group"] = r / e;
         x["leaf"] = block_name(c, l.hosts[r / K]);
         if (o.local.size() == K) {
           const auto& b = o.local[r % K];
