@@ -120,13 +120,15 @@ class TableModel final : public Model {
   TableModel(const Fabric& f, Kind kind, Table table)
       : Model(f, kind, std::string(to_string(kind)) + " (" + table.source() + ")"),
         table_(std::move(table)) {
-    // Classes: hosts by the switches their end ports attach to, rail by rail.
-    std::map<std::vector<NodeId>, HostId> first;
-    std::vector<NodeId> key;
+    // Classes: hosts by the switches their end ports attach to, rail by rail, and by their
+    // NVLink domain (an edge to a host of the source's own domain loads nothing: on_nvlink).
+    std::map<std::pair<std::vector<NodeId>, std::uint32_t>, HostId> first;
+    std::pair<std::vector<NodeId>, std::uint32_t> key;
     classes_.resize(f.num_hosts());
     for (std::uint32_t h = 0; h < f.num_hosts(); ++h) {
-      key.clear();
-      for (auto e : ends().of_host(HostId{h})) key.push_back(table_.attached(e));
+      key.first.clear();
+      for (auto e : ends().of_host(HostId{h})) key.first.push_back(table_.attached(e));
+      key.second = f.domain_of(HostId{h});
       classes_[h] = first.try_emplace(key, HostId{h}).first->second;
     }
   }

@@ -9,6 +9,7 @@
 
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/fabric/domains.hpp"
+#include "fabricplace/placement/route_order.hpp"
 #include "fabricplace/policies/policies.hpp"
 #include "test_support.hpp"
 
@@ -278,6 +279,24 @@ TEST(DomainPlacement, NoGroupEverLeavesADomain) {
   EXPECT_GT(multi_domain_seen, 50);
   EXPECT_GT(shuffled_seen, 20);
   EXPECT_GT(none_seen, 10);
+}
+
+// The route-aware ring on a fabric with domains: an edge inside a domain is free, so the ring
+// crosses between domains where that loads no switch link (leaf02 holds hosts of both).
+TEST(DomainPlacement, RouteAwareRingCrossesDomainsUnderOneLeaf) {
+  const auto f = test::gen("fat2:leaves=3,down=4,up=1,nvl=6,gpus=4");
+  const Planner planner(f);
+  std::vector<HostId> ring;
+  for (const char* n : {"node004", "node005", "node006", "node007", "node008", "node009"})
+    ring.push_back(*f.find_host(n));
+  const auto& model = planner.routes();
+  std::vector<routes::Load> plain;
+  ASSERT_TRUE(routes::add_ring_load(model, ring, 0, plain));
+  EXPECT_EQ(routes::max_switch_link_load(f, plain), routes::kEdge);  // node009 -> node004
+  const auto better = placement::route_aware_ring(planner.context().blocks, model, ring, {});
+  std::vector<routes::Load> load;
+  ASSERT_TRUE(routes::add_ring_load(model, better, 0, load));
+  EXPECT_EQ(routes::max_switch_link_load(f, load), 0u) << names(f, better);
 }
 
 // Hosts in no domain (nvidia-smi says N/A: trays not registered with the fabric manager):

@@ -128,7 +128,8 @@ class Model {
   /// Sources whose edges to any destination other than themselves load the same links
   /// between switches share a class, named by its lowest-numbered host. Table models: the
   /// hosts whose end ports attach, rail by rail, to the same switches (a path leaves the
-  /// source's switch by the destination's table entries alone). ecmp and adaptive hash or
+  /// source's switch by the destination's table entries alone) and that are in the same
+  /// NVLink domain (or in none: an edge inside a domain loads nothing). ecmp and adaptive hash or
   /// steer each source's own flows: every host is its own class. An edge's host links are
   /// its two hosts' own whatever the class.
   [[nodiscard]] HostId switch_path_class(HostId src) const {
