@@ -125,10 +125,7 @@ std::string to_slurm_block(const Fabric& f, const SlurmBlocks& b) {
               ? ", pod by pod. Slurm groups them into larger\n# blocks by position, so each pod "
                 "starts at a multiple of " +
                     std::to_string(b.pod_slots) + " blocks and a pod with fewer " +
-                    std::string(block_noun(b.domains          ? BlockKind::kDomain
-                                           : b.virtual_leaves ? BlockKind::kRailGroup
-                                                              : BlockKind::kLeaf,
-                                           true)) +
+                    std::string(block_noun(b.kind(), true)) +
                     " is\n"
                     "# padded with placeholders.\n"
               : std::string(b.pods > 1 ? ", in order; no pod holds more than one, so one block "

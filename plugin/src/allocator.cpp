@@ -200,6 +200,15 @@ int steer_request() {
       const bool ep_inherited =
           req.groups.ep && !req.shape.fabric_ep && std::getenv(kInheritedEpVar);
       if (tp_inherited || ep_inherited) {
+        // What this command asked for must fit on its own: if it does not, that is the error.
+        Groups own = req.groups;
+        if (tp_inherited) own.tp.reset();
+        if (ep_inherited) own.ep.reset();
+        if (own.any())
+          if (auto alone = validate_submission(**map, req.shape.node_count(), G, own); !alone) {
+            note(true, alone.error().message);
+            return -1;
+          }
         std::string what;
         if (tp_inherited) {
           what = "--fabric-tp " + std::to_string(*req.groups.tp);

@@ -233,7 +233,7 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
           std::string("no ") +
           (block_level < 0 ? std::string("block")
            : bblock_per_block == 1
-               ? std::string("base block (") + (blocks.virtual_leaves ? "rail group" : "leaf") + ")"
+               ? "base block (" + std::string(fabric::block_noun(blocks.kind())) + ")"
                : "block of " + std::to_string(bblock_per_block) + " base blocks") +
           " has " + std::to_string(rem_nodes) + " usable nodes" +
           (segment ? " for segment " + std::to_string(segment_cnt - rem_segment_cnt + 1) : "") +

@@ -47,6 +47,10 @@ struct SlurmBlocks {
   bool virtual_leaves = false;        ///< rail-optimised: base blocks are rail groups
   bool domains = false;               ///< base blocks are NVLink domains
   std::vector<std::string> warnings;  ///< the tree's (hosts left out, ...)
+  /// What the base blocks are (block_noun names them).
+  [[nodiscard]] BlockKind kind() const {
+    return domains ? BlockKind::kDomain : virtual_leaves ? BlockKind::kRailGroup : BlockKind::kLeaf;
+  }
 };
 
 SlurmBlocks slurm_blocks(const Fabric& fabric, const SlurmTree& tree);
