@@ -122,8 +122,9 @@ TEST(Domains, SpecErrors) {
             "spec: fat2: gpus=0: expected an integer from 1 to 1024");
 }
 
-// The recorded samples (tests/data/domains, pdsh-collected nvidia-smi output, interleaved,
-// a header line among them) give the spec's domains: the same hosts, the same GPU counts.
+// The samples (tests/data/domains: pdsh-collected nvidia-smi output in its documented format,
+// written by hand since no GB200 was at hand; interleaved, a header line among them) give the
+// spec's domains: the same hosts, the same GPU counts.
 TEST(Domains, NvidiaSmiSamplesBuildTheSpecDomains) {
   const auto spec = test::gen("fat2:leaves=2,down=4,up=4,nvl=4,gpus=4");
   const auto bare = test::gen("fat2:leaves=2,down=4,up=4");
