@@ -207,7 +207,9 @@ TEST(RouteModel, EdgesInsideAnNvlinkDomainLoadNoLink) {
     for (auto l : two) sum += l;
     for (const auto& x : e1) expect += x.load;
     for (const auto& x : e2) expect += x.load;
-    if (k != Kind::kAdaptive) EXPECT_EQ(sum, expect);  // adaptive may re-split, not add
+    if (k != Kind::kAdaptive) {
+      EXPECT_EQ(sum, expect);  // adaptive may re-split, not add
+    }
     EXPECT_GT(sum, 0u);
   }
 }
