@@ -38,6 +38,13 @@ local M = {}
 M.FABRIC_TABLE = "/etc/slurm/fabric.lua"  -- fabricplace fabric export --format lua
 M.LOG = nil                               -- a file for one line per decision, or nil
 
+-- Bounds on what a job brings (this runs under slurmctld's job write lock: no submission may
+-- cost more than its own size, and nothing a job brings is kept beyond a few short strings).
+M.MAX_PARTITIONS = 64         -- distinct names in a job's -p list; more: the job left to Slurm
+M.MAX_GENERATIONS_SAID = 16   -- other generations already reported (the oldest forgotten)
+M.RETRY_SECONDS = 60          -- a table that failed to load, unchanged: tried again after this
+M.MAX_LOGGED = 64             -- bytes of a job's own string (name, -C, env value) in a log line
+
 local function log(fmt, ...)
   local msg = string.format(fmt, ...)
   if slurm and slurm.log_info then slurm.log_info("fabricplace: %s", msg) end
@@ -45,6 +52,28 @@ local function log(fmt, ...)
     local f = io.open(M.LOG, "a")
     if f then f:write(os.date("%Y-%m-%dT%H:%M:%S "), msg, "\n"); f:close() end
   end
+end
+
+-- A string of the job's (its name, -C, a SPANK value) for a log line: as it is when short and
+-- plain, else quoted, control and non-ASCII bytes escaped, cut at `max` bytes (M.MAX_LOGGED)
+-- with its length said: a job cannot make slurmctld log more than that.
+function M.excerpt(s, max)
+  if s == nil then return "nil" end
+  s = tostring(s)
+  max = max or M.MAX_LOGGED
+  if #s <= max and not string.find(s, "[^%w%.%-_+:/@%[%],=|&*]") then return s end
+  local head = (string.gsub(string.sub(s, 1, max), "[%c\"\\\128-\255]", function(c)
+    return string.format("\\%03d", string.byte(c))
+  end))
+  if #s > max then return string.format('"%s"... (%d bytes)', head, #s) end
+  return '"' .. head .. '"'
+end
+
+-- Our own message (a load error, which may quote the table file) cut for a log line.
+local function clip(s)
+  s = string.gsub(tostring(s), "%c", " ")
+  if #s > 300 then return string.sub(s, 1, 300) .. "..." end
+  return s
 end
 
 -- "node[001-003,007],gpu5" -> { "node001", "node002", "node003", "node007", "gpu5" }
@@ -81,13 +110,51 @@ function M.expand(list)
   return out
 end
 
--- The fabric table, with leaf_of[host] = leaf index.
-function M.load_fabric(path)
-  local ok, t = pcall(dofile, path)
-  if not ok then return nil, tostring(t) end
+-- The fabric table, with leaf_of[host] = leaf index; or nil and why not. The file is data:
+-- run with no globals (it cannot reach os, io or this script's functions), text only, and
+-- every leaf checked here, so a malformed table is a load that failed (backed off, below),
+-- never an error at each submission.
+local function check_table(t, path)
   if type(t) ~= "table" or t.version ~= 1 or type(t.leaves) ~= "table" then
-    return nil, path .. ": not a fabricplace fabric table (version 1)"
+    return path .. ": not a fabricplace fabric table (version 1)"
   end
+  if t.generation ~= nil and type(t.generation) ~= "string" then
+    return path .. ": generation is not a string"
+  end
+  for i, leaf in ipairs(t.leaves) do
+    if type(leaf) ~= "table" or type(leaf.name) ~= "string" or type(leaf.pod) ~= "number" or
+       leaf.pod < 0 or leaf.pod ~= math.floor(leaf.pod) or type(leaf.hosts) ~= "table" then
+      return string.format("%s: leaf %d: expected { name = \"...\", pod = N, hosts = { ... } }",
+                           path, i)
+    end
+    for _, h in ipairs(leaf.hosts) do
+      if type(h) ~= "string" then
+        return string.format("%s: leaf %d (%s): a host that is not a string", path, i,
+                             M.excerpt(leaf.name))
+      end
+    end
+  end
+  return nil
+end
+
+function M.load_fabric(path)
+  local f = io.open(path, "rb")
+  if not f then return nil, "cannot open " .. path end
+  local first = f:read(1)
+  f:close()
+  if first == "\27" then return nil, path .. ": precompiled Lua, not a table file" end
+  local chunk, err
+  if setfenv then  -- Lua 5.1
+    chunk, err = loadfile(path)
+    if chunk then setfenv(chunk, {}) end
+  else
+    chunk, err = loadfile(path, "t", {})
+  end
+  if not chunk then return nil, tostring(err) end
+  local ok, t = pcall(chunk)
+  if not ok then return nil, tostring(t) end
+  local bad = check_table(t, path)
+  if bad then return nil, bad end
   t.leaf_of = {}
   for i, leaf in ipairs(t.leaves) do
     for _, h in ipairs(leaf.hosts) do t.leaf_of[h] = i end
@@ -95,30 +162,52 @@ function M.load_fabric(path)
   return t
 end
 
--- The `fabricplace slurm sync` generation on a table file's first line ("" if none).
+-- The `fabricplace slurm sync` generation on a table file's first line ("" if none: no file,
+-- no such line), and the file's size (nil: no file). Only the file's first bytes are read.
+local GENERATION = "^" .. string.rep("%x", 16) .. "$"
 function M.file_generation(path)
-  local f = io.open(path, "r")
-  if not f then return "" end
-  local first = f:read("*l") or ""
+  local f = io.open(path, "rb")
+  if not f then return "", nil end
+  local head = f:read(64) or ""
+  local size = f:seek("end")
   f:close()
-  return string.match(first, "^%-%- fabricplace generation: (%x+)$") or ""
+  local first = string.match(head, "^([^\n]*)\n") or (#head < 64 and head) or ""
+  local g = string.match(first, "^%-%- fabricplace generation: (%x+)$")
+  if g == nil or not string.match(g, GENERATION) then return "", size end
+  return g, size
+end
+
+-- A table file that failed to load is not read again at every submission: only when its
+-- first line's generation or its size changed (a sync, or a copy that was still being
+-- written), else once M.RETRY_SECONDS have passed (fixed in place). One state for both ways
+-- a load is tried (M.submit before any table loaded, M.refresh after).
+local failed = nil  -- { gen = , size = , at = os.time() } of the last load that failed
+local function worth_trying(gen, size)
+  if failed == nil then return true end
+  if gen ~= failed.gen or size ~= failed.size then return true end
+  return os.difftime(os.time(), failed.at) >= M.RETRY_SECONDS
+end
+local function load_or_back_off(path, gen, size)
+  local t, err = M.load_fabric(path)
+  if t then failed = nil; return t end
+  failed = { gen = gen, size = size, at = os.time() }
+  return nil, err
 end
 
 -- The loaded table, or the file's when a sync replaced it (another generation on its first
 -- line): slurmctld needs no `touch job_submit.lua` after a sync. One line read per
--- submission that asks for fabricplace. A new table that does not load keeps the old one.
-local refresh_failed = nil  -- a generation on disk that did not load: not tried again
+-- submission that asks for fabricplace. A new table that does not load keeps the old one
+-- (tried again as above).
 function M.refresh(t, path)
   if t == nil then return nil end
-  local on_disk = M.file_generation(path)
-  if on_disk == "" or on_disk == (t.generation or "") or on_disk == refresh_failed then
+  local on_disk, size = M.file_generation(path)
+  if on_disk == "" or on_disk == (t.generation or "") or not worth_trying(on_disk, size) then
     return t
   end
-  local fresh, err = M.load_fabric(path)
+  local fresh, err = load_or_back_off(path, on_disk, size)
   if fresh == nil then
-    refresh_failed = on_disk
     log("%s is generation %s but does not load (%s); the table of generation %s stays", path,
-        on_disk, err, tostring(t.generation))
+        on_disk, clip(err), tostring(t.generation))
     return t
   end
   log("%s: generation %s replaced by %s (slurm sync); reloaded", path,
@@ -127,19 +216,36 @@ function M.refresh(t, path)
 end
 
 -- The submit host's files (the plugin's FABRICPLACE_GENERATION) against this table: another
--- generation means a node whose files were not copied after a sync. Said, never fatal.
-local said_generation = {}
+-- generation means a node whose files were not copied after a sync. Said once per pair of
+-- generations, never fatal. The job brings the value: only a generation's shape (16 hex
+-- digits, as `fabricplace slurm sync` writes) is taken, anything else is said as a short
+-- excerpt; at most M.MAX_GENERATIONS_SAID such messages are remembered (the oldest forgotten,
+-- so said again if it comes back), each a few dozen bytes.
+local said, said_order, said_next = {}, {}, 1
+local function say_once(key, fmt, ...)
+  if said[key] then return end
+  local n = M.MAX_GENERATIONS_SAID
+  local old = said_order[said_next]
+  if old ~= nil then said[old] = nil end
+  said_order[said_next], said[key] = key, true
+  said_next = said_next % n + 1
+  log(fmt, ...)
+end
 function M.check_generation(t, submit_generation, job_desc)
   local mine = t.generation or ""
   if submit_generation == nil or submit_generation == "" or mine == "" then return true end
   if submit_generation == mine then return true end
-  local key = submit_generation .. "/" .. mine
-  if not said_generation[key] then
-    said_generation[key] = true
-    log("job %s: the submit host's fabric files are generation %s, this table %s: copy the "
-        .. "files of the last `fabricplace slurm sync` to every node", tostring(job_desc.name),
-        submit_generation, mine)
+  local name = M.excerpt(job_desc.name)
+  if type(submit_generation) ~= "string" or #submit_generation ~= 16 or
+     not string.match(submit_generation, GENERATION) then
+    local what = M.excerpt(submit_generation, 24)
+    say_once("?" .. what, "job %s: FABRICPLACE_GENERATION %s is not a generation (16 hex " ..
+             "digits, as `fabricplace slurm sync` writes); not compared", name, what)
+    return false
   end
+  say_once(submit_generation .. "/" .. mine, "job %s: the submit host's fabric files are " ..
+           "generation %s, this table %s: copy the files of the last `fabricplace slurm sync` " ..
+           "to every node", name, submit_generation, mine)
   return false
 end
 
@@ -302,35 +408,90 @@ function M.plan(fabric, busy, nodes, g, allowed, one_leaf)
   return "[" .. table.concat(terms, "&") .. "]"
 end
 
--- spank_job_env is a table indexed from 0: iterate with pairs.
+-- spank_job_env is a table indexed from 0: iterate with pairs. Only FABRICPLACE_* entries
+-- are taken (the others are the job's business and may be large); one pass over each.
 function M.spank_env(job_desc)
   local t = {}
   for _, v in pairs(job_desc.spank_job_env or {}) do
-    local name, val = string.match(v, "^([^=]+)=(.*)$")
-    if name then t[name] = val end
+    if type(v) == "string" and string.sub(v, 1, 12) == "FABRICPLACE_" then
+      local eq = string.find(v, "=", 13, true)
+      if eq then t[string.sub(v, 1, eq - 1)] = string.sub(v, eq + 1) end
+    end
   end
   return t
 end
 
--- The hosts of the job's partitions (or of the default partition), or nil when unknown.
+-- Each partition's hosts as a set, expanded once and kept while the partition's node string
+-- stays the same (part_list[name].nodes); only names that are partitions are kept, and the
+-- cache is emptied of names part_list no longer has once it holds M.MAX_PARTITIONS * 4.
+local part_cache, part_cached = {}, 0   -- name -> { nodes = string, set = { [host] = true } }
+local function partition_set(name, p, part_list)
+  local nodes = p.nodes
+  local e = part_cache[name]
+  if e ~= nil and e.nodes == nodes then return e end
+  if e == nil then
+    if part_cached >= M.MAX_PARTITIONS * 4 then
+      local kept, n = {}, 0
+      for k, v in pairs(part_cache) do
+        local q = part_list[k]
+        if q ~= nil and q.nodes == v.nodes and n < M.MAX_PARTITIONS * 2 then kept[k], n = v, n + 1 end
+      end
+      part_cache, part_cached = kept, n
+    end
+    part_cached = part_cached + 1
+  end
+  local set, n = {}, 0
+  for _, h in ipairs(M.expand(nodes)) do
+    if not set[h] then set[h], n = true, n + 1 end
+  end
+  e = { nodes = nodes, set = set, n = n }
+  part_cache[name] = e
+  return e
+end
+
+-- The hosts of the job's partitions (or of the default partition), or nil when unknown (a
+-- name that is no partition: every host counts, as before). The -p list is de-duplicated;
+-- more than M.MAX_PARTITIONS distinct names: nil and why, and M.submit leaves the job to
+-- Slurm. What is returned is indexed by host name (allowed[h]): a cached set, or for
+-- several partitions a view of their sets; read it, never change or iterate it.
 function M.allowed_hosts(job_desc, part_list)
   if part_list == nil then return nil end
-  local names = {}
-  if job_desc.partition ~= nil and job_desc.partition ~= "" then
-    for p in string.gmatch(job_desc.partition, "[^,]+") do names[#names + 1] = p end
+  local names, seen = {}, {}
+  local list = job_desc.partition
+  if type(list) == "string" and list ~= "" then
+    for p in string.gmatch(list, "[^,]+") do
+      if not seen[p] then
+        if #names == M.MAX_PARTITIONS then
+          return nil, string.format("more than %d partitions in its -p list", M.MAX_PARTITIONS)
+        end
+        seen[p] = true
+        names[#names + 1] = p
+      end
+    end
   else
     for name, p in pairs(part_list) do
       if tonumber(p.flag_default) == 1 then names[#names + 1] = name end
     end
   end
   if #names == 0 then return nil end
-  local allowed = {}
+  local entries, nodes_seen = {}, {}
   for _, name in ipairs(names) do
     local p = part_list[name]
-    if p == nil or p.nodes == nil then return nil end
-    for _, h in ipairs(M.expand(p.nodes)) do allowed[h] = true end
+    if p == nil or type(p.nodes) ~= "string" then return nil end
+    local e = partition_set(name, p, part_list)
+    -- partitions over the same nodes count once
+    if not nodes_seen[e.nodes] then nodes_seen[e.nodes] = true; entries[#entries + 1] = e end
   end
-  return allowed
+  if #entries == 1 then return entries[1].set end
+  -- Several: a host is allowed when one of the sets has it, looked up largest set first (a
+  -- union built per submission would cost the sum of their sizes, for any -p order).
+  table.sort(entries, function(a, b) return a.n > b.n end)
+  local sets = {}
+  for i, e in ipairs(entries) do sets[i] = e.set end
+  return setmetatable({}, { __index = function(_, h)
+    for i = 1, #sets do if sets[i][h] then return true end end
+    return nil
+  end })
 end
 
 -- Slurm 25.11.2+ lets this script set --segment (job_desc.segment_size; Slurm before has no
@@ -344,59 +505,76 @@ function M.segment(job_desc, g, what)
   cur = tonumber(cur)
   if cur ~= nil and cur > 0 and cur < 65534 then return nil end  -- the user's own (NO_VAL16 = 65534)
   job_desc.segment_size = g
-  log("job %s: --segment=%d (its %s groups)", tostring(job_desc.name), g, what or "TP")
+  log("job %s: --segment=%d (its %s groups)", M.excerpt(job_desc.name), g, what or "TP")
   return g
 end
 
-local fabric_table, fabric_error, fabric_tries = nil, nil, 0
-local fabric_failed_generation = nil  -- the table file's generation when it last failed to load
+local fabric_table = nil
 
 function M.submit(job_desc, jobs, part_list)
   local env = M.spank_env(job_desc)
+  local name = M.excerpt(job_desc.name)
   -- Exact mode on Slurm 23.11+: the plugin placed the job at submission and hands its nodes
   -- here (sbatch there refuses -N with a hostfile, the pin of older versions).
   if (env.FABRICPLACE_NODES or "") ~= "" then
     if (job_desc.req_nodes or "") ~= "" then
-      log("job %s names its nodes (-w); left alone", tostring(job_desc.name))
+      log("job %s names its nodes (-w); left alone", name)
       return
     end
     job_desc.req_nodes = env.FABRICPLACE_NODES
-    log("job %s: exact mode: pinned to %s", tostring(job_desc.name), env.FABRICPLACE_NODES)
+    log("job %s: exact mode: pinned to %s", name, M.excerpt(env.FABRICPLACE_NODES, 200))
     return
   end
-  local tp, gpn = tonumber(env.FABRICPLACE_TP), tonumber(env.FABRICPLACE_GPUS_PER_NODE)
-  local ep = tonumber(env.FABRICPLACE_EP)
+  -- Sizes as numbers: one the job could only have forged (not finite, past 2^31) is none.
+  local function size(v)
+    local n = tonumber(v)
+    if n ~= nil and n >= 0 and n < 2147483648 then return n end
+    return nil
+  end
+  local tp, gpn = size(env.FABRICPLACE_TP), size(env.FABRICPLACE_GPUS_PER_NODE)
+  local ep = size(env.FABRICPLACE_EP)
   -- Groups inside a node: nothing to pin.
   if tp == nil or gpn == nil or math.max(tp, ep or 0) <= gpn then return end
   local what = (ep or 0) > tp and "EP" or "TP"  -- the group kept together
   if job_desc.features ~= nil and job_desc.features ~= "" then
-    log("job %s has its own constraint %s; left alone", tostring(job_desc.name), job_desc.features)
+    log("job %s has its own constraint %s; left alone", name, M.excerpt(job_desc.features))
     return
   end
   if (job_desc.req_nodes or "") ~= "" or (job_desc.exc_nodes or "") ~= "" then
-    log("job %s names its nodes (-w/-x); left alone", tostring(job_desc.name))
+    log("job %s names its nodes (-w/-x); left alone", name)
     return
   end
-  -- A table that failed to load is tried again every 100 submissions, and at once when a
-  -- sync wrote another generation (fixed on disk, it is picked up without restarting
-  -- slurmctld).
-  if fabric_table == nil and (fabric_error == nil or fabric_tries % 100 == 0 or
-                              M.file_generation(M.FABRIC_TABLE) ~= fabric_failed_generation) then
-    fabric_table, fabric_error = M.load_fabric(M.FABRIC_TABLE)
-    if fabric_error then
-      fabric_failed_generation = M.file_generation(M.FABRIC_TABLE)
-      log("cannot load %s: %s", M.FABRIC_TABLE, fabric_error)
+  -- The table, loaded at the first submission that needs it; one that fails to load is tried
+  -- again when its file changes (a sync, a copy completed: picked up without restarting
+  -- slurmctld), else after M.RETRY_SECONDS; never at every submission.
+  if fabric_table == nil then
+    local gen, size = M.file_generation(M.FABRIC_TABLE)
+    if not worth_trying(gen, size) then return end
+    local err
+    fabric_table, err = load_or_back_off(M.FABRIC_TABLE, gen, size)
+    if fabric_table == nil then
+      log("cannot load %s: %s (tried again when the file changes, else in %d s); jobs left to " ..
+          "Slurm", M.FABRIC_TABLE, clip(err), M.RETRY_SECONDS)
+      return
     end
+  else
+    fabric_table = M.refresh(fabric_table, M.FABRIC_TABLE)
   end
-  fabric_tries = fabric_tries + 1
-  fabric_table = M.refresh(fabric_table, M.FABRIC_TABLE)
-  if fabric_table == nil then return end
+  -- The job's partitions: a -p list past the cap is left to Slurm before anything is done.
+  local allowed, too_many = M.allowed_hosts(job_desc, part_list)
+  if too_many then
+    log("job %s: %s; left to Slurm", name, too_many)
+    if slurm and slurm.log_user then
+      slurm.log_user("fabricplace: %s; Slurm places the job as it is", too_many)
+    end
+    return
+  end
   M.check_generation(fabric_table, env.FABRICPLACE_GENERATION, job_desc)
   local nodes = tonumber(job_desc.min_nodes)
   if nodes == nil or (slurm and nodes == slurm.NO_VAL) then nodes = 1 end
   local g, bad = M.shape(nodes, gpn, tp, ep)
   if g == nil then
-    log("job %s: %s; left to Slurm", tostring(job_desc.name), bad)
+    log("job %s: %s; left to Slurm", name, bad)
     if slurm and slurm.log_user then
       slurm.log_user("fabricplace: %s; Slurm places the job as it is", bad)
     end
@@ -408,11 +586,10 @@ function M.submit(job_desc, jobs, part_list)
   local fixed = maxn == nil or maxn == 0 or maxn == nodes or (slurm and maxn == slurm.NO_VAL)
   local seg_set = block and fixed and M.segment(job_desc, g, what) or nil
   local one, many = M.block_noun(fabric_table), M.block_noun(fabric_table, true)
-  local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g,
-                               M.allowed_hosts(job_desc, part_list), block)
+  local features, why = M.plan(fabric_table, M.busy_hosts(jobs), nodes, g, allowed, block)
   if block and features == nil then
     -- topology/block refuses per-leaf counts: Slurm places the job, by its block rules.
-    local seg = tonumber(env.FABRICPLACE_SEGMENT) or seg_set
+    local seg = size(env.FABRICPLACE_SEGMENT) or seg_set
     if seg then
       why = string.format("%s; fabricplace proposed --segment=%d, which keeps each %s group " ..
                           "inside one %s (cli_filter.lua sets it unless the job has its own)",
@@ -432,14 +609,14 @@ function M.submit(job_desc, jobs, part_list)
   end
   if features then
     job_desc.features = features
-    log("job %s: %d nodes, %s groups of %d nodes: features=%s", tostring(job_desc.name), nodes,
+    log("job %s: %d nodes, %s groups of %d nodes: features=%s", name, nodes,
         what, g, features)
     if slurm and slurm.log_user then
       slurm.log_user("fabricplace: %s groups of %d nodes kept inside %s: %s", what, g, many,
                      features)
     end
   else
-    log("job %s: %d nodes, %s groups of %d nodes: %s; left to Slurm", tostring(job_desc.name),
+    log("job %s: %d nodes, %s groups of %d nodes: %s; left to Slurm", name,
         nodes, what, g, why)
     if slurm and slurm.log_user then
       slurm.log_user("fabricplace: %s; Slurm places the job as it is", why)
@@ -449,7 +626,7 @@ end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
   local ok, err = pcall(M.submit, job_desc, slurm.jobs, part_list)
-  if not ok then log("internal error: %s; job left to Slurm", tostring(err)) end
+  if not ok then log("internal error: %s; job left to Slurm", clip(err)) end
   return slurm.SUCCESS  -- never reject a job: fabricplace only steers
 end
 
