@@ -404,7 +404,10 @@ function M.plan(fabric, busy, nodes, g, allowed, one_leaf)
   end
   table.sort(parts, function(a, b) return a.i < b.i end)  -- topology.conf order
   local terms = {}
-  for _, p in ipairs(parts) do terms[#terms + 1] = fabric.leaves[p.i].name .. "*" .. p.n end
+  -- %d: under Lua 5.4 (Slurm 24.11 on Debian 13) the counts are floats, and "*2.0" is no count
+  for _, p in ipairs(parts) do
+    terms[#terms + 1] = fabric.leaves[p.i].name .. "*" .. string.format("%d", p.n)
+  end
   return "[" .. table.concat(terms, "&") .. "]"
 end
 
