@@ -144,29 +144,43 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes) {
-  if (path.empty()) return fail(ErrorCode::kUsage, "empty file name");
-  Result<std::string> data;
-  if (path == "-") {
-    data = read_fd(0, "standard input", max_bytes);
-  } else {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return fail(ErrorCode::kIo, std::string("cannot open: ") + std::strerror(errno), path);
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      return fail(ErrorCode::kIo, "is a directory, expected a file", path);
-    }
-    data = read_fd(fd, path, max_bytes);
-    ::close(fd);
-  }
+Result<std::string> read_open_file(int fd, const std::string& name, std::uint64_t max_bytes) {
+  auto data = read_fd(fd, name, max_bytes);
   if (!data) return data;
   if (data->size() >= 2 && static_cast<unsigned char>((*data)[0]) == 0x1f &&
       static_cast<unsigned char>((*data)[1]) == 0x8b) {
-    data = gunzip(*data, path == "-" ? "standard input" : path, max_bytes);
+    data = gunzip(*data, name, max_bytes);
     if (!data) return data;
   }
   if (data->starts_with("\xEF\xBB\xBF")) data->erase(0, 3);  // a UTF-8 byte order mark
+  return data;
+}
+
+Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes) {
+  if (path.empty()) return fail(ErrorCode::kUsage, "empty file name");
+  if (path == "-") return read_open_file(0, "standard input", max_bytes);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(ErrorCode::kIo, std::string("cannot open: ") + std::strerror(errno), path);
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return fail(ErrorCode::kIo, "is a directory, expected a file", path);
+  }
+  auto data = read_open_file(fd, path, max_bytes);
+  ::close(fd);
+  return data;
+}
+
+Result<std::string> read_regular_file(const std::string& path, std::uint64_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return fail(ErrorCode::kIo, std::string("cannot open: ") + std::strerror(errno), path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(ErrorCode::kIo, "is not a regular file (a directory, FIFO, socket or device)", path);
+  }
+  auto data = read_open_file(fd, path, max_bytes);
+  ::close(fd);
   return data;
 }
 

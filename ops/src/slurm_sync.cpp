@@ -2,24 +2,24 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/limits.hpp"
+#include "fabricplace/common/owned_dir.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/slurm_block.hpp"
 #include "fabricplace/fabric/slurm_tree.hpp"
+#include "fabricplace/ops/plugstack.hpp"
 #include "fabricplace/placement/placement.hpp"
 #include "fabricplace/placement/rank_layout.hpp"
 
@@ -104,14 +104,28 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
                 "misses; nothing written (rediscover)");
   for (const auto* s : {&o.dir, &o.plugin, &o.plugin_args, &o.node_params})
     if (!one_line(*s)) return fail(ErrorCode::kUsage, "a line break in a sync option");
-  // plugstack.conf splits its lines at blanks: a path with one cannot be named there.
+  // plugstack.conf has no quoting: a blank or a tab splits a word there, a '#' ends the line.
   for (const auto& [what, path] :
        {std::pair<const char*, const std::string*>{"--out", &o.dir}, {"--plugin", &o.plugin}})
-    if (path->find_first_of(" \t") != std::string::npos)
-      return fail(ErrorCode::kUsage, std::string(what) + " " + str::quoted(*path) +
-                                         ": a blank in the path (plugstack.conf splits its lines "
-                                         "at blanks, so the plugin could not be given it)");
-  for (const auto word : str::split(o.plugin_args, ' ')) {
+    if (const auto at = path->find_first_of(" \t#"); at != std::string::npos)
+      return fail(ErrorCode::kUsage,
+                  std::string(what) + " " + str::quoted(*path) + ": " +
+                      ((*path)[at] == '#' ? "a '#' in the path (plugstack.conf ends a line at '#'"
+                                          : "a blank or a tab in the path (plugstack.conf splits "
+                                            "its lines at blanks and tabs") +
+                      ", so the plugin could not be given it)");
+  if (o.plugin.empty())
+    return fail(ErrorCode::kUsage,
+                "--plugin: empty; expected the path of fabricplace.so for the plugstack line");
+  // The admin's arguments, split as Slurm will split them.
+  std::vector<std::string> extra;
+  if (const auto words = split_plugstack_line("optional x.so " + o.plugin_args))
+    extra = words->args;
+  if (o.plugin_args.find('#') != std::string::npos)
+    return fail(ErrorCode::kUsage, "--plugin-args " + str::quoted(o.plugin_args) +
+                                       ": a '#' (plugstack.conf ends the line there, and the "
+                                       "arguments after it would be lost)");
+  for (const auto& word : extra) {
     for (const char* k : {"fabric=", "hostmap=", "topology="})
       if (word.starts_with(k))
         return fail(ErrorCode::kUsage, std::string("--plugin-args: ") + k +
@@ -172,18 +186,23 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
              node_lines(nodes_extra, "");
   // The GPUs per node the NVLink domains state (a GB200 NVL72 host has 4, not the plugin's
   // default 8), unless the admin's arguments say it.
-  std::string gpus_arg;
+  std::vector<std::string> args = {"fabric=" + join(o.dir, "fabric.json"),
+                                   "hostmap=" + join(o.dir, "fabric.hostmap")};
+  if (o.topology == SlurmTopology::kBlock) args.emplace_back("topology=block");
   if (const auto g = fabric::domain_gpus(f);
-      g && o.plugin_args.find("gpus_per_node=") == std::string::npos)
-    gpus_arg = " gpus_per_node=" + std::to_string(*g);
-  std::string plugstack =
+      g && std::ranges::none_of(extra, [](const std::string& w) {
+        return w.starts_with("gpus_per_node=");
+      }))
+    args.push_back("gpus_per_node=" + std::to_string(*g));
+  args.insert(args.end(), extra.begin(), extra.end());
+  // Checked as Slurm will split it and as the plugin will parse it: a line the plugin would
+  // refuse or read otherwise is never written.
+  auto line = plugstack_line(o.plugin, args);
+  if (!line) return std::unexpected(line.error());
+  const std::string plugstack =
       "# The fabricplace SPANK plugin (docs/slurm.md), written by `fabricplace slurm sync`.\n"
-      "# `optional`: a missing plugin never stops jobs.\n"
-      "optional " +
-      o.plugin + " fabric=" + join(o.dir, "fabric.json") +
-      " hostmap=" + join(o.dir, "fabric.hostmap") +
-      (o.topology == SlurmTopology::kBlock ? " topology=block" : "") + gpus_arg +
-      (o.plugin_args.empty() ? "" : " " + o.plugin_args) + "\n";
+      "# `optional`: a missing plugin never stops jobs.\n" +
+      *line;
 
   auto render = [&](const std::string& gen) {
     map.generation = gen;
@@ -221,14 +240,31 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
 
 namespace {
 
-// The live snapshot's name ("snapshot.000003"), or "" when DIR was never synced.
-std::string live_snapshot(const std::string& dir) {
-  char buf[256];
-  const auto n =
-      ::readlink(join(dir, std::string(kStore) + "/" + kCurrent).c_str(), buf, sizeof buf - 1);
-  if (n <= 0) return {};
-  std::string s(buf, static_cast<std::size_t>(n));
-  return s.starts_with(kSnapshotPrefix) && s.find('/') == std::string::npos ? s : std::string();
+// The store DIR/.fabricplace: a directory sync owns (common/owned_dir.hpp), never reached
+// through a link. nullopt when it does not exist yet (a directory never synced).
+Result<std::optional<OwnedDir>> open_store(const std::string& dir, OwnedDir::Create create) {
+  const std::string store = join(dir, kStore);
+  if (create == OwnedDir::Create::kNo) {
+    struct stat st {};
+    if (::lstat(store.c_str(), &st) != 0 && errno == ENOENT) return std::optional<OwnedDir>();
+  }
+  auto s = OwnedDir::open(store, create, 0755);
+  if (!s) return std::unexpected(s.error());
+  return std::optional<OwnedDir>(std::move(*s));
+}
+
+// Whether `n` is a snapshot's name as sync makes them ("snapshot." and six digits).
+bool snapshot_name(std::string_view n) {
+  if (!n.starts_with(kSnapshotPrefix)) return false;
+  const auto digits = n.substr(std::strlen(kSnapshotPrefix));
+  return digits.size() == 6 &&
+         std::ranges::all_of(digits, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The live snapshot's name ("snapshot.000003"), or "" when the store holds none.
+std::string live_snapshot(const OwnedDir& store) {
+  const auto s = store.read_link(kCurrent);
+  return snapshot_name(s) ? s : std::string();
 }
 
 // The link DIR/NAME wants: relative, through `current`.
@@ -265,17 +301,26 @@ std::vector<std::string> list_dir(const std::string& dir) {
   return out;
 }
 
-// The files of a snapshot, by relative name (one level of subdirectories, as sync writes).
-std::map<std::string, std::string> snapshot_names(const std::string& snap) {
+// The files of a snapshot, read (regular files only: never a link or a FIFO), by relative
+// name (one level of subdirectories, as sync writes).
+Result<std::map<std::string, std::string>> snapshot_files(const OwnedDir& store,
+                                                          const std::string& snap) {
   std::map<std::string, std::string> out;
-  for (const auto& n : list_dir(snap)) {
-    const auto p = join(snap, n);
-    struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) {
-      for (const auto& m : list_dir(p)) out[n + "/" + m] = join(p, m);
-    } else if (S_ISREG(st.st_mode)) {
-      out[n] = p;
+  auto dir = store.sub(snap, OwnedDir::Create::kNo);
+  if (!dir) return std::unexpected(dir.error());
+  for (const auto& n : dir->list()) {
+    if (dir->kind(n) == OwnedDir::Kind::kDirectory) {
+      auto sub = dir->sub(n, OwnedDir::Create::kNo);
+      if (!sub) return std::unexpected(sub.error());
+      for (const auto& m : sub->list()) {
+        auto text = sub->read_file(m, limits().input_bytes);
+        if (!text) return std::unexpected(text.error());
+        out[n + "/" + m] = std::move(*text);
+      }
+    } else {
+      auto text = dir->read_file(n, limits().input_bytes);
+      if (!text) return std::unexpected(text.error());
+      out[n] = std::move(*text);
     }
   }
   return out;
@@ -290,8 +335,9 @@ Result<void> fsync_dir(const std::string& dir) {
   return {};
 }
 
-// Modes are set, not left to the umask: slurmctld (SlurmUser) and every user's srun read
-// these files.
+// DIR itself and its subdirectories of the set (plugstack.conf.d) are the admin's, not sync's:
+// created when missing, with their mode set (slurmctld and every user's srun read them), but
+// never reached through a link when sync creates them.
 Result<void> make_dir(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0755) == 0) {
     if (::chmod(dir.c_str(), 0755) != 0)
@@ -305,17 +351,6 @@ Result<void> make_dir(const std::string& dir) {
   return {};
 }
 
-void remove_tree(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    for (const auto& n : list_dir(path)) remove_tree(join(path, n));
-    ::rmdir(path.c_str());
-  } else {
-    ::unlink(path.c_str());
-  }
-}
-
 // A temporary name beside `path`: hidden (a leading dot: no `include DIR/*` glob picks it up)
 // and marked, so that the next sync removes what a killed one left.
 constexpr const char* kTmpMark = ".fabricplace-tmp.";
@@ -324,6 +359,21 @@ std::string tmp_beside(const std::string& path) {
   const auto dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
   const auto base = slash == std::string::npos ? path : path.substr(slash + 1);
   return dir + "." + base + kTmpMark + std::to_string(::getpid());
+}
+
+// Whether `n`, in DIR or a subdirectory of the set, is a temporary link tmp_beside() made
+// for one of the set's names: "." BASE ".fabricplace-tmp." PID.
+bool our_temporary_link(std::string_view n, const SlurmFileSet& set) {
+  const auto at = n.find(kTmpMark);
+  if (at == std::string_view::npos || !n.starts_with('.')) return false;
+  const auto pid = n.substr(at + std::strlen(kTmpMark));
+  if (pid.empty() || !std::ranges::all_of(pid, [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
+  const auto base = n.substr(1, at - 1);
+  return std::ranges::any_of(set.files, [&](const SlurmFile& f) {
+    const auto slash = f.name.rfind('/');
+    return std::string_view(f.name).substr(slash == std::string::npos ? 0 : slash + 1) == base;
+  });
 }
 
 // A new symlink at `path` -> `target`, atomically (a temporary link renamed over it).
@@ -340,34 +390,22 @@ Result<void> place_link(const std::string& path, const std::string& target) {
   return {};
 }
 
-Result<void> write_new(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return fail(ErrorCode::kIo, "cannot create: " + errno_text(), path);
-  if (::fchmod(fd, 0644) != 0 || !write_all(fd, text) || ::fsync(fd) != 0) {
-    const auto e = errno_text();
-    ::close(fd);
-    return fail(ErrorCode::kIo, "write failed: " + e, path);
-  }
-  if (::close(fd) != 0) return fail(ErrorCode::kIo, "close failed: " + errno_text(), path);
-  return {};
-}
-
 std::string parent_of(const std::string& name) {
   const auto slash = name.rfind('/');
   return slash == std::string::npos ? std::string() : name.substr(0, slash);
 }
 
-// The words of the first fabricplace line ("optional PATH/fabricplace.so key=value ...").
+// The words of the first fabricplace line ("optional PATH/fabricplace.so key=value ..."), as
+// Slurm splits it (ops/plugstack.hpp).
 std::vector<std::string> plugin_line(std::string_view text) {
   for (auto raw : str::lines(text)) {
-    const auto line = str::trim(raw);
-    if (line.empty() || line.front() == '#') continue;
-    std::vector<std::string> w;
-    for (auto word : str::split(line, ' '))
-      if (!word.empty()) w.emplace_back(word);
-    if (w.size() >= 2 && (w[0] == "optional" || w[0] == "required") &&
-        w[1].ends_with("fabricplace.so"))
-      return w;
+    const auto line = split_plugstack_line(raw);
+    if (!line || (line->kind != "optional" && line->kind != "required") ||
+        !line->plugin.ends_with("fabricplace.so"))
+      continue;
+    std::vector<std::string> w = {line->kind, line->plugin};
+    w.insert(w.end(), line->args.begin(), line->args.end());
+    return w;
   }
   return {};
 }
@@ -376,7 +414,8 @@ std::vector<std::string> plugin_line(std::string_view text) {
 // with why and what it lacks of the line sync would write (`ours`); nullopt: a conflict.
 std::optional<std::string> adoptable_plugstack(const std::string& path, const std::string& dir,
                                                const std::string& ours) {
-  auto text = read_file(path, 1u << 20);
+  // Never blocks on a FIFO planted there; follows a link (a package's file may be one).
+  auto text = read_regular_file(path, 1u << 20);
   if (!text) return std::nullopt;
   const auto w = plugin_line(*text);
   const auto want = "fabric=" + join(dir, "fabric.json");
@@ -405,29 +444,53 @@ std::optional<std::string> adoptable_plugstack(const std::string& path, const st
 
 }  // namespace
 
-Result<SyncPlan> plan_sync(const std::string& dir, const SlurmFileSet& set) {
+namespace {
+
+// What would stop the links after the switch is found before it: DIR and the set's
+// subdirectories must be directories; a subdirectory sync would write a link into is never a
+// link itself (the link would land where it points).
+Result<void> check_dirs(const std::string& dir, const SlurmFileSet& set) {
+  if (struct stat st{}; ::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return fail(ErrorCode::kUsage, "exists and is not a directory", dir);
+  for (const auto& file : set.files) {
+    const auto sub = parent_of(file.name);
+    if (sub.empty()) continue;
+    const auto path = join(dir, sub);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode))
+      return fail(ErrorCode::kUsage,
+                  "is a symbolic link: slurm sync places its links only in a real directory "
+                  "(make it one, or sync into the directory it points to)",
+                  path);
+    if (!S_ISDIR(st.st_mode)) return fail(ErrorCode::kUsage, "exists and is not a directory", path);
+  }
+  return {};
+}
+
+Result<SyncPlan> plan_in(const std::string& dir, const std::optional<OwnedDir>& store,
+                         const SlurmFileSet& set) {
   SyncPlan plan;
-  const std::string store = join(dir, kStore);
-  // What would stop the links after the switch is found before it.
-  std::vector<std::string> dirs = {dir, store};
-  for (const auto& file : set.files)
-    if (const auto sub = parent_of(file.name); !sub.empty()) dirs.push_back(join(dir, sub));
-  for (const auto& d : dirs)
-    if (struct stat st{}; ::stat(d.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-      return fail(ErrorCode::kUsage, "exists and is not a directory", d);
-  plan.old_snapshot = live_snapshot(dir);
+  if (auto ok = check_dirs(dir, set); !ok) return std::unexpected(ok.error());
   std::map<std::string, std::string> old;
-  if (!plan.old_snapshot.empty()) old = snapshot_names(join(store, plan.old_snapshot));
+  if (store) {
+    plan.old_snapshot = live_snapshot(*store);
+    if (!plan.old_snapshot.empty()) {
+      auto files = snapshot_files(*store, plan.old_snapshot);
+      if (!files) return std::unexpected(files.error());
+      old = std::move(*files);
+    }
+  }
   for (const auto& file : set.files) {
     FileChange c{file.name, FileChange::Kind::kAdded};
     if (auto it = old.find(file.name); it != old.end()) {
-      auto text = read_file(it->second);
-      if (!text) return std::unexpected(text.error());
-      if (file.name == "fabric.json") plan.old_fabric_json = *text;
+      const auto& text = it->second;
+      if (file.name == "fabric.json") plan.old_fabric_json = text;
       if (file.name == "fabric.hostmap")
-        if (auto m = placement::parse_host_map(*text, it->second))
+        if (auto m = placement::parse_host_map(
+                text, store->path_of(plan.old_snapshot + "/" + file.name)))
           plan.old_generation = m->generation;
-      c.kind = *text == file.text ? FileChange::Kind::kUnchanged : FileChange::Kind::kChanged;
+      c.kind = text == file.text ? FileChange::Kind::kUnchanged : FileChange::Kind::kChanged;
       old.erase(it);
     }
     plan.files.push_back(c);
@@ -447,8 +510,17 @@ Result<SyncPlan> plan_sync(const std::string& dir, const SlurmFileSet& set) {
         plan.links_to_fix.push_back(file.name);
     }
   }
-  for (const auto& [name, path] : old) plan.files.push_back({name, FileChange::Kind::kRemoved});
+  for (const auto& [name, text] : old) plan.files.push_back({name, FileChange::Kind::kRemoved});
   return plan;
+}
+
+}  // namespace
+
+Result<SyncPlan> plan_sync(const std::string& dir, const SlurmFileSet& set) {
+  if (auto ok = check_dirs(dir, set); !ok) return std::unexpected(ok.error());
+  auto store = open_store(dir, OwnedDir::Create::kNo);
+  if (!store) return std::unexpected(store.error());
+  return plan_in(dir, *store, set);
 }
 
 // After the switch, an error leaves the new set live: say so.
@@ -468,46 +540,44 @@ Error conflict_error(const std::string& dir, const std::string& name) {
 
 Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bool replace,
                              int lock_wait_s) {
-  const std::string store = join(dir, kStore);
-  for (const auto& d : {dir, store})
-    if (struct stat st{}; ::stat(d.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-      return fail(ErrorCode::kUsage, "exists and is not a directory", d);
+  if (auto ok = check_dirs(dir, set); !ok) return std::unexpected(ok.error());
   if (auto ok = make_dir(dir); !ok) return std::unexpected(ok.error());
-  if (auto ok = make_dir(store); !ok) return std::unexpected(ok.error());
-  const std::string lock_path = join(store, "lock");
-  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0) return fail(ErrorCode::kIo, "cannot open the lock: " + errno_text(), lock_path);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{lock};
-  for (int waited = 0; ::flock(lock, LOCK_EX | LOCK_NB) != 0; ++waited) {
-    if (waited >= lock_wait_s * 10)
-      return fail(
-          ErrorCode::kIo,
-          "another slurm sync holds the lock for more than " + std::to_string(lock_wait_s) + " s",
-          lock_path);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  auto opened = open_store(dir, OwnedDir::Create::kYes);
+  if (!opened) return std::unexpected(opened.error());
+  const OwnedDir& store = **opened;
+  auto lock = store.lock("lock", lock_wait_s, "another slurm sync");
+  if (!lock) return std::unexpected(lock.error());
   // Planned under the lock: another sync may have committed since the caller looked.
-  auto planned = plan_sync(dir, set);
+  auto planned = plan_in(dir, *opened, set);
   if (!planned) return std::unexpected(planned.error());
   const SyncPlan& plan = *planned;
   if (!plan.conflicts.empty() && !replace)
     return std::unexpected(conflict_error(dir, plan.conflicts[0]));
   const std::string pid = std::to_string(::getpid());
 
-  // Leftovers of killed syncs (we hold the lock: nobody else writes here): snapshots being
-  // written, temporary links in the store, DIR and its subdirectories of the set.
-  std::vector<std::string> scan = {store, dir};
+  // Leftovers of killed syncs (we hold the lock: nobody else writes here), each by a name
+  // sync makes and nothing else: snapshots being written (tmp.PID) and temporary links in the
+  // store; temporary links beside the set's names in DIR and its subdirectories.
+  for (const auto& n : store.list()) {
+    const bool building = n.starts_with("tmp.") && n.size() > 4 &&
+                          std::ranges::all_of(n.substr(4), [](char c) { return c >= '0' && c <= '9'; });
+    // `current`'s temporary link as syncs before OwnedDir named it: ".current" kTmpMark PID.
+    const std::string legacy = std::string(".") + kCurrent + kTmpMark;
+    const bool old_link = n.starts_with(legacy) && n.size() > legacy.size() &&
+                          std::ranges::all_of(n.substr(legacy.size()),
+                                              [](char c) { return c >= '0' && c <= '9'; });
+    if (building || old_link || OwnedDir::is_temporary(n)) store.remove(n);
+  }
+  std::vector<std::string> scan = {dir};
   for (const auto& file : set.files)
     if (const auto sub = parent_of(file.name);
         !sub.empty() && std::ranges::find(scan, join(dir, sub)) == scan.end())
       scan.push_back(join(dir, sub));
   for (const auto& d : scan)
     for (const auto& n : list_dir(d))
-      if (n.find(kTmpMark) != std::string::npos || (d == store && n.starts_with("tmp.")))
-        remove_tree(join(d, n));
+      if (our_temporary_link(n, set))
+        if (struct stat st{}; ::lstat(join(d, n).c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+          ::unlink(join(d, n).c_str());
 
   std::string live = plan.old_snapshot;
   bool switched = false;  // errors after the switch say that the new set is live
@@ -532,24 +602,29 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
           return fail(ok.error().code, ok.error().message + after_switch(), ok.error().file);
       }
       if (state == 3) {  // --replace: kept, never deleted
-        const auto keep = join(store, "replaced");
-        if (auto ok = make_dir(keep); !ok)
-          return fail(ok.error().code, ok.error().message + after_switch(), ok.error().file);
+        auto keep = store.sub("replaced", OwnedDir::Create::kYes);
+        if (!keep)
+          return fail(keep.error().code, keep.error().message + after_switch(), keep.error().file);
         std::string flat = file.name;
         std::ranges::replace(flat, '/', '_');
         // A second name first, then the link renamed over the file: DIR/NAME never goes
         // missing. The name is free (.TIME, .TIME.1, ...); one already linked to the file (a
         // killed --replace) is kept as it is.
-        std::string to = join(keep, flat + "." + std::to_string(std::time(nullptr)));
+        const std::string stamp = flat + "." + std::to_string(std::time(nullptr));
+        std::string to = stamp;
         struct stat was {
         }, there{};
         ::lstat(path.c_str(), &was);
-        for (int k = 1; ::lstat(to.c_str(), &there) == 0 && there.st_ino != was.st_ino; ++k)
-          to =
-              join(keep, flat + "." + std::to_string(std::time(nullptr)) + "." + std::to_string(k));
-        if (::link(path.c_str(), to.c_str()) != 0 && errno != EEXIST)
+        for (int k = 1; ::fstatat(keep->fd(), to.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+                        there.st_ino != was.st_ino;
+             ++k)
+          to = stamp + "." + std::to_string(k);
+        // linkat without AT_SYMLINK_FOLLOW: a link at DIR/NAME is kept as the link it is.
+        if (::linkat(AT_FDCWD, path.c_str(), keep->fd(), to.c_str(), 0) != 0 && errno != EEXIST)
           return fail(ErrorCode::kIo,
-                      "cannot keep it as " + to + ": " + errno_text() + after_switch(), path);
+                      "cannot keep it as " + keep->path_of(to) + ": " + errno_text() +
+                          after_switch(),
+                      path);
       }
       if (auto ok = place_link(path, want); !ok)
         return fail(ok.error().code, ok.error().message + after_switch(), ok.error().file);
@@ -565,8 +640,8 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
   if (auto ok = link_all(true); !ok) return std::unexpected(ok.error());
   if (write) {
     unsigned seq = 0;
-    for (const auto& n : list_dir(store))
-      if (n.starts_with(kSnapshotPrefix))
+    for (const auto& n : store.list())
+      if (snapshot_name(n))
         if (auto v =
                 str::parse_uint(std::string_view(n).substr(std::strlen(kSnapshotPrefix)), 999999))
           seq = std::max(seq, static_cast<unsigned>(*v));
@@ -575,28 +650,36 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
       seq = (seq + 1) % 1000000;
       std::snprintf(name, sizeof name, "%s%06u", kSnapshotPrefix, seq);
     } while (name == live);
-    const std::string tmp = join(store, "tmp." + pid);
-    if (auto ok = make_dir(tmp); !ok) return std::unexpected(ok.error());
-    std::vector<std::string> subdirs;
-    for (const auto& file : set.files) {
-      if (const auto sub = parent_of(file.name); !sub.empty()) {
-        if (auto ok = make_dir(join(tmp, sub)); !ok) return std::unexpected(ok.error());
-        if (std::ranges::find(subdirs, sub) == subdirs.end()) subdirs.push_back(sub);
+    const std::string tmp_name = "tmp." + pid;
+    {
+      auto tmp = store.sub(tmp_name, OwnedDir::Create::kYes);
+      if (!tmp) return std::unexpected(tmp.error());
+      std::map<std::string, OwnedDir> subdirs;
+      for (const auto& file : set.files) {
+        const OwnedDir* in = &*tmp;
+        std::string base = file.name;
+        if (const auto sub = parent_of(file.name); !sub.empty()) {
+          auto it = subdirs.find(sub);
+          if (it == subdirs.end()) {
+            auto d = tmp->sub(sub, OwnedDir::Create::kYes);
+            if (!d) return std::unexpected(d.error());
+            it = subdirs.emplace(sub, std::move(*d)).first;
+          }
+          in = &it->second;
+          base = file.name.substr(sub.size() + 1);
+        }
+        if (auto ok = in->create_file(base, file.text); !ok) return std::unexpected(ok.error());
       }
-      if (auto ok = write_new(join(tmp, file.name), file.text); !ok)
-        return std::unexpected(ok.error());
+      for (const auto& [sub, d] : subdirs)
+        if (auto ok = d.sync(); !ok) return std::unexpected(ok.error());
+      if (auto ok = tmp->sync(); !ok) return std::unexpected(ok.error());
     }
-    for (const auto& sub : subdirs)
-      if (auto ok = fsync_dir(join(tmp, sub)); !ok) return std::unexpected(ok.error());
-    if (auto ok = fsync_dir(tmp); !ok) return std::unexpected(ok.error());
-    const std::string snap = join(store, name);
-    remove_tree(snap);  // a number reused after a wrap of a million syncs
-    if (::rename(tmp.c_str(), snap.c_str()) != 0)
-      return fail(ErrorCode::kIo, "cannot rename into place: " + errno_text(), snap);
-    if (auto ok = fsync_dir(store); !ok) return std::unexpected(ok.error());
+    store.remove(name);  // a number reused after a wrap of a million syncs
+    if (auto ok = store.rename(tmp_name, name); !ok) return std::unexpected(ok.error());
+    if (auto ok = store.sync(); !ok) return std::unexpected(ok.error());
     // The commit: `current` switches to the new snapshot in one rename.
-    if (auto ok = place_link(join(store, kCurrent), name); !ok) return std::unexpected(ok.error());
-    if (auto ok = fsync_dir(store); !ok) return std::unexpected(ok.error());
+    if (auto ok = store.place_link(kCurrent, name); !ok) return std::unexpected(ok.error());
+    if (auto ok = store.sync(); !ok) return std::unexpected(ok.error());
     live = name;
     switched = true;
   }
@@ -618,19 +701,21 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
   // Keep the live snapshot and the one before it (rollback); drop the rest. A sync that wrote
   // nothing keeps what is there.
   if (write)
-    for (const auto& n : list_dir(store))
-      if (n.starts_with(kSnapshotPrefix) && n != live && n != plan.old_snapshot)
-        remove_tree(join(store, n));
+    for (const auto& n : store.list())
+      if (snapshot_name(n) && n != live && n != plan.old_snapshot) store.remove(n);
   return planned;
 }
 
 std::string slurmctld_digest(const std::string& dir) {
-  const auto live = live_snapshot(dir);
+  auto store = open_store(dir, OwnedDir::Create::kNo);
+  if (!store || !*store) return {};
+  const auto live = live_snapshot(**store);
   if (live.empty()) return {};
-  const auto snap = join(join(dir, kStore), live);
+  auto snap = (*store)->sub(live, OwnedDir::Create::kNo);
+  if (!snap) return {};
   std::string all;
   for (const char* name : {"topology.conf", "topology.yaml", "fabricplace-nodes.conf"})
-    if (auto text = read_file(join(snap, name))) {
+    if (auto text = snap->read_file(name, limits().input_bytes)) {
       std::string_view body = *text;  // without the generation line: the content is the point
       if (body.starts_with(kGenerationMark))
         body.remove_prefix(std::min(body.size(), body.find('\n') + 1));
@@ -640,12 +725,17 @@ std::string slurmctld_digest(const std::string& dir) {
 }
 
 std::string reconfigured_digest(const std::string& dir) {
-  auto text = read_file(join(dir, std::string(kStore) + "/reconfigured"), 4096);
+  auto store = open_store(dir, OwnedDir::Create::kNo);
+  if (!store || !*store) return {};
+  auto text = (*store)->read_file("reconfigured", 4096);
   return text ? std::string(str::trim(*text)) : std::string();
 }
 
 Result<void> record_reconfigured(const std::string& dir, const std::string& digest) {
-  return write_file_atomic(join(dir, std::string(kStore) + "/reconfigured"), digest + "\n");
+  auto store = open_store(dir, OwnedDir::Create::kNo);
+  if (!store) return std::unexpected(store.error());
+  if (!*store) return fail(ErrorCode::kIo, "no slurm sync store here", join(dir, kStore));
+  return (*store)->write_file("reconfigured", digest + "\n");
 }
 
 }  // namespace fabricplace::ops

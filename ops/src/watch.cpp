@@ -1,56 +1,279 @@
 #include "fabricplace/ops/watch.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
+#include <array>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <unordered_map>
 
-#include "fabricplace/common/file_io.hpp"
+#include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/builder.hpp"
 #include "fabricplace/fabric/health.hpp"
+#include "fabricplace/fabric/json_io.hpp"
 
 namespace fabricplace::ops {
 
 using fabric::Fabric;
 
-Result<WatchState> read_watch_state(const std::string& path) {
-  WatchState st;
-  struct stat sb {};
-  if (::stat(path.c_str(), &sb) != 0 && errno == ENOENT) return st;  // a first run
-  auto text = read_file(path, 16u << 20);
-  if (!text) return std::unexpected(text.error());
-  const auto j = nlohmann::json::parse(*text, nullptr, false);
-  auto bad = [&](const std::string& what) {
-    return fail(ErrorCode::kSyntax,
-                what + " (the state `fabric watch` keeps; remove the file to start afresh)", path,
-                1);
-  };
-  if (j.is_discarded() || !j.is_object()) return bad("expected a JSON object");
-  if (!j.contains("runs") || !j["runs"].is_number_unsigned())
-    return bad("\"runs\": expected a count");
-  st.runs = j["runs"].get<std::uint64_t>();
-  if (j.contains("events")) {
-    if (!j["events"].is_array()) return bad("\"events\": expected an array");
-    for (const auto& e : j["events"]) {
-      if (!e.is_array() || e.size() != 3 || !e[0].is_number_unsigned() || !e[1].is_string() ||
-          !e[2].is_string())
-        return bad("\"events\": expected [run, link, what] entries");
-      st.events.push_back(
-          {e[0].get<std::uint64_t>(), e[1].get<std::string>(), e[2].get<std::string>()});
+namespace {
+
+constexpr const char* kStateHint =
+    " (the state `fabric watch` keeps; remove the file to start afresh)";
+constexpr std::array<std::string_view, 5> kWhats = {"removed", "added", "degraded", "recovered",
+                                                    "flapped"};
+
+// {"runs": N, "events": [[run, "link", "what"], ...], "dropped": [["link", count, run], ...]}
+// read as SAX events: three levels at most (the object, its arrays, their entries), so a
+// deeper value ends the read at its first bracket, with its line, and no document tree is
+// ever built.
+class StateReader final : public nlohmann::json::json_sax_t {
+ public:
+  StateReader(std::string_view text, const std::string& file, WatchState& st)
+      : text_(text), lines_(text), file_(file), st_(st) {}
+  const char* furthest = nullptr;
+  std::optional<Error> error;
+  std::string parse_error_what;
+
+  bool start_object(std::size_t) override {
+    if (depth_ == 0 && !done_) {
+      depth_ = 1;
+      return true;
     }
+    return wrong_value("an object");
   }
+  bool end_object() override {
+    depth_ = 0;
+    done_ = true;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ == 1 && (key_ == Key::kEvents || key_ == Key::kDropped)) {
+      depth_ = 2;
+      return true;
+    }
+    if (depth_ == 2) {
+      depth_ = 3;
+      field_ = 0;
+      entry_line_ = line_now();
+      return true;
+    }
+    return wrong_value("an array");
+  }
+  bool end_array() override {
+    if (depth_ == 3) {
+      depth_ = 2;
+      return end_entry();
+    }
+    depth_ = 1;
+    key_ = Key::kNone;
+    return true;
+  }
+  bool key(string_t& k) override {
+    static constexpr std::array<std::pair<std::string_view, Key>, 3> kKeys = {
+        {{"runs", Key::kRuns}, {"events", Key::kEvents}, {"dropped", Key::kDropped}}};
+    for (const auto& [name, key] : kKeys)
+      if (k == name) {
+        if (seen_[static_cast<int>(key)])
+          return bad("\"" + std::string(name) + "\" twice: expected each key once");
+        seen_[static_cast<int>(key)] = true;
+        key_ = key;
+        return true;
+      }
+    return bad("unknown key " + str::quoted(k) +
+               ": expected \"runs\", \"events\" and \"dropped\" only");
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (depth_ == 1 && key_ == Key::kRuns) {
+      st_.runs = v;
+      return true;
+    }
+    if (depth_ != 3) return wrong_value("a number");
+    if (key_ == Key::kEvents && field_ == 0) {
+      ev_.run = v;
+    } else if (key_ == Key::kDropped && field_ == 1) {
+      drop_.count = v;
+    } else if (key_ == Key::kDropped && field_ == 2) {
+      drop_.last_run = v;
+    } else {
+      return wrong_value("a number");
+    }
+    ++field_;
+    return true;
+  }
+  bool string(string_t& v) override {
+    if (depth_ != 3) return wrong_value("a string");
+    if (key_ == Key::kEvents && field_ == 1) {
+      if (!link_ok(v)) return false;
+      ev_.link = std::move(v);
+    } else if (key_ == Key::kEvents && field_ == 2) {
+      if (std::ranges::find(kWhats, std::string_view(v)) == kWhats.end())
+        return bad("\"events\": " + str::quoted(v) +
+                   " is no event: expected removed, added, degraded, recovered or flapped");
+      ev_.what = std::move(v);
+    } else if (key_ == Key::kDropped && field_ == 0) {
+      if (!link_ok(v)) return false;
+      drop_.link = std::move(v);
+    } else {
+      return wrong_value("a string");
+    }
+    ++field_;
+    return true;
+  }
+  bool number_integer(number_integer_t) override { return wrong_value("a negative number"); }
+  bool number_float(number_float_t, const string_t&) override {
+    return wrong_value("a fractional number");
+  }
+  bool boolean(bool) override { return wrong_value("a boolean"); }
+  bool null() override { return wrong_value("null"); }
+  bool binary(binary_t&) override { return wrong_value("binary data"); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    parse_error_what = e.what();
+    return false;
+  }
+  int line_now() {
+    if (!furthest || furthest <= text_.data()) return 1;
+    return lines_.line_at(static_cast<std::size_t>(furthest - text_.data()) - 1);
+  }
+
+  // After the whole text: what only the whole can show.
+  Result<void> finish() {
+    if (!seen_[static_cast<int>(Key::kRuns)]) return fail_at("\"runs\": expected a count", 1);
+    if (max_run_ > st_.runs)
+      return fail_at("run " + std::to_string(max_run_) + ": expected a run from 1 to \"runs\" (" +
+                         std::to_string(st_.runs) + ")",
+                     max_run_line_);
+    // Oldest first, as written; a file put in another order is read in that order.
+    std::ranges::stable_sort(st_.events, {}, &WatchState::Event::run);
+    return {};
+  }
+
+ private:
+  enum class Key : std::uint8_t { kRuns, kEvents, kDropped, kNone };
+
+  bool end_entry() {
+    if (field_ != 3) return bad_entry();
+    const bool events = key_ == Key::kEvents;
+    const std::uint64_t run = events ? ev_.run : drop_.last_run;
+    if (run == 0 || (!events && drop_.count == 0))
+      return bad(events ? "\"events\": run 0: expected a run from 1 to \"runs\""
+                        : "\"dropped\": expected a count and a run of 1 or more");
+    if (run > max_run_) {
+      max_run_ = run;
+      max_run_line_ = entry_line_;
+    }
+    if (events) {
+      st_.events.push_back(std::move(ev_));
+      ev_ = {};
+    } else {
+      st_.dropped.push_back(std::move(drop_));
+      drop_ = {};
+    }
+    return true;
+  }
+  bool link_ok(const std::string& v) {
+    if (v.empty() || v.size() > kMaxLinkTextBytes)
+      return bad(std::string(key_ == Key::kEvents ? "\"events\"" : "\"dropped\"") +
+                 ": a link of " + std::to_string(v.size()) +
+                 " bytes: expected a link's name of 1 to " + std::to_string(kMaxLinkTextBytes) +
+                 " bytes");
+    if (str::invalid_utf8_at(v) != std::string_view::npos ||
+        str::control_char_at(v) != std::string_view::npos)
+      return bad(std::string(key_ == Key::kEvents ? "\"events\"" : "\"dropped\"") + ": link " +
+                 str::quoted(v) + ": expected UTF-8 text without control characters");
+    return true;
+  }
+  bool bad_entry() {
+    return bad(key_ == Key::kEvents ? "\"events\": expected [run, link, what] entries"
+                                    : "\"dropped\": expected [link, count, run] entries");
+  }
+  // A value of the wrong kind where it stands.
+  bool wrong_value(const char* got) {
+    if (depth_ == 0)
+      return bad(std::string("expected a JSON object {\"runs\": N, \"events\": [...]}, got ") +
+                 got);
+    switch (key_) {
+      case Key::kRuns:
+        return bad(std::string("\"runs\": expected a count, got ") + got);
+      case Key::kEvents:
+        if (depth_ == 1) return bad(std::string("\"events\": expected an array, got ") + got);
+        break;
+      case Key::kDropped:
+        if (depth_ == 1) return bad(std::string("\"dropped\": expected an array, got ") + got);
+        break;
+      case Key::kNone:
+        return bad(std::string("expected a key, got ") + got);
+    }
+    return bad_entry();
+  }
+  bool bad(const std::string& what) {
+    error = Error{ErrorCode::kSyntax, what + kStateHint, file_, line_now()};
+    return false;
+  }
+  std::unexpected<Error> fail_at(const std::string& what, int line) {
+    return fail(ErrorCode::kSyntax, what + kStateHint, file_, line);
+  }
+
+  std::string_view text_;
+  str::LineCounter lines_;
+  const std::string& file_;
+  WatchState& st_;
+  int depth_ = 0;  // 1 in the object, 2 in "events" or "dropped", 3 in one of their entries
+  bool done_ = false;
+  Key key_ = Key::kNone;
+  std::array<bool, 3> seen_{};
+  int field_ = 0, entry_line_ = 0, max_run_line_ = 1;
+  std::uint64_t max_run_ = 0;
+  WatchState::Event ev_;
+  WatchState::Dropped drop_;
+};
+
+}  // namespace
+
+Result<WatchState> read_watch_state(std::string_view text, const std::string& file) {
+  WatchState st;
+  StateReader reader(text, file, st);
+  reader.furthest = text.data();
+  const str::TrackingIterator first{text.data(), &reader.furthest},
+      last{text.data() + text.size(), &reader.furthest};
+  if (!nlohmann::json::sax_parse(first, last, &reader, nlohmann::json::input_format_t::json,
+                                 true)) {
+    if (reader.error) return std::unexpected(*reader.error);
+    auto e = fabric::json_syntax_error(reader.parse_error_what, reader.line_now(), file);
+    e.message += kStateHint;
+    return std::unexpected(std::move(e));
+  }
+  if (auto ok = reader.finish(); !ok) return std::unexpected(ok.error());
   return st;
 }
 
+// One event or entry per line, written by hand: linear, and no document tree.
 std::string to_json(const WatchState& st) {
-  nlohmann::json j;
-  j["runs"] = st.runs;
-  j["events"] = nlohmann::json::array();
-  for (const auto& e : st.events) j["events"].push_back({e.run, e.link, e.what});
-  return j.dump(1) + "\n";
+  std::string o = "{\"runs\": " + std::to_string(st.runs) + ",\n \"events\": [";
+  for (std::size_t i = 0; i < st.events.size(); ++i) {
+    const auto& e = st.events[i];
+    o += i ? ",\n  [" : "\n  [";
+    o += std::to_string(e.run);
+    o += ", ";
+    o += str::json_quote(e.link);
+    o += ", ";
+    o += str::json_quote(e.what);
+    o += ']';
+  }
+  o += st.events.empty() ? "],\n \"dropped\": [" : "\n ],\n \"dropped\": [";
+  for (std::size_t i = 0; i < st.dropped.size(); ++i) {
+    const auto& d = st.dropped[i];
+    o += i ? ",\n  [" : "\n  [";
+    o += str::json_quote(d.link);
+    o += ", ";
+    o += std::to_string(d.count);
+    o += ", ";
+    o += std::to_string(d.last_run);
+    o += ']';
+  }
+  o += st.dropped.empty() ? "]\n}\n" : "\n ]\n}\n";
+  return o;
 }
 
 namespace {
@@ -65,6 +288,7 @@ std::vector<std::pair<std::string, std::string>> downed_between(const Fabric& be
     if (p.health.has_counters && p.link != fabric::kNoLink)
       was[{before.node(p.node).guid, p.rec.number}] = p.health.counters[k];
   std::vector<std::pair<std::string, std::string>> out;
+  if (was.empty()) return out;
   for (const auto& l : now.links()) {
     std::string detail;
     for (const auto pid : {l.a, l.b}) {
@@ -81,67 +305,117 @@ std::vector<std::pair<std::string, std::string>> downed_between(const Fabric& be
   return out;
 }
 
+// Each link's newest kEventsPerLink events stay; the older ones are counted in `st.dropped`.
+// One pass from the newest event back, one hash map lookup per event.
+void cap_events(WatchState& st) {
+  std::unordered_map<std::string_view, std::size_t> kept;
+  std::unordered_map<std::string_view, std::size_t> dropped_at;  // link -> index in st.dropped
+  for (std::size_t i = 0; i < st.dropped.size(); ++i) dropped_at[st.dropped[i].link] = i;
+  std::vector<bool> keep(st.events.size(), true);
+  bool any = false;
+  std::vector<WatchState::Dropped> more;
+  std::unordered_map<std::string_view, std::size_t> more_at;
+  for (std::size_t i = st.events.size(); i-- > 0;) {
+    const auto& e = st.events[i];
+    if (++kept[e.link] <= kEventsPerLink) continue;
+    keep[i] = false;
+    any = true;
+    // Newest first: the first dropped event of a link is its newest.
+    if (const auto it = dropped_at.find(e.link); it != dropped_at.end()) {
+      auto& d = st.dropped[it->second];
+      d.count += 1;
+      d.last_run = std::max(d.last_run, e.run);
+    } else if (const auto jt = more_at.find(e.link); jt != more_at.end()) {
+      more[jt->second].count += 1;
+    } else {
+      more_at.emplace(e.link, more.size());
+      more.push_back({e.link, 1, e.run});
+    }
+  }
+  if (!any) return;
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < st.events.size(); ++i)
+    if (keep[i]) {
+      if (w != i) st.events[w] = std::move(st.events[i]);
+      ++w;
+    }
+  st.events.resize(w);
+  for (auto& d : more) st.dropped.push_back(std::move(d));
+}
+
 }  // namespace
 
 WatchStep watch_step(const Fabric* accepted, const Fabric& now, WatchState& st,
                      unsigned flap_runs) {
   WatchStep step;
   st.runs += 1;
-  if (accepted) {
-    step.diff = fabric::diff(*accepted, now);
-    if (!step.diff.empty()) {
-      const auto text = fabric::diff_text(step.diff);
-      for (auto line : str::lines(text))
-        if (!line.empty() && !line.starts_with("note: ")) step.changes.emplace_back(line);
+  if (!accepted) return step;
+  step.diff = fabric::diff(*accepted, now);
+  if (!step.diff.empty()) {
+    const auto text = fabric::diff_text(step.diff);
+    for (auto line : str::lines(text))
+      if (!line.empty() && !line.starts_with("note: ")) step.changes.emplace_back(line);
+  }
+  // Forget what is older than the window; then this run's events, each link's newest kept.
+  std::erase_if(st.events,
+                [&](const WatchState::Event& e) { return e.run + flap_runs <= st.runs; });
+  std::erase_if(st.dropped,
+                [&](const WatchState::Dropped& d) { return d.last_run + flap_runs <= st.runs; });
+  const std::size_t before = st.events.size();
+  auto add = [&](const std::vector<fabric::FabricDiff::LinkChange>& v, const char* what) {
+    for (const auto& c : v) st.events.push_back({st.runs, c.link, what});
+  };
+  add(step.diff.removed, "removed");
+  add(step.diff.added, "added");
+  add(step.diff.degraded, "degraded");
+  add(step.diff.recovered, "recovered");
+  for (auto& [link, detail] : downed_between(*accepted, now)) {
+    step.flaps.push_back("flapped " + link + ": went down and came back up since the last run (" +
+                         detail + ")");
+    st.events.push_back({st.runs, std::move(link), "flapped"});
+  }
+  if (st.events.size() == before) {
+    step.change_count = step.changes.size() + step.flaps.size();
+    return step;
+  }
+  cap_events(st);
+  // Each link's events in the window, counted once; the links this run touched, by name.
+  std::unordered_map<std::string_view, std::vector<std::uint32_t>> history;
+  std::vector<std::string_view> touched;
+  for (std::uint32_t i = 0; i < st.events.size(); ++i) {
+    auto& h = history[st.events[i].link];
+    if (st.events[i].run == st.runs && (h.empty() || st.events[h.back()].run != st.runs))
+      touched.push_back(st.events[i].link);
+    h.push_back(i);
+  }
+  std::unordered_map<std::string_view, std::uint64_t> dropped;
+  for (const auto& d : st.dropped) dropped[d.link] = d.count;
+  std::ranges::sort(touched);
+  std::uint64_t flapping = 0;
+  for (const auto link : touched) {
+    const auto& h = history.at(link);
+    bool flapped = false;
+    for (const auto i : h) flapped = flapped || (st.events[i].run == st.runs &&
+                                                 st.events[i].what == "flapped");
+    if (flapped || h.size() >= 2) ++flapping;
+    if (h.size() < 2) continue;
+    std::string line = "flapping " + std::string(link) + ": " + std::to_string(h.size()) +
+                       " changes in the last " + std::to_string(flap_runs) + " runs: ";
+    for (std::size_t n = 0; n < h.size(); ++n) {
+      const auto& e = st.events[h[n]];
+      if (n) line += ", ";
+      line += e.what;
+      line += " (run ";
+      line += std::to_string(e.run);
+      line += ')';
     }
-    std::vector<std::string> touched;
-    auto add = [&](const std::vector<fabric::FabricDiff::LinkChange>& v, const char* what) {
-      for (const auto& c : v) {
-        st.events.push_back({st.runs, c.link, what});
-        touched.push_back(c.link);
-      }
-    };
-    add(step.diff.removed, "removed");
-    add(step.diff.added, "added");
-    add(step.diff.degraded, "degraded");
-    add(step.diff.recovered, "recovered");
-    for (const auto& [link, detail] : downed_between(*accepted, now)) {
-      step.flaps.push_back("flapped " + link + ": went down and came back up since the last run (" +
-                           detail + ")");
-      st.events.push_back({st.runs, link, "flapped"});
-      touched.push_back(link);
-    }
-    // Forget what is older than the window, then: links with two or more events in it.
-    std::erase_if(st.events,
-                  [&](const WatchState::Event& e) { return e.run + flap_runs <= st.runs; });
-    std::ranges::sort(touched);
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (const auto& link : touched) {
-      std::string seen;
-      int n = 0;
-      for (const auto& e : st.events)
-        if (e.link == link) {
-          seen += (n++ ? ", " : "") + e.what + " (run " + std::to_string(e.run) + ")";
-        }
-      if (n >= 2)
-        step.flaps.push_back("flapping " + link + ": " + std::to_string(n) +
-                             " changes in the last " + std::to_string(flap_runs) +
-                             " runs: " + seen);
-    }
+    if (const auto it = dropped.find(link); it != dropped.end())
+      line += "; " + std::to_string(it->second) + " earlier not kept (a link keeps its last " +
+              std::to_string(kEventsPerLink) + ")";
+    step.flaps.push_back(std::move(line));
   }
   step.change_count = step.changes.size() + step.flaps.size();
-  if (accepted) {  // the links of `flaps`: said flapped, or with two events or more in the window
-    std::vector<std::string> links;
-    for (const auto& e : st.events)
-      if (e.run == st.runs &&
-          (e.what == "flapped" || std::ranges::count_if(st.events, [&](const WatchState::Event& x) {
-                                    return x.link == e.link;
-                                  }) >= 2))
-        links.push_back(e.link);
-    std::ranges::sort(links);
-    step.flapping_links =
-        static_cast<std::uint64_t>(std::unique(links.begin(), links.end()) - links.begin());
-  }
+  step.flapping_links = flapping;
   return step;
 }
 
@@ -150,6 +424,66 @@ Result<Fabric> with_lost_links(const Fabric& now, const Fabric& accepted) {
   if (auto ok = b.merge(now); !ok) return std::unexpected(ok.error());
   fabric::note_lost_links(b, accepted);
   return b.build();
+}
+
+// The watch's directory.
+
+namespace {
+
+constexpr const char* kAccepted = "accepted.json";
+constexpr const char* kState = "watch.json";
+constexpr const char* kLock = "lock";
+
+}  // namespace
+
+Result<WatchDir> WatchDir::open(const std::string& path, int wait_s) {
+  auto dir = OwnedDir::open(path, OwnedDir::Create::kYes);
+  if (!dir) return std::unexpected(dir.error());
+  auto lock = dir->lock(kLock, wait_s,
+                        "another `fabric watch --state " + path +
+                            "` run (the fabricplace-watch service, or a watch with --interval)");
+  if (!lock) return std::unexpected(lock.error());
+  WatchDir w(std::move(*dir), std::move(*lock));
+  for (const char* name : {kAccepted, kState})
+    if (w.dir_.kind(name) == OwnedDir::Kind::kLink)
+      w.notes_.push_back(w.dir_.path_of(name) + " is a link (to " +
+                         str::quoted(w.dir_.read_link(name)) +
+                         "): not followed, read as no file, and replaced by this run's");
+  return w;
+}
+
+Result<WatchState> WatchDir::read_state() const {
+  if (const auto k = dir_.kind(kState); k == OwnedDir::Kind::kMissing || k == OwnedDir::Kind::kLink)
+    return WatchState{};
+  auto text = dir_.read_file(kState, limits().input_bytes);
+  if (!text) return std::unexpected(text.error());
+  return read_watch_state(*text, dir_.path_of(kState));
+}
+
+Result<std::unique_ptr<Fabric>> WatchDir::read_accepted() const {
+  if (const auto k = dir_.kind(kAccepted);
+      k == OwnedDir::Kind::kMissing || k == OwnedDir::Kind::kLink)
+    return nullptr;
+  auto text = dir_.read_file(kAccepted, limits().input_bytes);
+  if (!text) return std::unexpected(text.error());
+  fabric::FabricBuilder b;
+  if (auto ok = fabric::read_json(*text, dir_.path_of(kAccepted), b); !ok)
+    return std::unexpected(ok.error());
+  auto f = b.build();
+  if (!f) {
+    auto e = f.error();
+    if (e.file.empty()) e.file = dir_.path_of(kAccepted);
+    return std::unexpected(std::move(e));
+  }
+  return std::make_unique<Fabric>(std::move(*f));
+}
+
+Result<void> WatchDir::write_state(const WatchState& st) const {
+  return dir_.write_file(kState, to_json(st));
+}
+
+Result<void> WatchDir::write_accepted(const Fabric& f) const {
+  return dir_.write_file(kAccepted, fabric::to_json(f));
 }
 
 }  // namespace fabricplace::ops

@@ -159,7 +159,7 @@ for dry in "" --dry-run; do
   [[ $rc == 2 ]] && grep -q "$tmp/plain-file: exists and is not a directory" "$tmp/err.txt" || fail "--out a file $dry: rc=$rc $(cat "$tmp/err.txt")"
 done
 rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$tmp/my dir" 2>"$tmp/err.txt" >/dev/null || rc=$?
-[[ $rc == 2 && ! -e "$tmp/my dir" ]] && grep -q "a blank in the path" "$tmp/err.txt" || fail "--out with a blank: rc=$rc $(cat "$tmp/err.txt")"
+[[ $rc == 2 && ! -e "$tmp/my dir" ]] && grep -q "a blank or a tab in the path" "$tmp/err.txt" || fail "--out with a blank: rc=$rc $(cat "$tmp/err.txt")"
 mkdir -p "$tmp/fakebin"
 printf '#!/bin/sh\necho "$*" >>"%s/scontrol.log"\n[ ! -e "%s/scontrol.fails" ]\n' "$tmp" "$tmp" >"$tmp/fakebin/scontrol"
 chmod +x "$tmp/fakebin/scontrol"
@@ -193,7 +193,7 @@ for f in "${files[@]}"; do install -D "$k/$f" "$tmp/ref-a/$f"; done
 for f in "${files[@]}"; do install -D "$k/$f" "$tmp/ref-b/$f"; done
 same_as() { local f; for f in "${files[@]}"; do cmp -s "$k/$f" "$1/$f" || return 1; done; }
 kills=0
-for sc in mkdir openat write fsync rename symlink unlink rmdir; do
+for sc in mkdir mkdirat openat write fsync rename renameat symlink symlinkat unlink unlinkat rmdir; do
   for ((n = 1; ; n++)); do
     "$bin" slurm sync --fabric "$tmp/a.json" --out "$k" >/dev/null  # the old set, live
     rc=0
@@ -215,7 +215,7 @@ done
 # directory has no set or a whole one, and topology.conf is always there (the old file or
 # the new link), never missing.
 first_kills=0
-for sc in mkdir openat write fsync rename symlink link unlink; do
+for sc in mkdir mkdirat openat write fsync rename renameat symlink symlinkat link linkat unlink unlinkat; do
   for ((n = 1; ; n++)); do
     rm -rf "$k" && mkdir -p "$k" && echo "SwitchName=hand Nodes=node001" >"$k/topology.conf"
     rc=0
@@ -240,7 +240,7 @@ done
 # tree -> yaml: killed anywhere, never a topology.conf link left dangling once the next sync
 # ran, and topology.yaml there.
 yaml_kills=0
-for sc in rename symlink unlink; do
+for sc in rename renameat symlink symlinkat unlink unlinkat; do
   for ((n = 1; ; n++)); do
     rm -rf "$k" && "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" >/dev/null
     rc=0

@@ -23,6 +23,13 @@ namespace fabricplace {
 Result<std::string> read_file(const std::string& path);
 Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes);
 
+/// read_file() on a descriptor the caller opened (and closes): `name` is for messages.
+Result<std::string> read_open_file(int fd, const std::string& name, std::uint64_t max_bytes);
+
+/// read_file() of a regular file only (a link to one is followed): a FIFO, socket or device
+/// is an error, and opening never blocks (O_NONBLOCK), for files a configuration names.
+Result<std::string> read_regular_file(const std::string& path, std::uint64_t max_bytes);
+
 /// kDurable (the default) flushes the file and the rename to disk; kAtomic only renames (still
 /// never a partial file to readers), for per-job files on a launch's critical path.
 enum class Durability : bool { kAtomic, kDurable };

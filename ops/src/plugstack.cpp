@@ -1,9 +1,12 @@
-#include "config.hpp"
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "fabricplace/ops/plugstack.hpp"
+
+#include <algorithm>
 
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/policies/policies.hpp"
 
-namespace fabricplace::plugin {
+namespace fabricplace::ops {
 
 std::span<const ArgDoc> plugstack_arg_docs() {
   static constexpr ArgDoc kDocs[] = {
@@ -87,4 +90,67 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
   return c;
 }
 
-}  // namespace fabricplace::plugin
+std::optional<PlugstackLine> split_plugstack_line(std::string_view line) {
+  if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+  std::vector<std::string> words;
+  std::size_t i = 0;
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
+  while (i < line.size()) {
+    while (i < line.size() && blank(line[i])) ++i;
+    const std::size_t start = i;
+    while (i < line.size() && !blank(line[i])) ++i;
+    if (i > start) words.emplace_back(line.substr(start, i - start));
+  }
+  if (words.empty()) return std::nullopt;
+  PlugstackLine out;
+  out.kind = words[0];
+  if (words.size() > 1) out.plugin = words[1];
+  if (words.size() > 2) out.args.assign(words.begin() + 2, words.end());
+  return out;
+}
+
+Result<std::string> plugstack_line(const std::string& plugin, const std::vector<std::string>& args) {
+  auto bad = [](const std::string& what, const std::string& why) {
+    return fail(ErrorCode::kUsage,
+                what + ": " + why +
+                    " (Slurm reads plugstack.conf with no quoting: a '#' ends the line, blanks "
+                    "and tabs split words)");
+  };
+  if (plugin.empty())
+    return fail(ErrorCode::kUsage,
+                "the plugstack line names no plugin (--plugin: the path of fabricplace.so)");
+  auto check_word = [&](const std::string& what, const std::string& w) -> Result<void> {
+    if (w.empty()) return bad(what, "an empty word");
+    if (w.find('#') != std::string::npos) return bad(what + " " + str::quoted(w), "holds a '#'");
+    if (w.find_first_of(" \t") != std::string::npos)
+      return bad(what + " " + str::quoted(w), "holds a blank or a tab");
+    if (w.find_first_of("\n\r") != std::string::npos)
+      return bad(what + " " + str::quoted(w), "holds a line break");
+    if (std::ranges::any_of(w, [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+      return bad(what + " " + str::quoted(w), "holds a control character");
+    return {};
+  };
+  if (auto ok = check_word("the plugin", plugin); !ok) return std::unexpected(ok.error());
+  if (!plugin.ends_with(".so"))
+    return fail(ErrorCode::kUsage, "the plugin " + str::quoted(plugin) +
+                                       ": expected the path of fabricplace.so (a shared object)");
+  for (const auto& a : args)
+    if (auto ok = check_word("the plugin argument", a); !ok) return std::unexpected(ok.error());
+  if (auto cfg = parse_plugin_args(args); !cfg)
+    return fail(ErrorCode::kUsage, "the plugin would refuse its line: " + cfg.error().message);
+  std::string line = "optional " + plugin;
+  for (const auto& a : args) line += " " + a;
+  if (line.size() > kPlugstackLineMax)
+    return fail(ErrorCode::kUsage,
+                "the plugstack line is " + std::to_string(line.size()) +
+                    " bytes, more than the " + std::to_string(kPlugstackLineMax) +
+                    " Slurm reads as one line (shorter paths, or fewer --plugin-args)");
+  // Read back as Slurm will: the same plugin and the same arguments, nothing else.
+  const auto back = split_plugstack_line(line);
+  if (!back || back->kind != "optional" || back->plugin != plugin || back->args != args)
+    return fail(ErrorCode::kUsage, "the plugstack line does not read back as written: " +
+                                       str::excerpt(line, 200));
+  return line + "\n";
+}
+
+}  // namespace fabricplace::ops
