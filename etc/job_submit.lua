@@ -551,10 +551,10 @@ function M.submit(job_desc, jobs, part_list)
   -- again when its file changes (a sync, a copy completed: picked up without restarting
   -- slurmctld), else after M.RETRY_SECONDS; never at every submission.
   if fabric_table == nil then
-    local gen, size = M.file_generation(M.FABRIC_TABLE)
-    if not worth_trying(gen, size) then return end
+    local gen, bytes = M.file_generation(M.FABRIC_TABLE)
+    if not worth_trying(gen, bytes) then return end
     local err
-    fabric_table, err = load_or_back_off(M.FABRIC_TABLE, gen, size)
+    fabric_table, err = load_or_back_off(M.FABRIC_TABLE, gen, bytes)
     if fabric_table == nil then
       log("cannot load %s: %s (tried again when the file changes, else in %d s); jobs left to " ..
           "Slurm", M.FABRIC_TABLE, clip(err), M.RETRY_SECONDS)
