@@ -1,13 +1,11 @@
 // `fabricplace fabric watch`: discovery (or re-import) against the accepted fabric, on a
 // timer or in a loop; every change said on its own line, Slurm's files kept in step
 // (slurm sync), metrics kept current (docs/operations.md).
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <csignal>
 #include <ctime>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -18,7 +16,6 @@
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/domains.hpp"
 #include "fabricplace/fabric/health.hpp"
-#include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/metrics.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/ops/watch.hpp"
@@ -82,25 +79,35 @@ Result<fabric::Fabric> fabric_now(const WatchOpts& o, const fabric::Fabric* acce
 #endif
 }
 
+// Seconds since `t0`, for the progress lines ("0.42 s").
+std::string seconds_since(std::chrono::steady_clock::time_point t0) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return buf;
+}
+
 // One run; 0 when it ran through (changes or not), 1 when the fabric could not be read or
-// was not accepted, or Slurm's files could not be written; 2 when it cannot work as asked
-// (no source and no live discovery; a file slurm sync did not write in the sync directory).
+// was not accepted, or Slurm's files could not be written (or the state could not be read,
+// or another run held it past the wait); 2 when it cannot work as asked (no source and no
+// live discovery; a file slurm sync did not write in the sync directory).
+//
+// The state directory is locked for the whole run, and reached without following links
+// (ops::WatchDir). A long run says what it is doing as it goes: the comparison, how many
+// changes, and the time of each part.
 int run_once(const WatchOpts& o) {
-  const std::string accepted_path = o.state + "/accepted.json";
-  const std::string state_path = o.state + "/watch.json";
-  auto st = ops::read_watch_state(state_path);
+  auto dir = ops::WatchDir::open(o.state);
+  if (!dir) return report(dir.error());
+  auto st = dir->read_state();
   if (!st) return report(st.error());
-  std::unique_ptr<fabric::Fabric> accepted;
-  if (struct stat sb{}; ::stat(accepted_path.c_str(), &sb) == 0) {
-    auto a = fabric::load_fabric(accepted_path);
-    if (!a) return report(a.error());
-    accepted = std::make_unique<fabric::Fabric>(std::move(*a));
-  }
+  const auto run = st->runs + 1;
+  for (const auto& note : dir->notes()) say(run, note);
+  auto accepted = dir->read_accepted();
+  if (!accepted) return report(accepted.error());
   const auto t0 = std::chrono::steady_clock::now();
-  auto now = fabric_now(o, accepted.get());
+  auto now = fabric_now(o, accepted->get());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const auto run = st->runs + 1;
   // This run's metrics: a fabric's health with this run's time, accepted or not.
   auto write_metrics = [&](const fabric::Fabric& f, bool accepted_run,
                            decltype(fabric::MetricsRun::changes) changes,
@@ -116,13 +123,13 @@ int run_once(const WatchOpts& o) {
   // A run that accepts nothing: the metrics show the accepted fabric's health, marked
   // rejected.
   auto rejected_metrics = [&] {
-    if (o.metrics.empty() || !accepted) return Result<void>{};
-    return write_metrics(*accepted, false, std::nullopt, std::nullopt);
+    if (o.metrics.empty() || !*accepted) return Result<void>{};
+    return write_metrics(**accepted, false, std::nullopt, std::nullopt);
   };
   if (!now) {
     say(run, "discovery failed: " + now.error().to_string() + "; the accepted fabric stays");
     st->runs = run;
-    (void)write_file_atomic(state_path, ops::to_json(*st));
+    (void)dir->write_state(*st);
     if (auto ok = rejected_metrics(); !ok) return report(ok.error());
     return now.error().code == ErrorCode::kUsage ? kExitUsage : kExitError;
   }
@@ -130,25 +137,37 @@ int run_once(const WatchOpts& o) {
     say(run, "INCOMPLETE discovery (" + str::excerpt(now->topology().incomplete[0], 200) +
                  "): not accepted; the accepted fabric stays");
     st->runs = run;
-    (void)write_file_atomic(state_path, ops::to_json(*st));
+    (void)dir->write_state(*st);
     if (auto ok = rejected_metrics(); !ok) return report(ok.error());
     return kExitError;
   }
-  auto step = ops::watch_step(accepted.get(), *now, *st, o.flap_runs);
-  if (!accepted) {
+  const auto t1 = std::chrono::steady_clock::now();
+  if (*accepted)
+    say(run, "comparing " + std::to_string(now->num_links()) + " links with the accepted " +
+                 std::to_string((*accepted)->num_links()) + " (fabric read in " +
+                 seconds_since(t0) + ")");
+  auto step = ops::watch_step(accepted->get(), *now, *st, o.flap_runs);
+  if (!*accepted) {
     say(run, "first fabric accepted: " + std::to_string(now->num_hosts()) + " hosts, " +
                  std::to_string(now->switches().size()) + " switches, " +
                  std::to_string(now->num_links()) + " links (" + now->origin() + ")");
   } else if (step.change_count == 0) {
     say(run, "no change");
+  } else {
+    say(run, std::to_string(step.changes.size()) + " change(s), " +
+                 std::to_string(step.flaps.size()) + " flap line(s) (compared in " +
+                 seconds_since(t1) + ")");
   }
   for (const auto& line : step.changes) say(run, line);
   for (const auto& line : step.flaps) say(run, line);
   // Every complete discovery becomes the accepted fabric (counters included, so a flap is
   // said once); the state after it.
-  if (auto ok = write_file_atomic(accepted_path, fabric::to_json(*now)); !ok)
-    return report(ok.error());
-  if (auto ok = write_file_atomic(state_path, ops::to_json(*st)); !ok) return report(ok.error());
+  const auto t2 = std::chrono::steady_clock::now();
+  if (auto ok = dir->write_accepted(*now); !ok) return report(ok.error());
+  if (auto ok = dir->write_state(*st); !ok) return report(ok.error());
+  if (step.change_count > 0)
+    say(run, "accepted and saved (" + std::to_string(st->events.size()) +
+                 " link event(s) kept; " + seconds_since(t2) + ")");
   int rc = kExitOk;
   if (!o.sync.out.empty()) {
     std::ostringstream out;
@@ -232,9 +251,6 @@ void add_watch_command(CLI::App& fabric, RunFn& run) {
                 "slurm sync: `scontrol reconfigure` when topology or nodes changed");
   cmd->callback([&run, o] {
     run = [o] {
-      std::error_code ec;
-      std::filesystem::create_directories(o->state, ec);
-      if (ec) return report(Error{ErrorCode::kIo, "cannot create: " + ec.message(), o->state, 0});
       if (o->interval == 0) return run_once(*o);
       std::signal(SIGTERM, on_stop);
       std::signal(SIGINT, on_stop);

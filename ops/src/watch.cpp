@@ -184,9 +184,10 @@ class StateReader final : public nlohmann::json::json_sax_t {
                  str::quoted(v) + ": expected UTF-8 text without control characters");
     return true;
   }
-  bool bad_entry() {
-    return bad(key_ == Key::kEvents ? "\"events\": expected [run, link, what] entries"
-                                    : "\"dropped\": expected [link, count, run] entries");
+  bool bad_entry(const char* got = nullptr) {
+    return bad(std::string(key_ == Key::kEvents ? "\"events\": expected [run, link, what] entries"
+                                                : "\"dropped\": expected [link, count, run] entries") +
+               (got ? std::string(", got ") + got : std::string()));
   }
   // A value of the wrong kind where it stands.
   bool wrong_value(const char* got) {
@@ -205,7 +206,7 @@ class StateReader final : public nlohmann::json::json_sax_t {
       case Key::kNone:
         return bad(std::string("expected a key, got ") + got);
     }
-    return bad_entry();
+    return bad_entry(got);
   }
   bool bad(const std::string& what) {
     error = Error{ErrorCode::kSyntax, what + kStateHint, file_, line_now()};
