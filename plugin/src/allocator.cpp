@@ -9,6 +9,7 @@
 
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/owned_dir.hpp"
 #include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "launch.hpp"
@@ -350,7 +351,8 @@ int steer_request() {
   char cwd[4096];
   const std::string dir = getcwd(cwd, sizeof cwd) ? cwd : "/tmp";
   const std::string path = dir + "/.fabricplace-exact." + std::to_string(getpid()) + ".hosts";
-  if (auto w = fp::write_file_atomic(path, lines, fp::Durability::kAtomic); !w) {
+  // Our own name in the job's directory: a link planted there is replaced, never followed.
+  if (auto w = fp::write_file_by_name(path, lines, 0644, fp::Durability::kAtomic); !w) {
     note_once(w.error().to_string() + "; exact mode falls back to constrain", true);
     return 0;
   }

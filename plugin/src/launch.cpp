@@ -257,7 +257,8 @@ int create_temporary(const std::string& target, std::string& tmp_path) {
 std::string write_temporary(int fd, std::string_view text, const std::string& target) {
   if (!write_all(fd, text)) return std::string("write failed: ") + std::strerror(errno);
   struct stat old {};
-  if (::stat(target.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+  // lstat: `target` is already what a link resolved to (kFollow), or the name itself.
+  if (::lstat(target.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
     if (::fchmod(fd, old.st_mode & 07777) != 0)
       return std::string("chmod failed: ") + std::strerror(errno);
     (void)!::fchown(fd, old.st_uid, old.st_gid);  // keeps owner and group where we may (root)
@@ -267,12 +268,14 @@ std::string write_temporary(int fd, std::string_view text, const std::string& ta
 
 }  // namespace
 
-Result<std::vector<std::string>> write_file_set(const std::vector<FileContent>& files) {
+Result<std::vector<std::string>> write_file_set(const std::vector<FileContent>& files,
+                                                LinkPolicy links) {
   std::vector<std::string> targets, temps;  // temps[i] is "" once renamed (or never made)
   targets.reserve(files.size());
   temps.reserve(files.size());
   for (const auto& f : files)
-    targets.push_back(resolve_symlinks(f.path));  // as write_file_atomic does
+    targets.push_back(links == LinkPolicy::kFollow ? resolve_symlinks(f.path)  // as write_file_atomic
+                                                   : f.path);
   // Any failure: no temporary, and none of the set's files, is left; a reader sees no set
   // rather than part of this one or part of an earlier one mixed with it.
   auto fail_set = [&](std::size_t i, const std::string& why) -> Result<std::vector<std::string>> {
@@ -307,7 +310,8 @@ Result<std::vector<std::string>> write_file_set(const std::vector<FileContent>& 
 }
 
 Result<std::vector<std::string>> write_launch_files(
-    const std::string& prefix, const std::function<std::string(placement::RankFormat)>& render) {
+    const std::string& prefix, const std::function<std::string(placement::RankFormat)>& render,
+    LinkPolicy links) {
   using placement::RankFormat;
   static constexpr RankFormat kFormats[] = {RankFormat::kOpenMpi, RankFormat::kSlurm,
                                             RankFormat::kTorchrun, RankFormat::kJson};
@@ -326,14 +330,16 @@ Result<std::vector<std::string>> write_launch_files(
       return fail(ErrorCode::kIo, std::string("cannot render") + kNoneWritten, path);
     }
   }
-  return write_file_set(files);
+  return write_file_set(files, links);
 }
 
 Result<std::vector<std::string>> write_launch_files(const HostMap& m, const RankLayout& l,
                                                     const std::string& prefix,
-                                                    const placement::RankFileOptions& o) {
+                                                    const placement::RankFileOptions& o,
+                                                    LinkPolicy links) {
   return write_launch_files(
-      prefix, [&](placement::RankFormat f) { return placement::write_rank_file(m, l, f, o); });
+      prefix, [&](placement::RankFormat f) { return placement::write_rank_file(m, l, f, o); },
+      links);
 }
 
 SrunCounts parse_srun_args(const std::vector<std::string>& args) {

@@ -105,21 +105,28 @@ struct FileContent {
 /// of the set (those renamed in this call and a stale file an earlier run left at one of
 /// them), so a reader finds the whole new set or none of it, never a mix. The error names
 /// the file and the reason ("PATH: write failed: No space left on device; no rank files were
-/// written"). Symlinked targets are followed, as write_file_atomic does.
-Result<std::vector<std::string>> write_file_set(const std::vector<FileContent>& files);
+/// written").
+/// Links at the paths: kFollow (a user's own --fabric-rankfile, as write_file_atomic does: the
+/// file a link points to is replaced) or kReplace (the names fabricplace chose itself in the
+/// job's directory: a link planted there is replaced, never followed nor removed through).
+enum class LinkPolicy { kFollow, kReplace };
+Result<std::vector<std::string>> write_file_set(const std::vector<FileContent>& files,
+                                                LinkPolicy links = LinkPolicy::kFollow);
 
 /// The rank files for a job or step (kLaunchFileSuffixes), written all or none through
 /// write_file_set(). Returns the paths written.
 Result<std::vector<std::string>> write_launch_files(const placement::HostMap& m,
                                                     const placement::RankLayout& l,
                                                     const std::string& prefix,
-                                                    const placement::RankFileOptions& o);
+                                                    const placement::RankFileOptions& o,
+                                                    LinkPolicy links = LinkPolicy::kFollow);
 /// The same with the renderer given (tests): each file's contents are render(format) for
 /// .rankfile (kOpenMpi), .hosts (kSlurm), .torchrun.env (kTorchrun), .json (kJson). An
 /// exception from the renderer (std::bad_alloc included) is an Error naming the file, and
 /// nothing is written.
 Result<std::vector<std::string>> write_launch_files(
-    const std::string& prefix, const std::function<std::string(placement::RankFormat)>& render);
+    const std::string& prefix, const std::function<std::string(placement::RankFormat)>& render,
+    LinkPolicy links = LinkPolicy::kFollow);
 
 /// srun's own command line (argv without argv[0]): the task and node counts given there,
 /// which override the job's environment. Scanning stops at the command srun is to run.

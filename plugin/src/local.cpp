@@ -9,6 +9,7 @@
 
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/hostlist.hpp"
+#include "fabricplace/common/owned_dir.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/placement/slurm_env.hpp"
 #include "launch.hpp"
@@ -157,7 +158,9 @@ void local_steer_srun() {
                            "-" + std::to_string(getpid()) + ".hosts";
   const auto text =
       fp::placement::write_rank_file(**map, *ring, fp::placement::RankFormat::kSlurm, {});
-  if (auto w = fp::write_file_atomic(path, text, fp::Durability::kAtomic); !w) {
+  // A name of ours in a directory that is not (/tmp): a link planted there is replaced, never
+  // followed (another user's file there is an error, and srun keeps Slurm's order).
+  if (auto w = fp::write_file_by_name(path, text, 0644, fp::Durability::kAtomic); !w) {
     // Slurm's order, as the message says, for the rest of this srun: no later callback
     // retries (a disk with room again would make the message false), and a hostfile an
     // earlier callback wrote is taken back.

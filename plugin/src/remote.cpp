@@ -191,7 +191,11 @@ int remote_user_init(spank_t sp) {
   if (!ro.local.empty()) ro.node_source = st.config.hwloc_xml;
   // All four or none (a full disk, a read-only directory): the message names the file and
   // the reason, and says no rank files were written; the step runs on.
-  if (auto w = write_launch_files(**map, *ring, prefix, ro); !w) note(true, w.error().to_string());
+  // The default names are ours: a link planted at one (a shared job directory) is replaced,
+  // never followed; a --fabric-rankfile of the user's own follows links, as -o does.
+  const auto links = st.options.rankfile ? LinkPolicy::kFollow : LinkPolicy::kReplace;
+  if (auto w = write_launch_files(**map, *ring, prefix, ro, links); !w)
+    note(true, w.error().to_string());
   return 0;
 }
 

@@ -508,6 +508,37 @@ TEST_F(LaunchFiles, AllFourWrittenNothingElseLeft) {
   EXPECT_EQ(st.st_mode & 07777, 0666u & ~mask);  // a new file: 0666 less the umask
 }
 
+TEST_F(LaunchFiles, DefaultNamesReplaceAPlantedLinkNeverItsTarget) {
+  // A link planted at a default name in a shared job directory: with kReplace (the names the
+  // plugin chose) the link is replaced and its target untouched, also when the set fails and
+  // is taken back; with kFollow (the user's own --fabric-rankfile) the target is written.
+  const std::string victim = dir.path + "/victim";
+  ASSERT_TRUE(write_file_atomic(victim, "precious\n"));
+  ASSERT_EQ(::symlink(victim.c_str(), (prefix + ".hosts").c_str()), 0);
+  auto w = write_launch_files(m, layout, prefix, opts, LinkPolicy::kReplace);
+  ASSERT_TRUE(w) << w.error().to_string();
+  EXPECT_EQ(slurp(victim), "precious\n");
+  struct stat st {};
+  ASSERT_EQ(::lstat((prefix + ".hosts").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(slurp(prefix + ".hosts"), expected(placement::RankFormat::kSlurm));
+  // A failing set (a renderer that throws) takes back the names, never the link's target.
+  ASSERT_EQ(::unlink((prefix + ".hosts").c_str()), 0);
+  ASSERT_EQ(::symlink(victim.c_str(), (prefix + ".hosts").c_str()), 0);
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0755), 0);
+  auto bad = write_file_set({{prefix + ".rankfile", "x"},
+                             {dir.path + "/no/such/dir/f", "y"},
+                             {prefix + ".hosts", "z"}},
+                            LinkPolicy::kReplace);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(slurp(victim), "precious\n");
+  ::unlink((prefix + ".hosts").c_str());  // taken back with the set: the link itself, once more
+  ASSERT_EQ(::symlink(victim.c_str(), (prefix + ".hosts").c_str()), 0);
+  auto followed = write_launch_files(m, layout, prefix, opts, LinkPolicy::kFollow);
+  ASSERT_TRUE(followed);
+  EXPECT_EQ(slurp(victim), expected(placement::RankFormat::kSlurm));
+}
+
 TEST_F(LaunchFiles, MissingDirectory) {
   const std::string p = dir.path + "/no/such/dir/fabricplace.42";
   auto w = write_launch_files(m, layout, p, opts);
