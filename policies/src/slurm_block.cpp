@@ -127,12 +127,14 @@ placement::Placement slurm_block(const placement::Context& c, const fabric::Slur
     const auto k = std::lround(std::log2(size / blocks.base_size));
     if (k >= 0 && k < kMaxBlockLevels) levels[static_cast<std::size_t>(k)] = true;
   }
-  const auto segment = static_cast<int>(job.block_segment());
-  if (segment > base)
-    return pending("--segment " + std::to_string(segment) + " is larger than a base block (" +
+  // Compared unsigned: --segment 4000000000 as an int would be negative and pass.
+  const std::uint32_t given = job.block_segment();
+  if (given > static_cast<std::uint32_t>(base))
+    return pending("--segment " + std::to_string(given) + " is larger than a base block (" +
                    std::to_string(base) +
                    " nodes, BlockSizes' first value): Slurm does not "
                    "support it (ESLURM_REQUESTED_TOPO_CONFIG_UNAVAILABLE)");
+  const auto segment = static_cast<int>(given);
   if (segment && N % segment)
     return pending("--segment " + std::to_string(segment) + " does not divide the job's " +
                    std::to_string(N) + " nodes");

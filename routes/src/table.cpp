@@ -1,6 +1,7 @@
 #include "fabricplace/routes/table.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -164,6 +165,9 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
   int n = 0;
   std::size_t switches = 0;
   std::vector<int> header_line(f.num_nodes(), 0);  // per switch: its table's header line
+  // Per LID: the line of its entry in the current switch's table (entry_line) when
+  // entry_table holds that table's header line; a second entry is refused, not let win.
+  std::vector<int> entry_line(std::size_t{1} << 16, 0), entry_table(std::size_t{1} << 16, 0);
   for (auto line : str::lines(text)) {
     ++n;
     auto t = str::trim(line);
@@ -205,8 +209,9 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
     auto sp = t.find(' ');
     auto lid = str::parse_hex(t.substr(0, sp));
     auto rest = sp == std::string_view::npos ? std::string_view{} : str::trim(t.substr(sp));
-    if (rest.starts_with("UNREACHABLE")) continue;
-    auto port = str::parse_uint(rest.substr(0, rest.find(' ')), kMaxIbPort);
+    const bool unreachable = rest.starts_with("UNREACHABLE");
+    auto port = unreachable ? std::optional<std::uint64_t>{0}
+                            : str::parse_uint(rest.substr(0, rest.find(' ')), kMaxIbPort);
     if (!lid || !port) {
       return fail(ErrorCode::kSyntax, "expected '0xLID PORT # ...', got " + str::quoted(t), file,
                   n);
@@ -215,6 +220,20 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
       return fail(ErrorCode::kSyntax,
                   "LID " + str::quoted(t.substr(0, sp)) + " is beyond 16 bits (0xffff)", file, n);
     }
+    // One entry per LID in a switch's table: of two, neither can be known to be the one the
+    // switch holds.
+    if (entry_table[*lid] == header_line[idx(cur)]) {
+      return fail(ErrorCode::kDuplicate,
+                  "switch " + f.topology().switch_name[idx(cur)] + " has a second entry for LID " +
+                      str::quoted(t.substr(0, sp)) + " (the first at line " +
+                      std::to_string(entry_line[*lid]) +
+                      "): expected one entry per LID in a switch's table (a dump edited or "
+                      "concatenated by hand? take it again with opensm -D 0x43 or ibroute)",
+                  file, n);
+    }
+    entry_table[*lid] = header_line[idx(cur)];
+    entry_line[*lid] = n;
+    if (unreachable) continue;
     auto it = end_of_lid.find(static_cast<std::uint32_t>(*lid));
     if (it == end_of_lid.end()) continue;  // a switch's LID, or a LID of no host we route to
     if (*port != 0 && *port > f.node(cur).num_ports && f.node(cur).num_ports != 0) {

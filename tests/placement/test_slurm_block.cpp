@@ -73,6 +73,11 @@ TEST(SlurmBlock, PendsWhereNoBlockOfItsLevelHoldsIt) {
             "--segment 6 is larger than a base block (4 nodes, BlockSizes' first value): Slurm "
             "does not support it (ESLURM_REQUESTED_TOPO_CONFIG_UNAVAILABLE)");
   EXPECT_EQ(padded().place(6, "", 4u).reason, "--segment 4 does not divide the job's 6 nodes");
+  // Beyond INT_MAX: compared as given (as an int it was negative, and the reason said
+  // "--segment -294967296 does not divide the job's 6 nodes").
+  EXPECT_EQ(padded().place(6, "", 4000000000u).reason,
+            "--segment 4000000000 is larger than a base block (4 nodes, BlockSizes' first value): "
+            "Slurm does not support it (ESLURM_REQUESTED_TOPO_CONFIG_UNAVAILABLE)");
 }
 
 TEST(SlurmBlock, TheTpGroupIsTheSegmentUnlessOneIsGiven) {

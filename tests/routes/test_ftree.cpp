@@ -200,4 +200,46 @@ TEST(LftDump, DumpOfAnotherFabricIsRefused) {
   EXPECT_TRUE(via_spine01);
 }
 
+TEST(LftDump, DuplicateEntryIsRefused) {
+  // Two entries for one LID in one switch's table: refused with both lines, whichever comes
+  // second (before this check the last one silently won).
+  const Fabric f = load_dump("fat2_L8");
+  auto r = lft_routes(f,
+                      "Unicast lids [0-172] of switch Lid 9 guid 0xfc6a1c0300100004 ('leaf01'):\n"
+                      "0x0001 001 # node001\n"
+                      "0x0007 002 # node002\n"
+                      "0x0001 021 # node001 again\n",
+                      "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, fp::ErrorCode::kDuplicate);
+  EXPECT_EQ(r.error().to_string(),
+            "t.dump:4: switch leaf01 has a second entry for LID \"0x0001\" (the first at line "
+            "2): expected one entry per LID in a switch's table (a dump edited or concatenated "
+            "by hand? take it again with opensm -D 0x43 or ibroute)");
+  // An UNREACHABLE entry and a port for the same LID contradict each other too.
+  r = lft_routes(f,
+                 "Unicast lids [0-172] of switch Lid 9 guid 0xfc6a1c0300100004 ('leaf01'):\n"
+                 "0x0005 UNREACHABLE\n"
+                 "0x0005 021 # a switch LID\n",
+                 "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().line, 3);
+  EXPECT_EQ(r.error().code, fp::ErrorCode::kDuplicate);
+  // In the whole dump: the duplicate in spine01's table (the first) of a host's LID that
+  // spine02's table also has is refused; the same LID in two switches' tables is not.
+  auto text = fp::read_file(kDir + std::string("fat2_L8-ftree.lfts.dump.gz"));
+  ASSERT_TRUE(text);
+  const auto e = text->find("0x0004 033 ");
+  ASSERT_NE(e, std::string::npos);
+  const auto eol = text->find('\n', e) + 1;
+  std::string twice = text->substr(0, eol) + "0x0004 034 # moved\n" + text->substr(eol);
+  r = lft_routes(f, twice, "t.dump");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(),
+            "t.dump:5: switch spine01 has a second entry for LID \"0x0004\" (the first at line "
+            "4): expected one entry per LID in a switch's table (a dump edited or concatenated "
+            "by hand? take it again with opensm -D 0x43 or ibroute)");
+  EXPECT_TRUE(lft_routes(f, *text, "t.dump"));
+}
+
 }  // namespace
