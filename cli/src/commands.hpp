@@ -82,8 +82,11 @@ Result<std::unique_ptr<const routes::Model>> load_routes(const fabric::Fabric& f
                                                          const routes::Spec& spec);
 /// Runs a Slurm client command (`sinfo ...`, `squeue ...`, `srun --version`) and returns its
 /// standard output, at most the input limit (docs/sources.md, Limits); its own messages go to
-/// our stderr. Errors start with `context` (the option or command that asked).
-Result<std::string> run_slurm(const std::string& context, const std::string& command);
+/// our stderr. Errors start with `context` (the option or command that asked). `timeout_s`
+/// > 0: at that bound the command and every process of its process group are killed
+/// (SIGKILL) and the error says so.
+Result<std::string> run_slurm(const std::string& context, const std::string& command,
+                              unsigned timeout_s = 0);
 /// `slurm check`: does the installed SPANK plugin match the Slurm that will load it?
 /// `slurm sync`: every Slurm-side file from one fabric (sync_cmd.cpp).
 void add_slurm_commands(CLI::App& app, RunFn& run);
@@ -111,6 +114,9 @@ Result<SyncOutcome> sync_slurm_files(const fabric::Fabric& f, const SyncCliOpts&
 void add_man_command(CLI::App& app, RunFn& run);
 /// `completion` (hidden): the bash completion script of every command, the same way.
 void add_completion_command(CLI::App& app, RunFn& run);
+/// Every unsigned option of `app` and its subcommands, recursively, takes decimal digits only
+/// (no sign, no leading zero, no hex) up to 2^64 - 1: called once every command is defined.
+void check_numbers(CLI::App& app);
 /// Writes `content` to `path` atomically ("-" = stdout); returns the exit status.
 int write_output(const std::string& path, const std::string& content);
 

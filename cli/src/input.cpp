@@ -1,12 +1,23 @@
 // Shared CLI plumbing: error reports, fabric input options, atomic output.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <limits>
+#include <thread>
 
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/limits.hpp"
+#include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/sim/trace.hpp"
 
@@ -130,26 +141,106 @@ CLI::Validator non_empty(const char* what, const char* name) {
                         name);
 }
 
+void check_numbers(CLI::App& app) {
+  // CLI11 reads an unsigned option with strtoull in base 0: "-1" wraps to 2^64 - 1, a number
+  // past 2^64 - 1 becomes 2^64 - 1, "010" is 8 and "0x10" 16. Decimal digits only, then,
+  // checked before CLI11 converts; what does not fit a narrower option CLI11 refuses itself.
+  const CLI::Validator whole(
+      [](std::string& v) -> std::string {
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+          return "expected a whole number (decimal digits, no sign), got " + str::quoted(v, 40);
+        if (v.size() > 1 && v.front() == '0')
+          return "expected a whole number without leading zeros, got " + str::quoted(v, 40);
+        if (!str::parse_uint(v, std::numeric_limits<std::uint64_t>::max()))
+          return "expected a whole number up to 18446744073709551615, got " + str::quoted(v, 40);
+        return {};
+      },
+      "", "whole number");
+  for (CLI::Option* o : app.get_options())
+    if (o->get_type_name().starts_with("UINT")) o->check(whole);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) check_numbers(*sub);
+}
+
 int write_output(const std::string& path, const std::string& content) {
   if (auto r = write_file_atomic(path, content); !r) return report(r.error());
   return kExitOk;
 }
 
-Result<std::string> run_slurm(const std::string& context, const std::string& command) {
-  FILE* p = popen(command.c_str(), "r");
+Result<std::string> run_slurm(const std::string& context, const std::string& command,
+                              unsigned timeout_s) {
   const std::string program = command.substr(0, command.find(' '));
-  if (!p) return fail(ErrorCode::kIo, context + ": cannot run " + program + ": popen failed");
+  // The command runs in a process group of its own, so that at the bound it is killed with
+  // everything it started (a shell script's children too), not only the shell.
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return fail(ErrorCode::kIo, context + ": cannot run " + program + ": " + std::strerror(errno));
+  const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int err = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return fail(ErrorCode::kIo, context + ": cannot run " + program + ": " + std::strerror(err));
+  }
+  if (pid == 0) {  // the child: async-signal-safe calls only
+    setpgid(0, 0);
+    if (dup2(fds[1], STDOUT_FILENO) < 0) _exit(127);
+    execv("/bin/sh", const_cast<char* const*>(argv));
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here: whichever of the two runs first, the group exists
+  close(fds[1]);
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
+  // Milliseconds to the bound (-1: no bound), 0 once it has passed.
+  const auto left = [&]() -> int {
+    if (timeout_s == 0) return -1;
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return ms <= 0 ? 0 : static_cast<int>(std::min<long long>(ms, 1 << 30));
+  };
   std::string out;
   char buf[4096];
-  bool too_long = false;
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) {
-    if (out.size() + n > limits().input_bytes) {
+  bool too_long = false, timed_out = false;
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    const int wait = left();
+    const int ready = wait == 0 ? 0 : poll(&p, 1, wait);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      timed_out = true;
+      break;
+    }
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (out.size() + static_cast<std::size_t>(n) > limits().input_bytes) {
       too_long = true;  // read on to the end, so the command is not killed by SIGPIPE
       continue;
     }
-    out.append(buf, n);
+    out.append(buf, static_cast<std::size_t>(n));
   }
-  const int status = pclose(p);
+  close(fds[0]);
+  if (timed_out) kill(-pid, SIGKILL);
+  // Its output ended; it may still run (a command that closed its output and hangs).
+  int status = 0;
+  for (;;) {
+    const pid_t r = waitpid(pid, &status, timed_out || timeout_s == 0 ? 0 : WNOHANG);
+    if (r < 0 && errno == EINTR) continue;
+    if (r != 0) break;
+    if (left() == 0) {
+      timed_out = true;
+      kill(-pid, SIGKILL);
+      continue;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (timed_out) {
+    kill(-pid, SIGKILL);  // what it started and left behind in its group
+    return fail(ErrorCode::kIo, context + ": `" + command + "` did not finish within " +
+                                    std::to_string(timeout_s) + " s: killed, with every process it "
+                                    "started; check that slurmctld answers (`scontrol ping`)");
+  }
   if (too_long)
     return fail(ErrorCode::kIo, context + ": `" + command + "` printed more than " +
                                     std::to_string(limits().input_bytes >> 20) +

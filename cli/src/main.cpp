@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   fabricplace::cli::add_slurm_commands(app, run);
   fabricplace::cli::add_man_command(app, run);
   fabricplace::cli::add_completion_command(app, run);
+  fabricplace::cli::check_numbers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -4,6 +4,8 @@
 // possible now (the reason is printed; with --json it is in the document), 1 bad input,
 // 2 bad command line or request.
 #include <sys/wait.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -178,11 +180,19 @@ int run_place(const PlaceOpts& o) {
   for (const auto& w : ctx.tree.warnings) std::cerr << "fabricplace: warning: " << w << "\n";
   // The running jobs' rings load the fabric; the objective weighs them.
   placement::Traffic load(planner.routes(), ctx.capacity, &ctx.groups);
-  for (const auto& id : load.add(running->jobs))
-    std::cerr << "fabricplace: warning: running job " << id
-              << ": some edge of its ring has no route; its load is left out\n";
+  for (const auto& id : load.add(running->jobs)) {
+    const auto j = std::ranges::find(running->jobs, id, &placement::RunningJob::id);
+    const auto e = routes::unrouted_edge(**model, j->hosts);
+    std::cerr << "fabricplace: warning: running job " << id << ": "
+              << (e ? routes::no_route_text(**model, e->first, e->second)
+                    : std::string("some edge of its ring has no route"))
+              << "; its load is left out\n";
+  }
   const placement::Traffic* traffic = &load;
   auto p = planner.place(job, *states, *policy, traffic);
+  if (const auto e = p.feasible ? routes::unrouted_edge(**model, p.hosts) : std::nullopt)
+    std::cerr << "fabricplace: warning: " << routes::no_route_text(**model, e->first, e->second)
+              << "; the ring counts at slowdown " << placement::kNoRoute << " in the score\n";
   const std::string route_text = "routes: " + (*model)->description() + "\n";
   // What the two Slurm baselines stand for (--slurm-version, --segment).
   const auto seg = job.block_segment();

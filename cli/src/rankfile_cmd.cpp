@@ -74,9 +74,12 @@ Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
                       "a running ring has host " + f.host(h).name + " of this job", o.running,
                       job.line);
       if (!routes::add_ring_load(**routes, job.hosts, placement::running_salt(job), flows)) {
-        std::cerr << "fabricplace: warning: " << o.running << ":" << job.line << ": the "
-                  << routes::to_string((*routes)->kind())
-                  << " routes have no route for some edge of this ring; its load is not counted\n";
+        const auto e = routes::unrouted_edge(**routes, job.hosts);
+        std::cerr << "fabricplace: warning: " << o.running << ":" << job.line << ": running job "
+                  << job.id << ": "
+                  << (e ? routes::no_route_text(**routes, e->first, e->second)
+                        : std::string("some edge of its ring has no route"))
+                  << "; its load is left out\n";
       }
       ++rings;
     }
@@ -87,6 +90,11 @@ Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
                                              layout.shape.hosts_per_group(), 0);
   placement::measure_layout(map, layout);  // the leaves' order may have been reversed
   routes::add_ring_load(**routes, layout.hosts, 0, better);
+  // A ring with an edge that has no route adds no load to these figures: said, as place
+  // says it (docs/routes.md).
+  if (const auto e = routes::unrouted_edge(**routes, layout.hosts))
+    std::cerr << "fabricplace: warning: " << routes::no_route_text(**routes, e->first, e->second)
+              << "; the ring's load is left out of the figures below\n";
   std::cerr << "fabricplace: route-aware ring (routes: " << (*routes)->description() << "; "
             << rings << " running ring" << (rings == 1 ? "" : "s")
             << "): most load on a switch link "
@@ -293,7 +301,9 @@ void add_rankfile_command(CLI::App& app, RunFn& run) {
       "--hwloc-xml", o->hwloc_xml,
       "the nodes' hwloc topology (lstopo FILE.xml): local rank k gets GPU k, its nearest HCA "
       "and the cores near it (default: this machine's, when built with hwloc)");
-  cmd->add_option("--master-port", o->master_port, "torchrun MASTER_PORT")->capture_default_str();
+  cmd->add_option("--master-port", o->master_port, "torchrun MASTER_PORT")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 65535u));
   cmd->add_flag("--route-aware", o->route_aware,
                 "order each leaf's boundary hosts on the fabric's routes so inter-leaf edges use "
                 "distinct, unloaded links (docs/simulator.md)");

@@ -1,5 +1,6 @@
 // `fabricplace slurm sync`: every Slurm-side file from one fabric source, as one set
 // (ops/slurm_sync.hpp, docs/operations.md).
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -21,6 +22,18 @@ std::string fabric_changes(const std::string& old_json, const fabric::Fabric& no
   auto before = b.build();
   if (!before) return {};
   return fabric::diff_text(fabric::diff(*before, now));
+}
+
+// How long `scontrol reconfigure` may take before it is killed: 60 s, or
+// FABRICPLACE_RECONFIGURE_TIMEOUT seconds (docs/operations.md).
+Result<unsigned> reconfigure_bound() {
+  const char* v = std::getenv("FABRICPLACE_RECONFIGURE_TIMEOUT");
+  if (!v || !*v) return 60u;
+  const auto s = str::parse_uint(v, 3600);
+  if (!s || *s == 0)
+    return fail(ErrorCode::kUsage, "FABRICPLACE_RECONFIGURE_TIMEOUT=" + str::quoted(v, 40) +
+                                       ": expected seconds from 1 to 3600 (unset: 60)");
+  return static_cast<unsigned>(*s);
 }
 
 }  // namespace
@@ -101,9 +114,12 @@ Result<void> reconfigure_slurmctld(const std::string& out_dir, std::ostream& out
     out << "reconfigure: not needed (slurmctld has read this topology and these nodes)\n";
     return {};
   }
+  const auto bound = reconfigure_bound();
+  if (!bound) return std::unexpected(bound.error());
   out << "reconfigure: scontrol reconfigure (topology or node definitions changed since the "
          "last reconfigure)\n";
-  if (auto ok = run_slurm("--reconfigure", "timeout 60 scontrol reconfigure"); !ok)
+  out.flush();
+  if (auto ok = run_slurm("--reconfigure", "scontrol reconfigure", *bound); !ok)
     return fail(ErrorCode::kIo, ok.error().message +
                                     " (the files are written; the next sync with --reconfigure "
                                     "tries again)");
@@ -146,6 +162,8 @@ void add_sync_command(CLI::App* slurm, RunFn& run) {
                 "themselves)");
   cmd->callback([&run, in, o] {
     run = [in, o] {
+      if (o->reconfigure && !o->dry_run)  // a bad bound is refused before anything is written
+        if (auto b = reconfigure_bound(); !b) return report(b.error());
       auto f = in->load();
       if (!f) return report(f.error());
       print_warnings(*f);

@@ -235,6 +235,28 @@ bool add_ring_load(const Model& m, std::span<const HostId> ring, std::uint64_t s
   return true;
 }
 
+std::optional<std::pair<HostId, HostId>> unrouted_edge(const Model& m,
+                                                       std::span<const HostId> ring) {
+  if (ring.size() < 2) return std::nullopt;
+  std::vector<LinkLoad> out;
+  for (std::size_t i = 0; i < ring.size(); ++i) {
+    const HostId a = ring[i], b = ring[(i + 1) % ring.size()];
+    out.clear();
+    if (!m.edge_load(a, b, 0, out)) return std::pair{a, b};
+  }
+  return std::nullopt;
+}
+
+std::string no_route_text(const Model& m, HostId src, HostId dst) {
+  const auto& f = m.fabric();
+  return "ring edge " + f.host(src).name + " -> " + f.host(dst).name + " has no route on the " +
+         m.label() + " routes (" +
+         (m.table() ? "a hole or a loop in the switches' tables, or parts of the fabric that do "
+                      "not reach each other"
+                    : "parts of the fabric that do not reach each other") +
+         ")";
+}
+
 Load max_switch_link_load(const Fabric& f, std::span<const Load> load) {
   Load m = 0;
   for (std::size_t d = 0; d < load.size(); ++d) {

@@ -148,7 +148,20 @@ Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOpti
                       : 0;
   s.domains = r.domains;
   s.mean_fragmented_domains = s.makespan_s > 0 ? r.fragmented_domain_seconds / s.makespan_s : 0;
+  s.jobs_unrouted = r.unrouted;
   return s;
+}
+
+std::string unrouted_note(const Run& r, bool with_routes) {
+  if (r.unrouted == 0) return {};
+  std::size_t ran = 0;
+  for (const auto& o : r.jobs) ran += o.ran;
+  return run_label(r, with_routes) + ": " + std::to_string(r.unrouted) + " of " +
+         std::to_string(ran) +
+         " jobs had a ring edge with no route; they count as running alone (communication "
+         "slowdown 1, no load on any link), so comm-slowdown and max-load leave them out. "
+         "The first: " +
+         r.first_unrouted;
 }
 
 std::string summary_csv(const std::vector<Summary>& all) {
@@ -184,6 +197,7 @@ std::string summary_csv(const std::vector<Summary>& all) {
       {"makespan_s", [](S s) { return num(s.makespan_s, 1); }},
       {"domains", [&](S s) { return u(s.domains); }},
       {"mean_fragmented_domains", [](S s) { return num(s.mean_fragmented_domains, 4); }},
+      {"jobs_unrouted", [&](S s) { return u(s.jobs_unrouted); }},
   };
   std::string out;
   for (std::size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + std::string(cols[c].first);

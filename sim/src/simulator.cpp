@@ -229,9 +229,18 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     // Ring edges: host i -> i + 1, wrapping (a 2-host ring has one edge each way), on the
     // route model over the running jobs' load; the job's index salts its flows. A job's
     // routes are fixed when it starts (adaptive does not re-balance running jobs). A ring
-    // with an edge that has no route adds no load (it runs as if alone).
+    // with an edge that has no route adds no load (it runs as if alone): counted and said
+    // (Run::unrouted).
+    bool unrouted = false;
     if (ring.size() >= 2) {
-      if (auto h = traffic.add(ring, req.salt); h && !traffic.links(*h).empty()) {
+      const auto h = traffic.add(ring, req.salt);
+      if (!h) {
+        unrouted = true;
+        if (run.unrouted++ == 0)
+          if (const auto e = routes::unrouted_edge(routes_, ring))
+            run.first_unrouted = routes::no_route_text(routes_, e->first, e->second);
+      }
+      if (h && !traffic.links(*h).empty()) {
         a.traffic = *h;
         for (const auto& [d, own] : traffic.links(*h)) {
           run.link_peak[d] = std::max(run.link_peak[d], flows[d]);
@@ -245,6 +254,7 @@ Run Simulator::run(const Trace& t, const SimPolicy& p, const std::vector<std::ui
     }
     auto& out = run.jobs[j];
     out.ran = true;
+    out.unrouted = unrouted;
     out.start = now;
     out.leaves = measured.leaves;
     out.tp_groups_split = measured.tp_groups_split;

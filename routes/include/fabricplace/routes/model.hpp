@@ -29,9 +29,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fabricplace/common/error.hpp"
@@ -186,6 +188,17 @@ inline Load share(Load total, std::uint32_t n, std::uint32_t k) {
 /// holds. False, with nothing added, if some edge has no route.
 bool add_ring_load(const Model& m, std::span<const HostId> ring, std::uint64_t salt,
                    std::vector<Load>& load);
+
+/// The first edge of `ring` (host i -> i + 1, the last back to the first) that `m` has no
+/// route for (a hole or a loop in an LFT dump, parts of the fabric that do not reach each
+/// other); nothing when every edge has one.
+std::optional<std::pair<HostId, HostId>> unrouted_edge(const Model& m,
+                                                       std::span<const HostId> ring);
+/// What every caller says of such an edge (docs/routes.md: callers count it as carrying
+/// nothing and say so): "ring edge node020 -> node021 has no route on the lfts:FILE routes
+/// (a hole or a loop in the switches' tables, or parts of the fabric that do not reach each
+/// other)". place, rankfile --route-aware and simulate add what they did with it.
+std::string no_route_text(const Model& m, HostId src, HostId dst);
 
 /// The most load on any switch-to-switch directed link.
 Load max_switch_link_load(const Fabric& f, std::span<const Load> load);

@@ -41,6 +41,7 @@ struct Summary {
   /// were fragmented (some hosts busy, some free; Run::fragmented_domain_seconds). 0 without.
   std::size_t domains = 0;
   double mean_fragmented_domains = 0;
+  std::size_t jobs_unrouted = 0;  ///< Run::unrouted: rings with an edge that has no route
 };
 
 /// A run's name in reports: "fabric", or "fabric [adaptive]" when several route models ran.
@@ -48,6 +49,10 @@ std::string run_label(const Run& r, bool with_routes);
 
 Summary summarize(const Trace& t, const Run& r, std::size_t hosts, const SimOptions& opt,
                   bool with_routes = false);
+
+/// What a run whose jobs had ring edges without a route (Run::unrouted) says, in the summary
+/// on stdout and in the report's notes; empty when it had none.
+std::string unrouted_note(const Run& r, bool with_routes);
 
 /// summary.csv: a header and one row per policy, plain numbers.
 std::string summary_csv(const std::vector<Summary>& s);

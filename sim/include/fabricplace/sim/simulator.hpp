@@ -67,6 +67,9 @@ struct JobOutcome {
   double max_link_load = 0;  ///< most load (ring edges) on any switch-to-switch link it used
   double comm_slowdown = 1;  ///< time-averaged s over its run
   double worst_comm_slowdown = 1;
+  /// Some edge of its ring had no route on the model (a hole or a loop in an LFT dump): its
+  /// communication ran as if alone (s = 1) and loaded no link; Run::unrouted says so.
+  bool unrouted = false;
 };
 
 struct Run {
@@ -83,6 +86,10 @@ struct Run {
   /// Jobs still queued when nothing else could happen (0 unless the fabric lost the hosts
   /// a job needs, e.g. every host unhealthy for the fabric policy).
   std::size_t never_started = 0;
+  /// Jobs with JobOutcome::unrouted, and what routes::no_route_text says of the first one's
+  /// edge (empty when none).
+  std::size_t unrouted = 0;
+  std::string first_unrouted;
   double first_submit = 0, last_end = 0;
   double busy_node_seconds = 0;
   /// NVLink domains (fabrics with domains): the time integral of the number of fragmented
