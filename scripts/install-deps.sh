@@ -18,6 +18,7 @@ packages=(
   openmpi-bin                                    # mpirun for rank-order checks on the lab
   hwloc                                          # lstopo (node topology: GPUs, HCAs, cores)
   lua5.1                                         # etc/job_submit.lua's unit test (slurmctld's Lua)
+  lua5.4                                         # the same under Lua 5.4 (Slurm 24.11 and later)
   util-linux                                     # unshare (a UTS namespace per slurmd), flock
   debootstrap                                    # the Debian 13 chroot of the Slurm 24.11 tests (tests/slurm/chroot.sh)
   time                                           # GNU time: peak memory of the hostile-input tests
