@@ -8,6 +8,7 @@
 #include "fabricplace/common/hostlist.hpp"
 #include "fabricplace/common/limits.hpp"
 #include "fabricplace/common/strings.hpp"
+#include "fabricplace/fabric/slurm_tree.hpp"
 
 namespace fabricplace::fabric {
 namespace {
@@ -339,8 +340,8 @@ std::unordered_set<std::string> FabricBuilder::host_names() const {
 }
 
 void FabricBuilder::add_domain_host(std::string_view domain, std::string_view host,
-                                    std::uint32_t gpus) {
-  domain_hosts_.push_back(DomainHost{std::string(domain), std::string(host), gpus});
+                                    std::uint32_t gpus, int line) {
+  domain_hosts_.push_back(DomainHost{std::string(domain), std::string(host), gpus, line});
 }
 
 Result<void> FabricBuilder::merge(const Fabric& other, bool with_domains) {
@@ -389,6 +390,7 @@ Result<void> FabricBuilder::build_domains(Fabric& f) {
                                                std::to_string(kMaxGpusPerHost));
     const auto [it, fresh] = index.emplace(e.domain, static_cast<std::uint32_t>(doms.size()));
     if (fresh) doms.push_back(Domain{e.domain, {}, e.gpus});
+    if (auto& l = domain_line_[e.domain]; l == 0 || (e.line != 0 && e.line < l)) l = e.line;
     Domain& d = doms[it->second];
     if (d.gpus_per_host != e.gpus)
       return fail(ErrorCode::kSyntax, "domain " + e.domain + " mixes GPU counts: host " + e.host +
@@ -553,12 +555,36 @@ Result<Fabric> FabricBuilder::build() {
   warnings_.clear();
   for (NodeId s : f.switches_) f.by_switch_name_.emplace(f.topo_.switch_name[idx(s)], s);
   // A domain is a block of placement and of Slurm's topology/block, named after it; so is a
-  // leaf's rest of hosts in no domain, after the leaf: one name must not stand for both.
-  for (const auto& d : f.domains_)
-    if (f.by_switch_name_.contains(d.name))
-      return fail(ErrorCode::kSyntax, "domain " + d.name +
-                                          " has the name of a switch; a domain's name must "
-                                          "differ from every switch's");
+  // leaf's rest of hosts in no domain, after the leaf: one name must not stand for both. And
+  // a domain's name is a node feature beside its hosts' Slurm switches' names (merged ones
+  // too: "spine1-2", "su01", "railgroup01"), so `-C NAME` must not reach other hosts.
+  auto lines = std::move(domain_line_);
+  domain_line_.clear();
+  if (!f.domains_.empty()) {
+    std::unordered_map<std::string, const SlurmSwitch*> slurm_names;
+    const auto tree = slurm_tree(f);
+    for (const auto& s : tree.switches) slurm_names.emplace(s.name, &s);
+    for (const auto& d : f.domains_) {
+      const int line = lines.contains(d.name) ? lines[d.name] : 0;
+      if (f.by_switch_name_.contains(d.name))
+        return fail(ErrorCode::kSyntax,
+                    "domain " + d.name +
+                        " has the name of a switch; a domain's name must differ from every "
+                        "switch's (rename the domain)",
+                    {}, line);
+      if (const auto it = slurm_names.find(d.name); it != slurm_names.end()) {
+        std::vector<std::string> members;
+        for (NodeId m : it->second->members) members.push_back(f.topo_.switch_name[idx(m)]);
+        return fail(ErrorCode::kSyntax,
+                    "domain " + d.name + " has the name the Slurm topology gives switches " +
+                        hostlist::compress(members) +
+                        " (merged into one Slurm switch), so a feature constraint -C " + d.name +
+                        " would match hosts outside the domain; a domain's name must differ "
+                        "from every switch's, merged ones included (rename the domain)",
+                    {}, line);
+      }
+    }
+  }
   return f;
 }
 

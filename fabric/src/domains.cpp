@@ -198,7 +198,7 @@ Result<Fabric> with_domains(const Fabric& f, const std::vector<DomainMember>& me
     if (seen[idx(*h)]++)
       return fail(ErrorCode::kDuplicate, "host " + f.host(*h).name + " is listed under two names",
                   file, m.line);
-    if (!m.domain.empty()) b.add_domain_host(m.domain, f.host(*h).name, m.gpus);
+    if (!m.domain.empty()) b.add_domain_host(m.domain, f.host(*h).name, m.gpus, m.line);
   }
   auto built = b.build();
   if (!built) {

@@ -706,7 +706,8 @@ Result<void> read_tiers_csv(std::string_view text, const std::string& file,
   }
   for (const auto& [pair, pt] : stated) tb.set_truth(pair.first, pair.second, pt.truth);
   // GPU counts are not in a tiers CSV: a host's domain, not how many GPUs it has there.
-  for (const auto& [host, domain] : domain_of) builder.add_domain_host(domain, host, 0);
+  for (const auto& [host, domain] : domain_of)
+    builder.add_domain_host(domain, host, 0, host_line[host]);
   return copy_into(tb.build(), builder, "the tiers CSV", file, assumed_rate,
                    "a links section (docs/sources.md) states them");
 }

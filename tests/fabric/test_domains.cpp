@@ -9,6 +9,7 @@
 #include "fabricplace/fabric/export.hpp"
 #include "fabricplace/fabric/json_io.hpp"
 #include "fabricplace/fabric/report.hpp"
+#include "fabricplace/fabric/slurm_tree.hpp"
 #include "test_support.hpp"
 
 using namespace fabricplace;
@@ -327,7 +328,45 @@ TEST(Domains, TiersCsvDomainColumn) {
   ASSERT_FALSE(clash);
   EXPECT_EQ(clash.error().message,
             "domain l2 has the name of a switch; a domain's name must differ from every "
-            "switch's");
+            "switch's (rename the domain)");
+  EXPECT_EQ(clash.error().line, 2);
+}
+
+// A domain named as a Slurm switch that merges several fabric switches (spa1 and spa2 share
+// their leaves: one Slurm switch "spa1-2"): every host under it has the feature spa1-2, so
+// `-C spa1-2` would match n01-n04 besides the domain's n05-n06. Refused at the domain's line.
+TEST(DomainNames, MergedSlurmSwitchNameRefused) {
+  const std::string csv =
+      "host,leaf,spine,core,domain\n"
+      "n01,la1,spa1,c1,\n"
+      "n02,la1,spa2,c1,\n"
+      "n03,la2,spa1,c1,\n"
+      "n04,la2,spa2,c1,\n"
+      "n05,lb1,spb1,c1,spa1-2\n"
+      "n06,lb1,spb2,c1,spa1-2\n"
+      "n07,lb2,spb1,c1,\n"
+      "n08,lb2,spb2,c1,\n";
+  FabricBuilder b;
+  ASSERT_TRUE(read_tiers_csv(csv, "t.csv", {}, b));
+  auto f = b.build();
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().code, fabricplace::ErrorCode::kSyntax);
+  EXPECT_EQ(f.error().line, 6);
+  EXPECT_EQ(f.error().message,
+            "domain spa1-2 has the name the Slurm topology gives switches spa[1-2] (merged into "
+            "one Slurm switch), so a feature constraint -C spa1-2 would match hosts outside the "
+            "domain; a domain's name must differ from every switch's, merged ones included "
+            "(rename the domain)");
+  // Another name is taken, and its features stay inside the domain.
+  std::string renamed = csv;
+  for (auto at = renamed.find(",spa1-2"); at != std::string::npos; at = renamed.find(",spa1-2"))
+    renamed.replace(at, 7, ",nvlB");
+  FabricBuilder b2;
+  ASSERT_TRUE(read_tiers_csv(renamed, "t.csv", {}, b2));
+  auto ok = b2.build();
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_NE(to_slurm_features(*ok, slurm_tree(*ok)).find("NodeName=n[05-06] Features=lb1,spb1-2,nvlB\n"),
+            std::string::npos);
 }
 
 // fabric diff (and fabric watch) see domains change: a repartition from 2-host to 4-host

@@ -45,8 +45,12 @@ class FabricBuilder {
   /// known). Checked at build(): the host must exist (kReference), the name must be valid
   /// (domain_name_problem, kSyntax), a host is in one domain and every host of a domain has
   /// the same GPU count (kSyntax). Sources that read domains from a file check these first,
-  /// to name its line; these are the backstop. Repeating a pair is not an error.
-  void add_domain_host(std::string_view domain, std::string_view host, std::uint32_t gpus);
+  /// to name its line; these are the backstop. Repeating a pair is not an error. `line`: the
+  /// source's line naming the pair (0: none), for build()'s errors about the domain's name,
+  /// which name the first line of the domain (a domain named as a switch, or as a Slurm
+  /// switch that merges several: slurm_tree()).
+  void add_domain_host(std::string_view domain, std::string_view host, std::uint32_t gpus,
+                       int line = 0);
   /// Records that the source is incomplete and why (kept by the canonical JSON).
   void add_incomplete(std::string_view what);
   /// Merges a built fabric into this one (union by GUID; conflicts as above), and its
@@ -95,7 +99,10 @@ class FabricBuilder {
   struct DomainHost {
     std::string domain, host;
     std::uint32_t gpus = 0;
+    int line = 0;
   };
+  /// Per domain: the first source line naming it (0: none); set by build_domains().
+  std::unordered_map<std::string, int> domain_line_;
   std::vector<DomainHost> domain_hosts_;
   std::unordered_map<Guid, NodeEntry> nodes_;
 };
