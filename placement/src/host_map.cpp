@@ -114,6 +114,7 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
   std::vector<int> line_of;  // per host: the line that listed it
   int line_no = 0;
   bool header = false, ended = false;
+  int seen_generation = 0, seen_blocks = 0, seen_rails = 0;  // their lines (0: none yet)
   std::size_t pos = 0;
   while (pos < text.size()) {
     const auto eol = text.find('\n', pos);
@@ -121,47 +122,82 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
     pos = eol == std::string_view::npos ? text.size() : eol + 1;
     ++line_no;
     const auto line = str::trim(raw);
-    // "# generation: G": the `slurm sync` file set this map belongs to (a comment, so
-    // readers that predate it skip it).
-    if (constexpr std::string_view kGen = "# generation:"; header && line.starts_with(kGen)) {
-      const auto g = str::trim(line.substr(kGen.size()));
-      if (!str::is_generation(g))
+    // The three comment lines that carry data ("# generation:", "# blocks:", "# rails:"),
+    // told apart however they are spaced ("#rails:" too), so that none is skipped as a
+    // comment: each after the header, before the "end" line, at most once.
+    auto key_line = [&]() -> std::pair<std::string_view, std::string_view> {
+      if (line.empty() || line.front() != '#') return {};
+      const auto rest = str::trim(line.substr(1));
+      for (std::string_view k : {"generation", "blocks", "rails"}) {
+        if (!rest.starts_with(k)) continue;
+        const auto after = str::trim(rest.substr(k.size()));
+        if (after.starts_with(':')) return {k, str::trim(after.substr(1))};
+      }
+      return {};
+    };
+    if (const auto [key, value] = key_line(); !key.empty()) {
+      const std::string what = "\"# " + std::string(key) + ":\" line";
+      if (!header)
         return fail(ErrorCode::kSyntax,
-                    "\"# generation:\" line: expected 16 lower-case hex digits (written by "
-                    "`fabricplace slurm sync`)",
+                    what + " before the \"fabricplace-hostmap 1\" line: expected that line "
+                           "first (a host map written by `fabricplace fabric export --format "
+                           "hostmap`)",
                     file, line_no);
-      m.generation = std::string(g);
-      continue;
-    }
-    // "# blocks: domain" (or rail-group): what the "leaf" records are.
-    if (constexpr std::string_view kBlocks = "# blocks:"; header && line.starts_with(kBlocks)) {
-      const auto tag = str::trim(line.substr(kBlocks.size()));
-      const auto kind = fabric::parse_block_tag(tag);
-      if (!kind)
-        return fail(
-            ErrorCode::kSyntax,
-            "\"# blocks:\" line: expected leaf, rail-group or domain, got " + str::quoted(tag),
-            file, line_no);
-      m.blocks.kind = *kind;
-      continue;
-    }
-    // "# rails: DEV:PORT:RAIL:PLANE ...": the fabric's rails.
-    if (constexpr std::string_view kRails = "# rails:"; header && line.starts_with(kRails)) {
-      for (const auto& item : str::split(str::trim(line.substr(kRails.size())), ' ')) {
-        if (item.empty()) continue;
-        const auto f = str::split(item, ':');
-        const auto port = f.size() == 4 ? str::parse_uint(f[1], 255) : std::nullopt;
-        const auto rail = f.size() == 4 ? str::parse_uint(f[2], 1023) : std::nullopt;
-        const auto plane = f.size() == 4 ? str::parse_uint(f[3], 1023) : std::nullopt;
-        if (!port || !rail || !plane || f[0].empty() || str::host_name_problem(f[0]) ||
-            m.rails.size() >= 1024)
+      if (ended)
+        return fail(ErrorCode::kSyntax,
+                    what + " after the \"end\" line: expected it before the leaf lines (two "
+                           "host maps in one file?)",
+                    file, line_no);
+      int& first = key == "generation" ? seen_generation
+                   : key == "blocks"   ? seen_blocks
+                                       : seen_rails;
+      if (first != 0)
+        return fail(ErrorCode::kDuplicate,
+                    what + " again (the first at line " + std::to_string(first) +
+                        "): expected one",
+                    file, line_no);
+      first = line_no;
+      if (key == "generation") {
+        // The `slurm sync` file set this map belongs to.
+        if (!str::is_generation(value))
           return fail(ErrorCode::kSyntax,
-                      "\"# rails:\" line: expected DEVICE:PORT:RAIL:PLANE entries (mlx5_0:1:0:0), "
-                      "got " +
-                          str::quoted(item, 60),
+                      "\"# generation:\" line: expected 16 lower-case hex digits (written by "
+                      "`fabricplace slurm sync`)",
                       file, line_no);
-        m.rails.push_back(HcaRail{std::string(f[0]), static_cast<unsigned>(*port),
-                                  static_cast<unsigned>(*rail), static_cast<unsigned>(*plane)});
+        m.generation = std::string(value);
+      } else if (key == "blocks") {
+        // What the "leaf" records are: leaf, rail-group or domain.
+        const auto kind = fabric::parse_block_tag(value);
+        if (!kind)
+          return fail(
+              ErrorCode::kSyntax,
+              "\"# blocks:\" line: expected leaf, rail-group or domain, got " + str::quoted(value),
+              file, line_no);
+        m.blocks.kind = *kind;
+      } else {
+        // "DEV:PORT:RAIL:PLANE ...": the fabric's rails, one entry per HCA device.
+        const std::string expected =
+            "\"# rails:\" line: expected DEVICE:PORT:RAIL:PLANE entries (mlx5_0:1:0:0)";
+        for (const auto& item : str::split(value, ' ')) {
+          if (item.empty()) continue;
+          const auto f = str::split(item, ':');
+          const auto port = f.size() == 4 ? str::parse_uint(f[1], 255) : std::nullopt;
+          const auto rail = f.size() == 4 ? str::parse_uint(f[2], 1023) : std::nullopt;
+          const auto plane = f.size() == 4 ? str::parse_uint(f[3], 1023) : std::nullopt;
+          if (!port || !rail || !plane || f[0].empty() || str::host_name_problem(f[0]) ||
+              m.rails.size() >= 1024)
+            return fail(ErrorCode::kSyntax, expected + ", got " + str::quoted(item, 60), file,
+                        line_no);
+          for (const auto& r : m.rails)
+            if (r.device == f[0])
+              return fail(ErrorCode::kDuplicate,
+                          "\"# rails:\" line: device " + str::quoted(f[0], 60) +
+                              " twice: expected one entry per HCA device",
+                          file, line_no);
+          m.rails.push_back(HcaRail{std::string(f[0]), static_cast<unsigned>(*port),
+                                    static_cast<unsigned>(*rail), static_cast<unsigned>(*plane)});
+        }
+        if (m.rails.empty()) return fail(ErrorCode::kSyntax, expected + ", got none", file, line_no);
       }
       continue;
     }

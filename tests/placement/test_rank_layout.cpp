@@ -421,6 +421,54 @@ TEST(HostMap, BlockKindRoundTrips) {
             "f:2: \"# blocks:\" line: expected leaf, rail-group or domain, got \"rack\"");
 }
 
+// "# rails:", "# blocks:" and "# generation:" lines are data, checked as such: however they
+// are spaced, only after the header and before "end", once each; a rails line lists each
+// device once and at least one. Before, each of these read silently (a "#rails:" line was a
+// comment: no NCCL_IB_HCA at launch; a second line won or added to the first).
+TEST(HostMap, DataLinesCheckedAsSuch) {
+  auto err = [](std::string_view text) {
+    auto m = parse_host_map(text, "f");
+    return m ? std::string("parsed") : m.error().to_string();
+  };
+  const std::string leaf = "leaf a 0 n1\nend 1\n";
+  EXPECT_EQ(err("fabricplace-hostmap 1\n# rails: mlx5_0:1:0:0\n# rails: mlx5_1:1:1:0\n" + leaf),
+            "f:3: \"# rails:\" line again (the first at line 2): expected one");
+  EXPECT_EQ(err("fabricplace-hostmap 1\n# blocks: domain\n# blocks: rail-group\n" + leaf),
+            "f:3: \"# blocks:\" line again (the first at line 2): expected one");
+  EXPECT_EQ(err("fabricplace-hostmap 1\n# generation: 0123456789abcdef\n"
+                "# generation: 0123456789abcdee\n" +
+                leaf),
+            "f:3: \"# generation:\" line again (the first at line 2): expected one");
+  EXPECT_EQ(err("fabricplace-hostmap 1\n# rails: mlx5_0:1:0:0 mlx5_0:1:1:0\n" + leaf),
+            "f:2: \"# rails:\" line: device \"mlx5_0\" twice: expected one entry per HCA device");
+  EXPECT_EQ(err("fabricplace-hostmap 1\n# rails:\n" + leaf),
+            "f:2: \"# rails:\" line: expected DEVICE:PORT:RAIL:PLANE entries (mlx5_0:1:0:0), got "
+            "none");
+  // Spaced otherwise, still the data line, and checked.
+  EXPECT_EQ(err("fabricplace-hostmap 1\n#rails: mlx5_0:1:x:0\n" + leaf),
+            "f:2: \"# rails:\" line: expected DEVICE:PORT:RAIL:PLANE entries (mlx5_0:1:0:0), got "
+            "\"mlx5_0:1:x:0\"");
+  EXPECT_EQ(err("fabricplace-hostmap 1\n#  blocks : rack\n" + leaf),
+            "f:2: \"# blocks:\" line: expected leaf, rail-group or domain, got \"rack\"");
+  auto spaced = parse_host_map("fabricplace-hostmap 1\n#rails: mlx5_0:1:0:0\n#blocks:domain\n" +
+                                   leaf,
+                               "f");
+  ASSERT_TRUE(spaced) << spaced.error().to_string();
+  ASSERT_EQ(spaced->rails.size(), 1u);
+  EXPECT_EQ(spaced->rails[0].nccl(), "mlx5_0:1:0:0");
+  EXPECT_EQ(spaced->blocks.kind, fabric::BlockKind::kDomain);
+  // Before the header, or after "end".
+  EXPECT_EQ(err("# rails: mlx5_0:1:0:0\nfabricplace-hostmap 1\n" + leaf),
+            "f:1: \"# rails:\" line before the \"fabricplace-hostmap 1\" line: expected that "
+            "line first (a host map written by `fabricplace fabric export --format hostmap`)");
+  EXPECT_EQ(err("fabricplace-hostmap 1\n" + leaf + "# blocks: domain\n"),
+            "f:4: \"# blocks:\" line after the \"end\" line: expected it before the leaf lines "
+            "(two host maps in one file?)");
+  // Other comments stay comments (the writer's own "# leaf NAME ..." and "# end HOSTS").
+  EXPECT_EQ(err("fabricplace-hostmap 1\n# railsX: no\n# leaf NAME POD HOST...\n" + leaf),
+            "parsed");
+}
+
 TEST(HostMap, BadInputNamesTheLine) {
   auto err = [](std::string_view text) {
     auto m = parse_host_map(text, "f.hostmap");
