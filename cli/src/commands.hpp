@@ -76,6 +76,8 @@ struct RouteOpts {
   void add(CLI::App* cmd, bool list);
   /// The models named, each with the ecmp settings; kUsage for a bad name or a clash.
   [[nodiscard]] Result<std::vector<routes::Spec>> specs() const;
+  /// The one model named (place, rankfile): a list is a kUsage error saying so.
+  [[nodiscard]] Result<routes::Spec> one() const;
 };
 /// Builds the route model `spec` names on `f`.
 Result<std::unique_ptr<const routes::Model>> load_routes(const fabric::Fabric& f,

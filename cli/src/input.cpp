@@ -124,6 +124,16 @@ Result<std::vector<routes::Spec>> RouteOpts::specs() const {
   return out;
 }
 
+Result<routes::Spec> RouteOpts::one() const {
+  auto all = specs();
+  if (!all) return std::unexpected(all.error());
+  if (all->size() != 1)
+    return fail(ErrorCode::kUsage, "--routes " + str::quoted(routes, 80) +
+                                       ": expected one route model here (simulate --routes "
+                                       "runs several side by side)");
+  return std::move(all->front());
+}
+
 Result<std::unique_ptr<const routes::Model>> load_routes(const fabric::Fabric& f,
                                                          const routes::Spec& spec) {
   return routes::make_model(f, spec);

@@ -115,10 +115,8 @@ int run_place(const PlaceOpts& o) {
                         {},
                         0});
   // --routes is checked before any input is read (a usage error, exit 2).
-  auto route_specs = o.routes.specs();
-  if (!route_specs) return report(route_specs.error());
-  if (route_specs->size() != 1)
-    return report(Error{ErrorCode::kUsage, "--routes takes one model here", {}, 0});
+  const auto route_spec = o.routes.one();
+  if (!route_spec) return report(route_spec.error());
   auto weights_or = load_weights(o.policy_config);
   if (!weights_or) return report(weights_or.error());
   const placement::Weights weights = *weights_or;
@@ -173,7 +171,7 @@ int run_place(const PlaceOpts& o) {
   }
 
   // The route model in force: the objective measures every ring on it.
-  auto model = load_routes(*f, route_specs->front());
+  auto model = load_routes(*f, *route_spec);
   if (!model) return report(model.error());
   const policies::Planner planner(*f, weights, model->get(), *series);
   const auto& ctx = planner.context();

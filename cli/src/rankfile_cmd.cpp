@@ -52,10 +52,9 @@ struct RankfileOpts {
 // what it changed on stderr.
 Result<void> route_aware(const RankfileOpts& o, const fabric::Fabric& f,
                          const placement::HostMap& map, placement::RankLayout& layout) {
-  auto specs = o.routes.specs();
-  if (!specs) return std::unexpected(specs.error());
-  if (specs->size() != 1) return fail(ErrorCode::kUsage, "--routes takes one model here");
-  auto routes = load_routes(f, specs->front());
+  const auto spec = o.routes.one();
+  if (!spec) return std::unexpected(spec.error());
+  auto routes = load_routes(f, *spec);
   if (!routes) return std::unexpected(routes.error());
   std::vector<routes::Load> flows(2 * f.num_links(), 0);
   std::size_t rings = 0;
@@ -197,10 +196,7 @@ int run_rankfile(const RankfileOpts& o) {
 
   if (o.route_aware) {
     // --routes is checked before any input is read (a usage error, exit 2).
-    auto specs = o.routes.specs();
-    if (!specs) return report(specs.error());
-    if (specs->size() != 1)
-      return report(Error{ErrorCode::kUsage, "--routes takes one model here", {}, 0});
+    if (auto spec = o.routes.one(); !spec) return report(spec.error());
   }
   std::string hostlist = o.hosts, what = "--hosts";
   std::uint32_t K = o.tasks_per_node;

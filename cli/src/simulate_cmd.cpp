@@ -183,7 +183,10 @@ int run_simulate(const SimulateOpts& o) {
     if (!o.quiet) std::cerr << "simulate: " << notes.back() << "\n";
   }
   if (dropped == trace->jobs.size()) {
-    return usage("no job of the trace fits this fabric");
+    return usage(
+        "no job of the trace fits this fabric: each is larger than it, or has a TP group no "
+        "leaf holds; give a larger fabric, a lower --tp-cap, or other jobs (--skip-jobs, "
+        "--max-jobs)");
   }
   // Inputs are good: make sure the outputs can be written before spending time.
   std::error_code ec;

@@ -232,7 +232,11 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
       ended = true;
       continue;
     }
-    if (ended) return fail(ErrorCode::kSyntax, "text after the \"end\" line", file, line_no);
+    if (ended)
+      return fail(ErrorCode::kSyntax,
+                  "text after the \"end\" line: expected nothing after it (two host maps in one "
+                  "file? write it again with `fabricplace fabric export --format hostmap`)",
+                  file, line_no);
     if (w[0] != "leaf" || w.size() < 4)
       return fail(ErrorCode::kSyntax, "expected \"leaf NAME POD HOST...\"", file, line_no);
     std::uint32_t pod = 0;
@@ -265,7 +269,12 @@ Result<HostMap> parse_host_map(std::string_view text, const std::string& file) {
       m.blocks.hosts.back().push_back(h);
     }
   }
-  if (!header) return fail(ErrorCode::kSyntax, "empty host map", file, 0);
+  if (!header)
+    return fail(ErrorCode::kSyntax,
+                "empty host map: expected a \"fabricplace-hostmap 1\" line, leaf lines and an "
+                "\"end\" line (write it with `fabricplace fabric export --format hostmap`, or "
+                "`fabricplace slurm sync`)",
+                file, 0);
   if (!ended)
     return fail(ErrorCode::kSyntax,
                 "no \"end\" line: the host map is truncated (rewrite it with `fabricplace "

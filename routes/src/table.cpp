@@ -275,7 +275,9 @@ Result<Table> lft_routes(const Fabric& f, std::string_view text, const std::stri
       return fail(ErrorCode::kReference,
                   "switch " + f.topology().switch_name[idx(s)] + " (" +
                       str::guid_hex(f.node(s).guid) +
-                      ") has no table in the dump: the dump does not match the fabric",
+                      ") has no table in the dump: the dump does not match the fabric (cut short, "
+                      "or of another fabric: take the LFT dump and the ibnetdiscover dump after "
+                      "the same subnet manager sweep)",
                   file, n);
     }
   }

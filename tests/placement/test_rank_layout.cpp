@@ -475,7 +475,10 @@ TEST(HostMap, BadInputNamesTheLine) {
     EXPECT_FALSE(m);
     return m ? std::string() : m.error().to_string();
   };
-  EXPECT_EQ(err(""), "f.hostmap: empty host map");
+  EXPECT_EQ(err(""),
+            "f.hostmap: empty host map: expected a \"fabricplace-hostmap 1\" line, leaf lines and "
+            "an \"end\" line (write it with `fabricplace fabric export --format hostmap`, or "
+            "`fabricplace slurm sync`)");
   EXPECT_EQ(err("leaf a 0 n1\n"),
             "f.hostmap:1: expected \"fabricplace-hostmap 1\" (a host map written by "
             "`fabricplace fabric export --format hostmap`)");
@@ -497,7 +500,8 @@ TEST(HostMap, BadInputNamesTheLine) {
   EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0 n1 n2\nend 3\n"),
             "f.hostmap:3: \"end\" line: expected \"end 2\" (the number of hosts listed)");
   EXPECT_EQ(err("fabricplace-hostmap 1\nleaf a 0 n1\nend 1\nleaf b 0 n2\n"),
-            "f.hostmap:4: text after the \"end\" line");
+            "f.hostmap:4: text after the \"end\" line: expected nothing after it (two host maps "
+            "in one file? write it again with `fabricplace fabric export --format hostmap`)");
   auto m = parse_host_map("fabricplace-hostmap 1\nleaf a 0 n1 n2\nend 2\n", "f");
   ASSERT_TRUE(m);
   auto unknown = resolve_hosts(*m, "n[1-4]", "SLURM_JOB_NODELIST");

@@ -160,7 +160,8 @@ TEST(LftDump, DumpOfAnotherFabricIsRefused) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message,
             "switch leaf02 (0xfc6a1c0300100005) has no table in the dump: the dump does not "
-            "match the fabric");
+            "match the fabric (cut short, or of another fabric: take the LFT dump and the "
+            "ibnetdiscover dump after the same subnet manager sweep)");
   // A host's LID forwarded to port 0 (the switch itself) or to a port with no link.
   r = lft_routes(f,
                  "Unicast lids [0-172] of switch Lid 9 guid 0xfc6a1c0300100004 ('leaf01'):\n"
