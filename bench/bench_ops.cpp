@@ -50,15 +50,14 @@ Fabric recabled(const Fabric& f) {
     auto leaf_port = [&](const fp::fabric::Link* l) {
       return f.node(l->node_a).type == fp::fabric::NodeType::kCa ? l->b : l->a;
     };
-    std::ranges::sort(links, {}, [&](const fp::fabric::Link* l) {
-      return f.port(leaf_port(l)).rec.number;
-    });
+    std::ranges::sort(links, {},
+                      [&](const fp::fabric::Link* l) { return f.port(leaf_port(l)).rec.number; });
     for (std::size_t i = 0; i < links.size(); ++i) {
       const auto* l = links[i];
       const auto ca = leaf_port(l) == l->a ? l->b : l->a;
       const auto to = f.port(leaf_port(links[(i + 1) % links.size()])).rec.number;
-      (void)b.add_link(f.node(leaf).guid, to, f.node(f.port(ca).node).guid,
-                       f.port(ca).rec.number, l->rate, l->assumed);
+      (void)b.add_link(f.node(leaf).guid, to, f.node(f.port(ca).node).guid, f.port(ca).rec.number,
+                       l->rate, l->assumed);
     }
   }
   return *b.build();
@@ -103,41 +102,66 @@ BENCHMARK(BM_WatchStepRecabling)
     ->MinTime(1.0)
     ->UseRealTime();
 
-// The largest state file the reader accepts: events of the re-cabling's link names, repeated
-// up to the size limit.
+// Reading a state file of (nearly) N MiB: the re-cabling's link events, run after run, a little
+// past N MiB, written as a run writes it (WatchDir::write_state drops the oldest until it
+// fits), read as a run reads it (WatchDir: the file by name, then the reader). 64 MiB is the
+// largest the reader accepts (ops::kMaxStateBytes); 16 MiB the largest the previous one did.
 void BM_ReadWatchState(benchmark::State& state) {
-  const std::uint64_t max = std::uint64_t{16} << 20;
+  const auto max = static_cast<std::uint64_t>(state.range(0)) << 20;
   fp::ops::WatchState st;
   (void)fp::ops::watch_step(nullptr, before(), st, 10);
   (void)fp::ops::watch_step(&before(), after(), st, 10);
   const auto one = st.events;
-  std::string text = fp::ops::to_json(st);
-  for (std::uint64_t run = 3; text.size() < max; ++run) {
+  const double per_event = static_cast<double>(fp::ops::to_json(st).size()) / one.size();
+  // A little over N MiB; at the bound, write_state drops the oldest events until it fits.
+  const auto events = static_cast<std::size_t>(static_cast<double>(max) / per_event) + 10'000;
+  for (std::uint64_t run = 3; st.events.size() < events; ++run) {
     for (auto e : one) {
       e.run = run;
       st.events.push_back(std::move(e));
     }
     st.runs = run;
-    text = fp::ops::to_json(st);
   }
-  while (text.size() > max) {
-    st.events.resize(st.events.size() - std::max<std::size_t>(1, st.events.size() / 1000));
-    text = fp::ops::to_json(st);
+  // Below the bound, the bench trims as write_state would.
+  for (std::string text = fp::ops::to_json(st); max < fp::ops::kMaxStateBytes && text.size() > max;
+       text = fp::ops::to_json(st))
+    st.events.erase(
+        st.events.begin(),
+        st.events.begin() + static_cast<std::ptrdiff_t>(
+                                (text.size() - max) / (text.size() / st.events.size()) + 1));
+  const auto dir = std::filesystem::temp_directory_path() / "fabricplace-bench-watch";
+  std::filesystem::remove_all(dir);
+  {
+    auto w = fp::ops::WatchDir::open(dir.string(), 0);
+    if (!w || !w->write_state(st)) {
+      state.SkipWithError("cannot write the state");
+      return;
+    }
   }
-  const auto path = (std::filesystem::temp_directory_path() / "fabricplace-bench-watch.json");
-  (void)fp::write_file_atomic(path.string(), text);
-  std::size_t events = 0;
+  const auto bytes = std::filesystem::file_size(dir / "watch.json");
+  if (bytes > max || bytes < max - max / 64) state.SkipWithError("the state is not near N MiB");
+  std::size_t read = 0;
   for (auto _ : state) {
-    auto back = fp::ops::read_watch_state(path.string());
+    auto w = fp::ops::WatchDir::open(dir.string(), 0);
+    if (!w) {
+      state.SkipWithError(w.error().to_string().c_str());
+      break;
+    }
+    auto back = w->read_state();
     if (!back) state.SkipWithError(back.error().to_string().c_str());
-    events = back ? back->events.size() : 0;
+    read = back ? back->events.size() : 0;
     benchmark::DoNotOptimize(back);
   }
-  state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
-  state.counters["events"] = static_cast<double>(events);
-  std::filesystem::remove(path);
+  state.counters["MB"] = static_cast<double>(bytes) / 1e6;
+  state.counters["events"] = static_cast<double>(read);
+  std::filesystem::remove_all(dir);
 }
-BENCHMARK(BM_ReadWatchState)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_ReadWatchState)
+    ->Arg(16)
+    ->Arg(64)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0)
+    ->UseRealTime();
 
 }  // namespace
 

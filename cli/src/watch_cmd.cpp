@@ -3,8 +3,8 @@
 // (slurm sync), metrics kept current (docs/operations.md).
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <csignal>
+#include <cstdio>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -166,8 +166,8 @@ int run_once(const WatchOpts& o) {
   if (auto ok = dir->write_accepted(*now); !ok) return report(ok.error());
   if (auto ok = dir->write_state(*st); !ok) return report(ok.error());
   if (step.change_count > 0)
-    say(run, "accepted and saved (" + std::to_string(st->events.size()) +
-                 " link event(s) kept; " + seconds_since(t2) + ")");
+    say(run, "accepted and saved (" + std::to_string(st->events.size()) + " link event(s) kept; " +
+                 seconds_since(t2) + ")");
   int rc = kExitOk;
   if (!o.sync.out.empty()) {
     std::ostringstream out;

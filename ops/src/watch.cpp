@@ -85,6 +85,7 @@ class StateReader final : public nlohmann::json::json_sax_t {
                ": expected \"runs\", \"events\" and \"dropped\" only");
   }
   bool number_unsigned(number_unsigned_t v) override {
+    if (v > kMaxRuns) return wrong_value("a number over 10^15");
     if (depth_ == 1 && key_ == Key::kRuns) {
       st_.runs = v;
       return true;
@@ -145,7 +146,8 @@ class StateReader final : public nlohmann::json::json_sax_t {
                          std::to_string(st_.runs) + ")",
                      max_run_line_);
     // Oldest first, as written; a file put in another order is read in that order.
-    std::ranges::stable_sort(st_.events, {}, &WatchState::Event::run);
+    if (!std::ranges::is_sorted(st_.events, {}, &WatchState::Event::run))
+      std::ranges::stable_sort(st_.events, {}, &WatchState::Event::run);
     return {};
   }
 
@@ -174,10 +176,9 @@ class StateReader final : public nlohmann::json::json_sax_t {
   }
   bool link_ok(const std::string& v) {
     if (v.empty() || v.size() > kMaxLinkTextBytes)
-      return bad(std::string(key_ == Key::kEvents ? "\"events\"" : "\"dropped\"") +
-                 ": a link of " + std::to_string(v.size()) +
-                 " bytes: expected a link's name of 1 to " + std::to_string(kMaxLinkTextBytes) +
-                 " bytes");
+      return bad(std::string(key_ == Key::kEvents ? "\"events\"" : "\"dropped\"") + ": a link of " +
+                 std::to_string(v.size()) + " bytes: expected a link's name of 1 to " +
+                 std::to_string(kMaxLinkTextBytes) + " bytes");
     if (str::invalid_utf8_at(v) != std::string_view::npos ||
         str::control_char_at(v) != std::string_view::npos)
       return bad(std::string(key_ == Key::kEvents ? "\"events\"" : "\"dropped\"") + ": link " +
@@ -185,8 +186,9 @@ class StateReader final : public nlohmann::json::json_sax_t {
     return true;
   }
   bool bad_entry(const char* got = nullptr) {
-    return bad(std::string(key_ == Key::kEvents ? "\"events\": expected [run, link, what] entries"
-                                                : "\"dropped\": expected [link, count, run] entries") +
+    return bad(std::string(key_ == Key::kEvents
+                               ? "\"events\": expected [run, link, what] entries"
+                               : "\"dropped\": expected [link, count, run] entries") +
                (got ? std::string(", got ") + got : std::string()));
   }
   // A value of the wrong kind where it stands.
@@ -306,34 +308,31 @@ std::vector<std::pair<std::string, std::string>> downed_between(const Fabric& be
   return out;
 }
 
-// Each link's newest kEventsPerLink events stay; the older ones are counted in `st.dropped`.
-// One pass from the newest event back, one hash map lookup per event.
-void cap_events(WatchState& st) {
-  std::unordered_map<std::string_view, std::size_t> kept;
-  std::unordered_map<std::string_view, std::size_t> dropped_at;  // link -> index in st.dropped
-  for (std::size_t i = 0; i < st.dropped.size(); ++i) dropped_at[st.dropped[i].link] = i;
-  std::vector<bool> keep(st.events.size(), true);
-  bool any = false;
-  std::vector<WatchState::Dropped> more;
-  std::unordered_map<std::string_view, std::size_t> more_at;
-  for (std::size_t i = st.events.size(); i-- > 0;) {
-    const auto& e = st.events[i];
-    if (++kept[e.link] <= kEventsPerLink) continue;
-    keep[i] = false;
-    any = true;
-    // Newest first: the first dropped event of a link is its newest.
-    if (const auto it = dropped_at.find(e.link); it != dropped_at.end()) {
-      auto& d = st.dropped[it->second];
-      d.count += 1;
-      d.last_run = std::max(d.last_run, e.run);
-    } else if (const auto jt = more_at.find(e.link); jt != more_at.end()) {
-      more[jt->second].count += 1;
-    } else {
-      more_at.emplace(e.link, more.size());
-      more.push_back({e.link, 1, e.run});
-    }
+// Counts events a state lets go in its `dropped` entries: one per link, with the run of its
+// newest dropped event. Dropping is rare: the keys are copies.
+class Drops {
+ public:
+  explicit Drops(WatchState& st) : st_(st) {
+    for (std::size_t i = 0; i < st.dropped.size(); ++i) at_.emplace(st.dropped[i].link, i);
   }
-  if (!any) return;
+  void add(const WatchState::Event& e) {
+    const auto [it, fresh] = at_.try_emplace(e.link, st_.dropped.size());
+    if (fresh) {
+      st_.dropped.push_back({e.link, 1, e.run});
+      return;
+    }
+    auto& d = st_.dropped[it->second];
+    d.count = std::min(d.count + 1, kMaxRuns);
+    d.last_run = std::max(d.last_run, e.run);
+  }
+
+ private:
+  WatchState& st_;
+  std::unordered_map<std::string, std::size_t> at_;
+};
+
+// Keeps the events `keep` says, in order.
+void compact(WatchState& st, const std::vector<bool>& keep) {
   std::size_t w = 0;
   for (std::size_t i = 0; i < st.events.size(); ++i)
     if (keep[i]) {
@@ -341,7 +340,21 @@ void cap_events(WatchState& st) {
       ++w;
     }
   st.events.resize(w);
-  for (auto& d : more) st.dropped.push_back(std::move(d));
+}
+
+// Each link's newest kEventsPerLink events stay; the older ones are counted in `st.dropped`.
+// One pass from the newest event back, one hash map lookup per event.
+void cap_events(WatchState& st) {
+  std::unordered_map<std::string_view, std::size_t> kept;
+  std::vector<bool> keep(st.events.size(), true);
+  std::optional<Drops> drops;
+  for (std::size_t i = st.events.size(); i-- > 0;) {
+    if (++kept[st.events[i].link] <= kEventsPerLink) continue;
+    keep[i] = false;
+    if (!drops) drops.emplace(st);
+    drops->add(st.events[i]);
+  }
+  if (drops) compact(st, keep);
 }
 
 }  // namespace
@@ -349,7 +362,7 @@ void cap_events(WatchState& st) {
 WatchStep watch_step(const Fabric* accepted, const Fabric& now, WatchState& st,
                      unsigned flap_runs) {
   WatchStep step;
-  st.runs += 1;
+  st.runs = std::min(st.runs + 1, kMaxRuns);  // saturates: a state always reads back
   if (!accepted) return step;
   step.diff = fabric::diff(*accepted, now);
   if (!step.diff.empty()) {
@@ -396,8 +409,8 @@ WatchStep watch_step(const Fabric* accepted, const Fabric& now, WatchState& st,
   for (const auto link : touched) {
     const auto& h = history.at(link);
     bool flapped = false;
-    for (const auto i : h) flapped = flapped || (st.events[i].run == st.runs &&
-                                                 st.events[i].what == "flapped");
+    for (const auto i : h)
+      flapped = flapped || (st.events[i].run == st.runs && st.events[i].what == "flapped");
     if (flapped || h.size() >= 2) ++flapping;
     if (h.size() < 2) continue;
     std::string line = "flapping " + std::string(link) + ": " + std::to_string(h.size()) +
@@ -435,6 +448,10 @@ constexpr const char* kAccepted = "accepted.json";
 constexpr const char* kState = "watch.json";
 constexpr const char* kLock = "lock";
 
+std::uint64_t max_state_bytes() {
+  return std::min(limits().input_bytes, kMaxStateBytes);
+}
+
 }  // namespace
 
 Result<WatchDir> WatchDir::open(const std::string& path, int wait_s) {
@@ -456,7 +473,7 @@ Result<WatchDir> WatchDir::open(const std::string& path, int wait_s) {
 Result<WatchState> WatchDir::read_state() const {
   if (const auto k = dir_.kind(kState); k == OwnedDir::Kind::kMissing || k == OwnedDir::Kind::kLink)
     return WatchState{};
-  auto text = dir_.read_file(kState, limits().input_bytes);
+  auto text = dir_.read_file(kState, max_state_bytes());
   if (!text) return std::unexpected(text.error());
   return read_watch_state(*text, dir_.path_of(kState));
 }
@@ -479,8 +496,24 @@ Result<std::unique_ptr<Fabric>> WatchDir::read_accepted() const {
   return std::make_unique<Fabric>(std::move(*f));
 }
 
-Result<void> WatchDir::write_state(const WatchState& st) const {
-  return dir_.write_file(kState, to_json(st));
+// The state never outgrows what read_state() accepts (max_state_bytes()): past it, the
+// oldest events go, as many as the excess holds at the file's mean bytes per event (and one),
+// counted as dropped like those past kEventsPerLink.
+Result<void> WatchDir::write_state(WatchState& st) const {
+  auto text = to_json(st);
+  while (text.size() > max_state_bytes() && !st.events.empty()) {
+    const std::size_t mean = text.size() / st.events.size() + 1;
+    const std::size_t n = std::min(st.events.size(), (text.size() - max_state_bytes()) / mean + 1);
+    std::vector<bool> keep(st.events.size(), true);
+    Drops drops(st);
+    for (std::size_t i = 0; i < n; ++i) {
+      keep[i] = false;
+      drops.add(st.events[i]);
+    }
+    compact(st, keep);
+    text = to_json(st);
+  }
+  return dir_.write_file(kState, text);
 }
 
 Result<void> WatchDir::write_accepted(const Fabric& f) const {

@@ -38,7 +38,8 @@ fabric::Fabric with_rate(const std::string& rate) {
 
 // A fresh directory of this test's own.
 fs::path fresh_dir(const std::string& name) {
-  const auto dir = fs::temp_directory_path() / ("fp-watch-" + name + "-" + std::to_string(getpid()));
+  const auto dir =
+      fs::temp_directory_path() / ("fp-watch-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -105,8 +106,8 @@ TEST(Watch, EventsPerLinkCappedOldestDropped) {
   EXPECT_EQ(st.dropped[0].last_run, 5u);
   std::string history;
   for (int run = 6; run <= 21; ++run)
-    history += std::string(run > 6 ? ", " : "") + (run % 2 ? "recovered" : "degraded") +
-               " (run " + std::to_string(run) + ")";
+    history += std::string(run > 6 ? ", " : "") + (run % 2 ? "recovered" : "degraded") + " (run " +
+               std::to_string(run) + ")";
   ASSERT_EQ(s.flaps.size(), 1u);
   EXPECT_EQ(s.flaps[0], "flapping " + link + ": 16 changes in the last 100 runs: " + history +
                             "; 4 earlier not kept (a link keeps its last 16)");
@@ -168,7 +169,8 @@ TEST(Watch, StateReaderErrorsNameLineAndExpectation) {
     return r ? std::string("(read)") : r.error().to_string();
   };
   const std::string hint = " (the state `fabric watch` keeps; remove the file to start afresh)";
-  EXPECT_EQ(error("{\"runs\": \"x\"}"), "w.json:1: \"runs\": expected a count, got a string" + hint);
+  EXPECT_EQ(error("{\"runs\": \"x\"}"),
+            "w.json:1: \"runs\": expected a count, got a string" + hint);
   EXPECT_EQ(error("{\"events\": []}"), "w.json:1: \"runs\": expected a count" + hint);
   EXPECT_EQ(error("{\"runs\": 2,\n \"events\": [\n  [1, \"a[1] - b[1]\", \"exploded\"]\n ]}"),
             "w.json:3: \"events\": \"exploded\" is no event: expected removed, added, degraded, "
@@ -177,19 +179,20 @@ TEST(Watch, StateReaderErrorsNameLineAndExpectation) {
   EXPECT_EQ(error("{\"runs\": 2,\n \"events\": [\n  [1, \"a - b\", \"added\"],\n  [5, \"a - b\", "
                   "\"removed\"]\n ]}"),
             "w.json:4: run 5: expected a run from 1 to \"runs\" (2)" + hint);
-  EXPECT_EQ(error("{\"runs\": 2,\n \"extra\": 1}"),
-            "w.json:2: unknown key \"extra\": expected \"runs\", \"events\" and \"dropped\" only" +
-                hint);
+  EXPECT_EQ(
+      error("{\"runs\": 2,\n \"extra\": 1}"),
+      "w.json:2: unknown key \"extra\": expected \"runs\", \"events\" and \"dropped\" only" + hint);
   EXPECT_EQ(error("{\"runs\": 2, \"runs\": 3}"),
             "w.json:1: \"runs\" twice: expected each key once" + hint);
   EXPECT_EQ(error("{\"runs\": 2, \"events\": [[1, \"a\\u0001b\", \"added\"]]}"),
             "w.json:1: \"events\": link \"a\\x01b\": expected UTF-8 text without control "
             "characters" +
                 hint);
-  EXPECT_EQ(error("{\"runs\": 2, \"events\": [[1, \"" + std::string(3000, 'x') + "\", \"added\"]]}"),
-            "w.json:1: \"events\": a link of 3000 bytes: expected a link's name of 1 to 2048 "
-            "bytes" +
-                hint);
+  EXPECT_EQ(
+      error("{\"runs\": 2, \"events\": [[1, \"" + std::string(3000, 'x') + "\", \"added\"]]}"),
+      "w.json:1: \"events\": a link of 3000 bytes: expected a link's name of 1 to 2048 "
+      "bytes" +
+          hint);
   EXPECT_EQ(error("{\"runs\": 2, \"dropped\": [[\"a - b\", 0, 1]]}"),
             "w.json:1: \"dropped\": expected a count and a run of 1 or more" + hint);
   EXPECT_TRUE(has(error("{\"runs\": 2,\n\n \"events\": [}"), "w.json:3: invalid JSON: "));
@@ -202,9 +205,9 @@ TEST(Watch, StateReaderRefusesDeepNesting) {
   const std::string deep(std::size_t{16} << 20, '[');
   auto r = read_watch_state(deep, "w.json");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().to_string(),
-            "w.json:1: expected a JSON object {\"runs\": N, \"events\": [...]}, got an array" +
-                hint);
+  EXPECT_EQ(
+      r.error().to_string(),
+      "w.json:1: expected a JSON object {\"runs\": N, \"events\": [...]}, got an array" + hint);
   r = read_watch_state("{\"runs\": 1,\n \"events\": " + deep, "w.json");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().to_string(),
@@ -224,8 +227,8 @@ TEST(WatchDir, SecondRunWaitsThenSaysWhoHoldsTheLock) {
     auto second = WatchDir::open(dir.string(), 1);
     ASSERT_FALSE(second);
     EXPECT_EQ(second.error().file, (dir / "lock").string());
-    EXPECT_TRUE(has(second.error().message,
-                    "another `fabric watch --state " + dir.string() + "` run"));
+    EXPECT_TRUE(
+        has(second.error().message, "another `fabric watch --state " + dir.string() + "` run"));
     EXPECT_TRUE(has(second.error().message, "more than 1 s"));
   }  // the first run ends: its lock goes
   EXPECT_TRUE(WatchDir::open(dir.string(), 1));

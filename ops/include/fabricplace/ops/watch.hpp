@@ -31,6 +31,14 @@ namespace fabricplace::ops {
 /// The events a link keeps in the state: its newest ones; older ones are dropped (and counted,
 /// WatchState::dropped) however large the flap window.
 inline constexpr std::size_t kEventsPerLink = 16;
+/// The largest state file: what WatchDir reads (or limits().input_bytes when lower) and the
+/// most a run writes (the oldest events go first). About a million events: 16 for each of
+/// 60,000 links, or the 32,768 of a 16,384-host re-cabling at each of 35 runs; read in about
+/// 2 s (docs/performance.md, "fabric watch").
+inline constexpr std::uint64_t kMaxStateBytes = std::uint64_t{64} << 20;
+/// The largest run count (and dropped count) a state holds: a run a second for 31 million
+/// years; far from overflowing when a window is added to it.
+inline constexpr std::uint64_t kMaxRuns = 1'000'000'000'000'000;
 /// The longest link text a state file may hold (two port names, each a node description and
 /// a port).
 inline constexpr std::size_t kMaxLinkTextBytes = 2048;
@@ -93,7 +101,9 @@ class WatchDir {
   [[nodiscard]] Result<WatchState> read_state() const;
   /// accepted.json; none (or a link): nullptr, a first run.
   [[nodiscard]] Result<std::unique_ptr<fabric::Fabric>> read_accepted() const;
-  [[nodiscard]] Result<void> write_state(const WatchState& st) const;
+  /// Writes `st`; when its file would be larger than read_state() accepts (kMaxStateBytes),
+  /// its oldest events are dropped first (counted in `st.dropped`).
+  [[nodiscard]] Result<void> write_state(WatchState& st) const;
   [[nodiscard]] Result<void> write_accepted(const fabric::Fabric& f) const;
 
   [[nodiscard]] const std::string& path() const { return dir_.path(); }
