@@ -179,8 +179,10 @@ int write_output(const std::string& path, const std::string& content) {
 Result<std::string> run_slurm(const std::string& context, const std::string& command,
                               unsigned timeout_s) {
   const std::string program = command.substr(0, command.find(' '));
-  // The command runs in a process group of its own, so that at the bound it is killed with
-  // everything it started (a shell script's children too), not only the shell.
+  // With a bound the command runs in a process group of its own, so that at the bound it is
+  // killed with everything it started (a shell script's children too), not only the shell.
+  // (Without one it stays in ours, where a terminal's Ctrl-C reaches it, as under popen.)
+  const bool own_group = timeout_s > 0;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     return fail(ErrorCode::kIo, context + ": cannot run " + program + ": " + std::strerror(errno));
@@ -193,12 +195,12 @@ Result<std::string> run_slurm(const std::string& context, const std::string& com
     return fail(ErrorCode::kIo, context + ": cannot run " + program + ": " + std::strerror(err));
   }
   if (pid == 0) {  // the child: async-signal-safe calls only
-    setpgid(0, 0);
+    if (own_group) setpgid(0, 0);
     if (dup2(fds[1], STDOUT_FILENO) < 0) _exit(127);
     execv("/bin/sh", const_cast<char* const*>(argv));
     _exit(127);
   }
-  setpgid(pid, pid);  // also here: whichever of the two runs first, the group exists
+  if (own_group) setpgid(pid, pid);  // here too: whichever runs first, the group exists
   close(fds[1]);
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::seconds(timeout_s);

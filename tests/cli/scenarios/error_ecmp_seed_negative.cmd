@@ -1,1 +1,1 @@
-place fat2:leaves=2,down=4,up=2 -N 2 --routes ecmp --ecmp-seed -1
+place --fabric fat2:leaves=2,down=4,up=2 -N 2 --routes ecmp --ecmp-seed -1

@@ -1,1 +1,1 @@
-place fat2:leaves=2,down=4,up=2 -N 010
+place --fabric fat2:leaves=2,down=4,up=2 -N 010
