@@ -25,7 +25,8 @@ void add_discover_command(CLI::App& fabric, RunFn& run) {
       "discover the fabric live through libibnetdisc (in process) and write canonical JSON; "
       "checks completeness and retries, optionally reads port error counters");
   cmd->add_option("--ca", o->d.ca, "CA to discover from (default: the first)");
-  cmd->add_option("--port", o->d.port, "CA port (default: the first active)");
+  cmd->add_option("--port", o->d.port, "CA port (default: the first active)")
+      ->check(CLI::Range(1, 254));
   cmd->add_option("--max-smps", o->d.max_smps, "SMPs in flight (libibnetdisc's default is 2)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 512u));

@@ -228,7 +228,8 @@ void add_watch_command(CLI::App& fabric, RunFn& run) {
                   "directory, *.prom)")
       ->check(non_empty("a file", "--metrics"));
   cmd->add_option("--ca", o->ca, "live discovery: CA to discover from (default: the first)");
-  cmd->add_option("--port", o->port, "live discovery: CA port (default: the first active)");
+  cmd->add_option("--port", o->port, "live discovery: CA port (default: the first active)")
+      ->check(CLI::Range(1, 254));
   cmd->add_option("--attempts", o->attempts, "live discovery: whole discoveries tried")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100u));
