@@ -424,31 +424,33 @@ function M.spank_env(job_desc)
   return t
 end
 
--- Each partition's hosts as a set, expanded once and kept while the partition's node string
--- stays the same (part_list[name].nodes); only names that are partitions are kept, and the
--- cache is emptied of names part_list no longer has once it holds M.MAX_PARTITIONS * 4.
-local part_cache, part_cached = {}, 0   -- name -> { nodes = string, set = { [host] = true } }
-local function partition_set(name, p, part_list)
+-- Each partition's hosts as a set, expanded once and kept while the node string stays the
+-- same; keyed by the node string (part_list[name].nodes), so partitions over the same nodes
+-- share one set. Once the cache holds M.MAX_PARTITIONS * 4 node strings, it keeps only those
+-- some partition of part_list still has (a site's own configuration, never a job, sizes it).
+local part_cache, part_cached = {}, 0   -- nodes -> { nodes = string, set = { [host] = true }, n }
+local function partition_set(p, part_list)
   local nodes = p.nodes
-  local e = part_cache[name]
-  if e ~= nil and e.nodes == nodes then return e end
-  if e == nil then
-    if part_cached >= M.MAX_PARTITIONS * 4 then
-      local kept, n = {}, 0
-      for k, v in pairs(part_cache) do
-        local q = part_list[k]
-        if q ~= nil and q.nodes == v.nodes and n < M.MAX_PARTITIONS * 2 then kept[k], n = v, n + 1 end
-      end
-      part_cache, part_cached = kept, n
+  local e = part_cache[nodes]
+  if e ~= nil then return e end
+  if part_cached >= M.MAX_PARTITIONS * 4 then
+    local live = {}
+    for _, q in pairs(part_list) do
+      if type(q) == "table" and type(q.nodes) == "string" then live[q.nodes] = true end
     end
-    part_cached = part_cached + 1
+    local kept, n = {}, 0
+    for k, v in pairs(part_cache) do
+      if live[k] and n < M.MAX_PARTITIONS * 2 then kept[k], n = v, n + 1 end
+    end
+    part_cache, part_cached = kept, n
   end
   local set, n = {}, 0
   for _, h in ipairs(M.expand(nodes)) do
     if not set[h] then set[h], n = true, n + 1 end
   end
   e = { nodes = nodes, set = set, n = n }
-  part_cache[name] = e
+  part_cache[nodes] = e
+  part_cached = part_cached + 1
   return e
 end
 
@@ -481,7 +483,7 @@ function M.allowed_hosts(job_desc, part_list)
   for _, name in ipairs(names) do
     local p = part_list[name]
     if p == nil or type(p.nodes) ~= "string" then return nil end
-    local e = partition_set(name, p, part_list)
+    local e = partition_set(p, part_list)
     -- partitions over the same nodes count once
     if not nodes_seen[e.nodes] then nodes_seen[e.nodes] = true; entries[#entries + 1] = e end
   end

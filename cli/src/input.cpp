@@ -166,8 +166,24 @@ void check_numbers(CLI::App& app) {
         return {};
       },
       "", "whole number");
-  for (CLI::Option* o : app.get_options())
-    if (o->get_type_name().starts_with("UINT")) o->check(whole);
+  // A signed option (--port): the same, with an optional minus sign (its range says more).
+  const CLI::Validator integer(
+      [](std::string& v) -> std::string {
+        const std::string_view digits = v.starts_with('-') ? std::string_view(v).substr(1) : v;
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos)
+          return "expected a whole number (decimal digits), got " + str::quoted(v, 40);
+        if (digits.size() > 1 && digits.front() == '0')
+          return "expected a whole number without leading zeros, got " + str::quoted(v, 40);
+        return {};
+      },
+      "", "integer");
+  for (CLI::Option* o : app.get_options()) {
+    const auto type = o->get_type_name();
+    if (type.starts_with("UINT"))
+      o->check(whole);
+    else if (type.starts_with("INT"))
+      o->check(integer);
+  }
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) check_numbers(*sub);
 }
 

@@ -18,6 +18,25 @@
 
 namespace fabricplace {
 
+std::vector<std::string> list_names(int dir_fd) {
+  std::vector<std::string> out;
+  const int dup = ::dup(dir_fd);  // closedir() closes the copy; the caller's stays open
+  if (dup < 0) return out;
+  DIR* d = ::fdopendir(dup);
+  if (!d) {
+    ::close(dup);
+    return out;
+  }
+  ::rewinddir(d);  // the copy shares the offset: start from the first entry
+  while (const dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != "..") out.push_back(n);
+  }
+  ::closedir(d);
+  std::ranges::sort(out);
+  return out;
+}
+
 namespace {
 
 std::string errno_text() {
@@ -43,7 +62,8 @@ Error refused_dir(const std::string& path, int err, bool is_link) {
 }
 
 // The checks every owned directory passes; `fresh`: created just now (its mode is set).
-Result<void> check_dir(int fd, const std::string& path, bool fresh, mode_t mode) {
+Result<void> check_dir(int fd, const std::string& path, bool fresh, mode_t mode,
+                       OwnedDir::Rule rule) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return fail(ErrorCode::kIo, "cannot stat: " + errno_text(), path);
   if (!S_ISDIR(st.st_mode)) return fail(ErrorCode::kIo, "exists and is not a directory", path);
@@ -51,6 +71,7 @@ Result<void> check_dir(int fd, const std::string& path, bool fresh, mode_t mode)
     if (::fchmod(fd, mode) != 0) return fail(ErrorCode::kIo, "cannot set its mode: " + errno_text(), path);
     return {};
   }
+  if (rule == OwnedDir::Rule::kAdmins) return {};
   const auto me = ::geteuid();
   if (st.st_uid != me)
     return fail(ErrorCode::kIo,
@@ -68,16 +89,19 @@ Result<void> check_dir(int fd, const std::string& path, bool fresh, mode_t mode)
 }
 
 // Opens (creating when asked) the directory `name` relative to `at` (AT_FDCWD: a path).
+// `follow`: the last component may be a link (an admin's directory named by the user).
 Result<int> open_dir_at(int at, const std::string& name, const std::string& shown,
-                        OwnedDir::Create create, mode_t mode) {
+                        OwnedDir::Create create, mode_t mode, OwnedDir::Rule rule,
+                        bool follow = false) {
   bool fresh = false;
-  int fd = ::openat(at, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
+  int fd = ::openat(at, name.c_str(), flags);
   if (fd < 0 && errno == ENOENT && create == OwnedDir::Create::kYes) {
     if (::mkdirat(at, name.c_str(), mode) == 0)
       fresh = true;
     else if (errno != EEXIST)
       return fail(ErrorCode::kIo, "cannot create directory: " + errno_text(), shown);
-    fd = ::openat(at, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    fd = ::openat(at, name.c_str(), flags);
   }
   if (fd < 0) {
     const int err = errno;
@@ -86,7 +110,7 @@ Result<int> open_dir_at(int at, const std::string& name, const std::string& show
                       S_ISLNK(st.st_mode);
     return std::unexpected(refused_dir(shown, err, link));
   }
-  if (auto ok = check_dir(fd, shown, fresh, mode); !ok) {
+  if (auto ok = check_dir(fd, shown, fresh, mode, rule); !ok) {
     ::close(fd);
     return std::unexpected(ok.error());
   }
@@ -95,14 +119,7 @@ Result<int> open_dir_at(int at, const std::string& name, const std::string& show
 
 // Removes what `fd` (a directory) holds, never following a link; `depth` bounds the descent.
 void empty_dir(int fd, int depth) {
-  DIR* d = ::fdopendir(::dup(fd));
-  if (!d) return;
-  std::vector<std::string> names;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  ::closedir(d);
+  const auto names = list_names(fd);
   for (const auto& n : names) {
     if (::unlinkat(fd, n.c_str(), 0) == 0) continue;
     if (errno != EISDIR && errno != EPERM) continue;
@@ -186,20 +203,21 @@ bool OwnedDir::is_temporary(std::string_view name) {
   return digits(rest.substr(0, dot)) && digits(rest.substr(dot + 1));
 }
 
-Result<OwnedDir> OwnedDir::open(const std::string& path, Create create, mode_t mode) {
+Result<OwnedDir> OwnedDir::open(const std::string& path, Create create, mode_t mode, Rule rule) {
   if (path.empty()) return fail(ErrorCode::kUsage, "empty directory name");
   // "dir/" names the directory, not a link's target: without the slash, O_NOFOLLOW applies.
   std::string p = path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();
-  auto fd = open_dir_at(AT_FDCWD, p, path, create, mode);
+  auto fd = open_dir_at(AT_FDCWD, p, path, create, mode, rule, rule == Rule::kAdmins);
   if (!fd) return std::unexpected(fd.error());
   return OwnedDir(*fd, p);
 }
 
-Result<OwnedDir> OwnedDir::sub(std::string_view name, Create create, mode_t mode) const {
+Result<OwnedDir> OwnedDir::sub(std::string_view name, Create create, mode_t mode,
+                               Rule rule) const {
   if (!one_name(name))
     return fail(ErrorCode::kUsage, "not a single name: " + str::quoted(name), path_);
-  auto fd = open_dir_at(fd_, std::string(name), path_of(name), create, mode);
+  auto fd = open_dir_at(fd_, std::string(name), path_of(name), create, mode, rule);
   if (!fd) return std::unexpected(fd.error());
   return OwnedDir(*fd, path_of(name));
 }
@@ -233,24 +251,7 @@ OwnedDir::Kind OwnedDir::kind(std::string_view name) const {
   return Kind::kOther;
 }
 
-std::vector<std::string> OwnedDir::list() const {
-  std::vector<std::string> out;
-  const int dup = ::dup(fd_);
-  if (dup < 0) return out;
-  DIR* d = ::fdopendir(dup);
-  if (!d) {
-    ::close(dup);
-    return out;
-  }
-  ::rewinddir(d);
-  while (const dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  ::closedir(d);
-  std::ranges::sort(out);
-  return out;
-}
+std::vector<std::string> OwnedDir::list() const { return list_names(fd_); }
 
 std::string OwnedDir::temporary_name(std::string_view name) const { return temporary_for(name); }
 

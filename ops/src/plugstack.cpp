@@ -29,7 +29,9 @@ std::span<const ArgDoc> plugstack_arg_docs() {
       {"hwloc_xml", "PATH",
        "The compute nodes' hwloc topology (`lstopo node.xml`): each task gets NCCL_IB_HCA, the "
        "HCA nearest its GPU, and FABRICPLACE_GPU."},
-      {"log", "PATH", "An extra log file for the plugin's messages (default: Slurm's log only)."},
+      {"log", "PATH",
+       "An extra log file for the plugin's messages (default: Slurm's log only); never opened "
+       "through a symbolic link (slurmstepd writes it as root)."},
   };
   return kDocs;
 }

@@ -1,6 +1,5 @@
 #include "fabricplace/ops/slurm_sync.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -276,29 +275,24 @@ std::string link_target(const std::string& name) {
 }
 
 // DIR/NAME: 0 missing, 1 sync's link to `want`, 2 sync's link elsewhere, 3 something else.
-int link_state(const std::string& path, const std::string& want) {
+enum LinkState { kMissing = 0, kOurs = 1, kOursElsewhere = 2, kOther = 3 };
+LinkState link_state_of(OwnedDir::Kind kind, const std::string& target, const std::string& want) {
+  if (kind == OwnedDir::Kind::kMissing) return kMissing;
+  if (kind != OwnedDir::Kind::kLink || target.empty()) return kOther;
+  if (target == want) return kOurs;
+  return target.find(kLinkPrefix) != std::string::npos ? kOursElsewhere : kOther;
+}
+LinkState link_state(const std::string& path, const std::string& want) {  // plan: by path
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return 0;
-  if (!S_ISLNK(st.st_mode)) return 3;
+  if (::lstat(path.c_str(), &st) != 0) return kMissing;
+  if (!S_ISLNK(st.st_mode)) return kOther;
   char buf[4096];
   const auto n = ::readlink(path.c_str(), buf, sizeof buf - 1);
-  if (n <= 0) return 3;
-  const std::string t(buf, static_cast<std::size_t>(n));
-  if (t == want) return 1;
-  return t.find(kLinkPrefix) != std::string::npos ? 2 : 3;
+  return link_state_of(OwnedDir::Kind::kLink,
+                       n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string(), want);
 }
-
-std::vector<std::string> list_dir(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (const dirent* e = ::readdir(d)) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") out.push_back(n);
-    }
-    ::closedir(d);
-  }
-  std::ranges::sort(out);
-  return out;
+LinkState link_state(const OwnedDir& d, const std::string& base, const std::string& want) {
+  return link_state_of(d.kind(base), d.read_link(base), want);
 }
 
 // The files of a snapshot, read (regular files only: never a link or a FIFO), by relative
@@ -326,74 +320,80 @@ Result<std::map<std::string, std::string>> snapshot_files(const OwnedDir& store,
   return out;
 }
 
-Result<void> fsync_dir(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return fail(ErrorCode::kIo, "cannot open directory: " + errno_text(), dir);
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return fail(ErrorCode::kIo, "fsync failed: " + errno_text(), dir);
-  return {};
-}
-
-// DIR itself and its subdirectories of the set (plugstack.conf.d) are the admin's, not sync's:
-// created when missing, with their mode set (slurmctld and every user's srun read them), but
-// never reached through a link when sync creates them.
-Result<void> make_dir(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) == 0) {
-    if (::chmod(dir.c_str(), 0755) != 0)
-      return fail(ErrorCode::kIo, "cannot set its mode: " + errno_text(), dir);
-    return {};
-  }
-  if (errno != EEXIST) return fail(ErrorCode::kIo, "cannot create directory: " + errno_text(), dir);
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return fail(ErrorCode::kIo, "exists and is not a directory", dir);
-  return {};
-}
-
-// A temporary name beside `path`: hidden (a leading dot: no `include DIR/*` glob picks it up)
-// and marked, so that the next sync removes what a killed one left.
-constexpr const char* kTmpMark = ".fabricplace-tmp.";
-std::string tmp_beside(const std::string& path) {
-  const auto slash = path.rfind('/');
-  const auto dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-  const auto base = slash == std::string::npos ? path : path.substr(slash + 1);
-  return dir + "." + base + kTmpMark + std::to_string(::getpid());
-}
-
-// Whether `n`, in DIR or a subdirectory of the set, is a temporary link tmp_beside() made
-// for one of the set's names: "." BASE ".fabricplace-tmp." PID.
-bool our_temporary_link(std::string_view n, const SlurmFileSet& set) {
-  const auto at = n.find(kTmpMark);
-  if (at == std::string_view::npos || !n.starts_with('.')) return false;
-  const auto pid = n.substr(at + std::strlen(kTmpMark));
-  if (pid.empty() || !std::ranges::all_of(pid, [](char c) { return c >= '0' && c <= '9'; }))
-    return false;
-  const auto base = n.substr(1, at - 1);
-  return std::ranges::any_of(set.files, [&](const SlurmFile& f) {
-    const auto slash = f.name.rfind('/');
-    return std::string_view(f.name).substr(slash == std::string::npos ? 0 : slash + 1) == base;
-  });
-}
-
-// A new symlink at `path` -> `target`, atomically (a temporary link renamed over it).
-Result<void> place_link(const std::string& path, const std::string& target) {
-  const std::string tmp = tmp_beside(path);
-  ::unlink(tmp.c_str());
-  if (::symlink(target.c_str(), tmp.c_str()) != 0)
-    return fail(ErrorCode::kIo, "cannot create a symlink: " + errno_text(), tmp);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const auto e = errno_text();
-    ::unlink(tmp.c_str());
-    return fail(ErrorCode::kIo, "cannot rename a symlink into place: " + e, path);
-  }
-  return {};
-}
-
 std::string parent_of(const std::string& name) {
   const auto slash = name.rfind('/');
   return slash == std::string::npos ? std::string() : name.substr(0, slash);
 }
+
+// A temporary name beside a set's link, as syncs before OwnedDir named them: hidden and marked
+// (".NAME.fabricplace-tmp.PID"), so that the next sync removes what a killed one left.
+constexpr const char* kTmpMark = ".fabricplace-tmp.";
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The last part of a set file's name ("plugstack.conf.d/fabricplace.conf" -> its file).
+std::string_view base_of(std::string_view name) {
+  const auto slash = name.rfind('/');
+  return slash == std::string_view::npos ? name : name.substr(slash + 1);
+}
+
+// Whether `n`, in DIR or a subdirectory of the set, is a temporary link name sync makes for
+// one of the set's names: OwnedDir's ".NAME.tmp.PID.N", or the older ".NAME.fabricplace-tmp.PID".
+bool our_temporary_name(std::string_view n, const SlurmFileSet& set) {
+  if (!n.starts_with('.')) return false;
+  std::string_view base;
+  if (const auto at = n.find(kTmpMark);
+      at != std::string_view::npos && all_digits(n.substr(at + std::strlen(kTmpMark))))
+    base = n.substr(1, at - 1);
+  else if (OwnedDir::is_temporary(n))
+    base = n.substr(1, n.rfind(".tmp.") - 1);
+  else
+    return false;
+  return std::ranges::any_of(set.files,
+                             [&](const SlurmFile& f) { return base_of(f.name) == base; });
+}
+
+// DIR and the set's subdirectories, each opened once and reached by descriptor (the admin's
+// directories: no owner check, but never a link below DIR), made when missing with mode 0755
+// (slurmctld and every user's srun read them).
+class SetDirs {
+ public:
+  static Result<SetDirs> open(const std::string& dir) {
+    auto top = OwnedDir::open(dir, OwnedDir::Create::kYes, 0755, OwnedDir::Rule::kAdmins);
+    if (!top) return std::unexpected(top.error());
+    return SetDirs(std::move(*top));
+  }
+  const OwnedDir& top() const { return top_; }
+  // The directory holding set file `name`, made when missing and `create`; nullptr when it is
+  // missing and not to be made.
+  Result<const OwnedDir*> of(const std::string& name, bool create) {
+    const auto sub = parent_of(name);
+    if (sub.empty()) return &top_;
+    if (auto it = subs_.find(sub); it != subs_.end()) return &it->second;
+    if (!create && top_.kind(sub) == OwnedDir::Kind::kMissing) return nullptr;
+    auto d = top_.sub(sub, create ? OwnedDir::Create::kYes : OwnedDir::Create::kNo, 0755,
+                      OwnedDir::Rule::kAdmins);
+    if (!d) return std::unexpected(d.error());
+    return &subs_.emplace(sub, std::move(*d)).first->second;
+  }
+  // What a killed sync left beside the set's names: temporary links, nothing else.
+  void remove_leftovers(const SlurmFileSet& set) {
+    std::vector<const OwnedDir*> dirs = {&top_};
+    for (const auto& file : set.files)
+      if (auto d = of(file.name, false); d && *d && std::ranges::find(dirs, *d) == dirs.end())
+        dirs.push_back(*d);
+    for (const auto* d : dirs)
+      for (const auto& n : d->list())
+        if (our_temporary_name(n, set) && d->kind(n) == OwnedDir::Kind::kLink) d->remove(n);
+  }
+
+ private:
+  explicit SetDirs(OwnedDir top) : top_(std::move(top)) {}
+  OwnedDir top_;
+  std::map<std::string, OwnedDir> subs_;
+};
 
 // The words of the first fabricplace line ("optional PATH/fabricplace.so key=value ..."), as
 // Slurm splits it (ops/plugstack.hpp).
@@ -496,9 +496,9 @@ Result<SyncPlan> plan_in(const std::string& dir, const std::optional<OwnedDir>& 
     plan.files.push_back(c);
     const auto path = join(dir, file.name);
     switch (link_state(path, link_target(file.name))) {
-      case 1:
+      case kOurs:
         break;
-      case 3:
+      case kOther:
         if (file.name == kPlugstackFile)
           if (auto why = adoptable_plugstack(path, dir, file.text)) {
             plan.kept.emplace_back(file.name, *why);
@@ -538,10 +538,100 @@ Error conflict_error(const std::string& dir, const std::string& name) {
                join(dir, name), 0};
 }
 
+namespace {
+
+// What killed syncs left in the store (we hold the lock: nobody else writes here), each by a
+// name sync makes and nothing else: a snapshot being written (tmp.PID) and temporary links.
+void remove_store_leftovers(const OwnedDir& store) {
+  // `current`'s temporary link as syncs before OwnedDir named it: ".current" kTmpMark PID.
+  const std::string legacy = std::string(".") + kCurrent + kTmpMark;
+  for (const auto& n : store.list()) {
+    const bool building = n.starts_with("tmp.") && all_digits(std::string_view(n).substr(4));
+    const bool old_link =
+        n.starts_with(legacy) && all_digits(std::string_view(n).substr(legacy.size()));
+    if (building || old_link || OwnedDir::is_temporary(n)) store.remove(n);
+  }
+}
+
+// --replace: the file at DIR/NAME (`base` in `parent`) kept under a second name in
+// .fabricplace/replaced/ before sync's link is renamed over it, so the path never goes
+// missing. The name is free (.TIME, .TIME.1, ...); one already linked to the file (a killed
+// --replace) is kept as it is. Never deleted.
+Result<void> keep_replaced(const OwnedDir& store, const OwnedDir& parent, const std::string& base,
+                           const std::string& name) {
+  auto keep = store.sub("replaced", OwnedDir::Create::kYes);
+  if (!keep) return std::unexpected(keep.error());
+  std::string flat = name;
+  std::ranges::replace(flat, '/', '_');
+  const std::string stamp = flat + "." + std::to_string(std::time(nullptr));
+  std::string to = stamp;
+  struct stat was {
+  }, there{};
+  ::fstatat(parent.fd(), base.c_str(), &was, AT_SYMLINK_NOFOLLOW);
+  for (int k = 1; ::fstatat(keep->fd(), to.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+                  there.st_ino != was.st_ino;
+       ++k)
+    to = stamp + "." + std::to_string(k);
+  // linkat without AT_SYMLINK_FOLLOW: a link at DIR/NAME is kept as the link it is.
+  if (::linkat(parent.fd(), base.c_str(), keep->fd(), to.c_str(), 0) != 0 && errno != EEXIST)
+    return fail(ErrorCode::kIo, "cannot keep it as " + keep->path_of(to) + ": " + errno_text(),
+                parent.path_of(base));
+  return {};
+}
+
+// The new snapshot, written beside the live one (tmp.PID, every file and directory flushed)
+// and renamed to its number; then `current` switched to it in one rename: the commit. Returns
+// the snapshot's name.
+Result<std::string> write_snapshot(const OwnedDir& store, const SlurmFileSet& set,
+                                   const std::string& live) {
+  unsigned seq = 0;
+  for (const auto& n : store.list())
+    if (snapshot_name(n))
+      if (auto v = str::parse_uint(std::string_view(n).substr(std::strlen(kSnapshotPrefix)), 999999))
+        seq = std::max(seq, static_cast<unsigned>(*v));
+  char name[32];
+  do {  // after a wrap of a million syncs, never the live or the previous snapshot's number
+    seq = (seq + 1) % 1000000;
+    std::snprintf(name, sizeof name, "%s%06u", kSnapshotPrefix, seq);
+  } while (name == live);
+  const std::string tmp_name = "tmp." + std::to_string(::getpid());
+  {
+    auto tmp = store.sub(tmp_name, OwnedDir::Create::kYes);
+    if (!tmp) return std::unexpected(tmp.error());
+    std::map<std::string, OwnedDir> subdirs;
+    for (const auto& file : set.files) {
+      const OwnedDir* in = &*tmp;
+      if (const auto sub = parent_of(file.name); !sub.empty()) {
+        auto it = subdirs.find(sub);
+        if (it == subdirs.end()) {
+          auto d = tmp->sub(sub, OwnedDir::Create::kYes);
+          if (!d) return std::unexpected(d.error());
+          it = subdirs.emplace(sub, std::move(*d)).first;
+        }
+        in = &it->second;
+      }
+      if (auto ok = in->create_file(std::string(base_of(file.name)), file.text); !ok)
+        return std::unexpected(ok.error());
+    }
+    for (const auto& [sub, d] : subdirs)
+      if (auto ok = d.sync(); !ok) return std::unexpected(ok.error());
+    if (auto ok = tmp->sync(); !ok) return std::unexpected(ok.error());
+  }
+  store.remove(name);  // a number reused after a wrap of a million syncs
+  if (auto ok = store.rename(tmp_name, name); !ok) return std::unexpected(ok.error());
+  if (auto ok = store.sync(); !ok) return std::unexpected(ok.error());
+  if (auto ok = store.place_link(kCurrent, name); !ok) return std::unexpected(ok.error());
+  if (auto ok = store.sync(); !ok) return std::unexpected(ok.error());
+  return std::string(name);
+}
+
+}  // namespace
+
 Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bool replace,
                              int lock_wait_s) {
   if (auto ok = check_dirs(dir, set); !ok) return std::unexpected(ok.error());
-  if (auto ok = make_dir(dir); !ok) return std::unexpected(ok.error());
+  auto dirs = SetDirs::open(dir);
+  if (!dirs) return std::unexpected(dirs.error());
   auto opened = open_store(dir, OwnedDir::Create::kYes);
   if (!opened) return std::unexpected(opened.error());
   const OwnedDir& store = **opened;
@@ -553,83 +643,41 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
   const SyncPlan& plan = *planned;
   if (!plan.conflicts.empty() && !replace)
     return std::unexpected(conflict_error(dir, plan.conflicts[0]));
-  const std::string pid = std::to_string(::getpid());
-
-  // Leftovers of killed syncs (we hold the lock: nobody else writes here), each by a name
-  // sync makes and nothing else: snapshots being written (tmp.PID) and temporary links in the
-  // store; temporary links beside the set's names in DIR and its subdirectories.
-  for (const auto& n : store.list()) {
-    const bool building = n.starts_with("tmp.") && n.size() > 4 &&
-                          std::ranges::all_of(n.substr(4), [](char c) { return c >= '0' && c <= '9'; });
-    // `current`'s temporary link as syncs before OwnedDir named it: ".current" kTmpMark PID.
-    const std::string legacy = std::string(".") + kCurrent + kTmpMark;
-    const bool old_link = n.starts_with(legacy) && n.size() > legacy.size() &&
-                          std::ranges::all_of(n.substr(legacy.size()),
-                                              [](char c) { return c >= '0' && c <= '9'; });
-    if (building || old_link || OwnedDir::is_temporary(n)) store.remove(n);
-  }
-  std::vector<std::string> scan = {dir};
-  for (const auto& file : set.files)
-    if (const auto sub = parent_of(file.name);
-        !sub.empty() && std::ranges::find(scan, join(dir, sub)) == scan.end())
-      scan.push_back(join(dir, sub));
-  for (const auto& d : scan)
-    for (const auto& n : list_dir(d))
-      if (our_temporary_link(n, set))
-        if (struct stat st{}; ::lstat(join(d, n).c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-          ::unlink(join(d, n).c_str());
+  remove_store_leftovers(store);
+  dirs->remove_leftovers(set);
 
   std::string live = plan.old_snapshot;
   bool switched = false;  // errors after the switch say that the new set is live
-  auto after_switch = [&] { return switched ? live_note(dir, live) : std::string(); };
+  auto after_switch = [&](const Error& e) {
+    return std::unexpected(
+        Error{e.code, e.message + (switched ? live_note(dir, live) : std::string()), e.file, e.line});
+  };
   // The fixed links DIR/NAME -> .fabricplace/current/NAME. Missing ones are placed before
   // the switch (they resolve from the moment it happens: a new topology.yaml is there as the
   // old topology.conf goes); the others (sync's links elsewhere, --replace) after it.
-  std::vector<std::string> parents;
+  std::vector<const OwnedDir*> parents;
   auto link_all = [&](bool missing_only) -> Result<void> {
     for (const auto& file : set.files) {
-      const auto path = join(dir, file.name);
-      const auto want = link_target(file.name);
-      const auto state = link_state(path, want);
       // Not the plugin's line: a dangling one (a sync killed before its switch) would be an
       // unreadable `include plugstack.conf.d/*.conf` for every srun. It comes after the switch.
       if (missing_only && file.name == kPlugstackFile) continue;
-      if (state == 1 || (missing_only && state != 0) ||
-          std::ranges::any_of(plan.kept, [&](const auto& k) { return k.first == file.name; }))
+      if (std::ranges::any_of(plan.kept, [&](const auto& k) { return k.first == file.name; }))
         continue;
-      if (const auto sub = parent_of(file.name); !sub.empty()) {
-        if (auto ok = make_dir(join(dir, sub)); !ok)
-          return fail(ok.error().code, ok.error().message + after_switch(), ok.error().file);
+      const auto want = link_target(file.name);
+      const std::string base(base_of(file.name));
+      auto parent = dirs->of(file.name, false);
+      if (!parent) return after_switch(parent.error());
+      const auto state = *parent ? link_state(**parent, base, want) : kMissing;
+      if (state == kOurs || (missing_only && state != kMissing)) continue;
+      if (!*parent) {
+        parent = dirs->of(file.name, true);
+        if (!parent) return after_switch(parent.error());
       }
-      if (state == 3) {  // --replace: kept, never deleted
-        auto keep = store.sub("replaced", OwnedDir::Create::kYes);
-        if (!keep)
-          return fail(keep.error().code, keep.error().message + after_switch(), keep.error().file);
-        std::string flat = file.name;
-        std::ranges::replace(flat, '/', '_');
-        // A second name first, then the link renamed over the file: DIR/NAME never goes
-        // missing. The name is free (.TIME, .TIME.1, ...); one already linked to the file (a
-        // killed --replace) is kept as it is.
-        const std::string stamp = flat + "." + std::to_string(std::time(nullptr));
-        std::string to = stamp;
-        struct stat was {
-        }, there{};
-        ::lstat(path.c_str(), &was);
-        for (int k = 1; ::fstatat(keep->fd(), to.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 &&
-                        there.st_ino != was.st_ino;
-             ++k)
-          to = stamp + "." + std::to_string(k);
-        // linkat without AT_SYMLINK_FOLLOW: a link at DIR/NAME is kept as the link it is.
-        if (::linkat(AT_FDCWD, path.c_str(), keep->fd(), to.c_str(), 0) != 0 && errno != EEXIST)
-          return fail(ErrorCode::kIo,
-                      "cannot keep it as " + keep->path_of(to) + ": " + errno_text() +
-                          after_switch(),
-                      path);
-      }
-      if (auto ok = place_link(path, want); !ok)
-        return fail(ok.error().code, ok.error().message + after_switch(), ok.error().file);
-      const auto parent = join(dir, parent_of(file.name));
-      if (std::ranges::find(parents, parent) == parents.end()) parents.push_back(parent);
+      const OwnedDir& in = **parent;
+      if (state == kOther)  // --replace: kept, never deleted
+        if (auto ok = keep_replaced(store, in, base, file.name); !ok) return after_switch(ok.error());
+      if (auto ok = in.place_link(base, want); !ok) return after_switch(ok.error());
+      if (std::ranges::find(parents, &in) == parents.end()) parents.push_back(&in);
     }
     return {};
   };
@@ -639,64 +687,25 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
       live.empty();
   if (auto ok = link_all(true); !ok) return std::unexpected(ok.error());
   if (write) {
-    unsigned seq = 0;
-    for (const auto& n : store.list())
-      if (snapshot_name(n))
-        if (auto v =
-                str::parse_uint(std::string_view(n).substr(std::strlen(kSnapshotPrefix)), 999999))
-          seq = std::max(seq, static_cast<unsigned>(*v));
-    char name[32];
-    do {  // after a wrap of a million syncs, never the live or the previous snapshot's number
-      seq = (seq + 1) % 1000000;
-      std::snprintf(name, sizeof name, "%s%06u", kSnapshotPrefix, seq);
-    } while (name == live);
-    const std::string tmp_name = "tmp." + pid;
-    {
-      auto tmp = store.sub(tmp_name, OwnedDir::Create::kYes);
-      if (!tmp) return std::unexpected(tmp.error());
-      std::map<std::string, OwnedDir> subdirs;
-      for (const auto& file : set.files) {
-        const OwnedDir* in = &*tmp;
-        std::string base = file.name;
-        if (const auto sub = parent_of(file.name); !sub.empty()) {
-          auto it = subdirs.find(sub);
-          if (it == subdirs.end()) {
-            auto d = tmp->sub(sub, OwnedDir::Create::kYes);
-            if (!d) return std::unexpected(d.error());
-            it = subdirs.emplace(sub, std::move(*d)).first;
-          }
-          in = &it->second;
-          base = file.name.substr(sub.size() + 1);
-        }
-        if (auto ok = in->create_file(base, file.text); !ok) return std::unexpected(ok.error());
-      }
-      for (const auto& [sub, d] : subdirs)
-        if (auto ok = d.sync(); !ok) return std::unexpected(ok.error());
-      if (auto ok = tmp->sync(); !ok) return std::unexpected(ok.error());
-    }
-    store.remove(name);  // a number reused after a wrap of a million syncs
-    if (auto ok = store.rename(tmp_name, name); !ok) return std::unexpected(ok.error());
-    if (auto ok = store.sync(); !ok) return std::unexpected(ok.error());
-    // The commit: `current` switches to the new snapshot in one rename.
-    if (auto ok = store.place_link(kCurrent, name); !ok) return std::unexpected(ok.error());
-    if (auto ok = store.sync(); !ok) return std::unexpected(ok.error());
-    live = name;
+    auto name = write_snapshot(store, set, live);
+    if (!name) return std::unexpected(name.error());
+    live = *name;
     switched = true;
   }
-
   if (auto ok = link_all(false); !ok) return std::unexpected(ok.error());
   // Links to files the set does not have (topology.conf after a switch to topology.yaml),
   // whatever the live snapshot held: a sync killed after the switch leaves none for long.
-  for (const char* name : {"fabric.json", "fabric.hostmap", "fabric.lua", "topology.conf",
-                           "topology.yaml", "fabricplace-nodes.conf", kPlugstackFile}) {
+  for (const std::string name : {"fabric.json", "fabric.hostmap", "fabric.lua", "topology.conf",
+                                 "topology.yaml", "fabricplace-nodes.conf", kPlugstackFile}) {
     if (std::ranges::any_of(set.files, [&](const SlurmFile& f) { return f.name == name; }))
       continue;
-    const auto path = join(dir, name);
-    if (link_state(path, link_target(name)) == 1) ::unlink(path.c_str());
+    const std::string base(base_of(name));
+    if (auto parent = dirs->of(name, false); parent && *parent &&
+                                             link_state(**parent, base, link_target(name)) == kOurs)
+      (*parent)->remove(base);
   }
-  for (const auto& p : parents)
-    if (auto ok = fsync_dir(p); !ok)
-      return fail(ok.error().code, ok.error().message + after_switch(), ok.error().file);
+  for (const auto* p : parents)
+    if (auto ok = p->sync(); !ok) return after_switch(ok.error());
 
   // Keep the live snapshot and the one before it (rollback); drop the rest. A sync that wrote
   // nothing keeps what is there.

@@ -1,5 +1,8 @@
 #include "fabricplace/ops/watch.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <map>
@@ -473,6 +476,14 @@ Result<WatchDir> WatchDir::open(const std::string& path, int wait_s) {
 Result<WatchState> WatchDir::read_state() const {
   if (const auto k = dir_.kind(kState); k == OwnedDir::Kind::kMissing || k == OwnedDir::Kind::kLink)
     return WatchState{};
+  // Larger than any state a run writes: no setting makes it readable, so say what helps.
+  if (struct stat st {}; ::fstatat(dir_.fd(), kState, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                         static_cast<std::uint64_t>(st.st_size) > max_state_bytes())
+    return fail(ErrorCode::kIo,
+                "is " + std::to_string(static_cast<std::uint64_t>(st.st_size)) +
+                    " bytes, more than the " + std::to_string(max_state_bytes() >> 20) +
+                    " MiB a watch state holds (a run never writes one so large)" + kStateHint,
+                dir_.path_of(kState));
   auto text = dir_.read_file(kState, max_state_bytes());
   if (!text) return std::unexpected(text.error());
   return read_watch_state(*text, dir_.path_of(kState));

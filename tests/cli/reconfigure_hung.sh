@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # reconfigure_hung.sh FABRICPLACE: `slurm sync --reconfigure` with an `scontrol` that hangs
 # (ignores SIGTERM, and leaves a child holding its output): the command returns at the bound
 # (FABRICPLACE_RECONFIGURE_TIMEOUT, docs/operations.md) with an error that says what happened,

@@ -205,7 +205,7 @@ for sc in mkdir mkdirat openat write fsync rename renameat symlink symlinkat unl
     same_as "$tmp/ref-a" || same_as "$tmp/ref-b" || fail "killed before $sc #$n: neither the old set nor the new one is whole"
     "$bin" slurm sync --fabric "$tmp/b.json" --out "$k" >/dev/null || fail "after a kill at $sc #$n, the next sync failed"
     same_as "$tmp/ref-b" || fail "after a kill at $sc #$n, the next sync did not write the new set"
-    leftovers=$(find "$k" -name '*fabricplace-tmp*' -o -path "$k/.fabricplace/tmp.*" | head -3)
+    leftovers=$(find "$k" -name '*fabricplace-tmp*' -o -name '.*.tmp.[0-9]*' -o -path "$k/.fabricplace/tmp.*" | head -3)
     [[ -z $leftovers ]] || fail "after a kill at $sc #$n, the next sync left $leftovers"
     ((n < 200)) || fail "$sc: more than 200 calls"
   done

@@ -65,6 +65,7 @@ ln -s "$out/victim" "$d/.fabricplace/reconfigured"
 PATH="$tmp/fakebin:$PATH" "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" --reconfigure >/dev/null 2>"$tmp/err.txt" ||
   fail "sync --reconfigure with a planted record: $(cat "$tmp/err.txt")"
 [[ -f $d/.fabricplace/reconfigured && ! -L $d/.fabricplace/reconfigured ]] || fail "the reconfigure record is still a link"
+[[ $(fingerprint "$out") == "$before" ]] || fail "the reconfigure record was written through its link"
 # A subdirectory of the set that is a link: sync would place its link where it points.
 mv "$d/plugstack.conf.d" "$tmp/plugstack.saved"
 mkdir -p "$out/plugstack"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # unrouted_edges.sh FABRICPLACE DATA_DIR: an LFT dump whose spines have no entries for
 # leaf01's hosts (holes: a ring edge from another leaf to them has no route). place,
 # rankfile --route-aware and simulate each say so, with the edge and the model

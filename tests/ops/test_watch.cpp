@@ -289,5 +289,25 @@ TEST(WatchDir, StateThatIsALinkIsRefused) {
   fs::remove_all(top);
 }
 
+TEST(WatchDir, StateLargerThanAnyRunWritesSaysToRemoveIt) {
+  // A state past kMaxStateBytes (sparse: no disk used) is refused with what helps: removing
+  // it, not the input limit's FABRICPLACE_MAX_INPUT_MB, which cannot make it readable.
+  const auto dir = fresh_dir("bigstate");
+  fs::permissions(dir, fs::perms(0755));
+  {
+    std::ofstream(dir / "watch.json") << "{}";
+  }
+  fs::resize_file(dir / "watch.json", (std::uint64_t{64} << 20) + 1);
+  auto w = WatchDir::open(dir.string(), 1);
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto st = w->read_state();
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().to_string(),
+            (dir / "watch.json").string() +
+                ": is 67108865 bytes, more than the 64 MiB a watch state holds (a run never writes one so "
+                "large) (the state `fabric watch` keeps; remove the file to start afresh)");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace fabricplace::ops

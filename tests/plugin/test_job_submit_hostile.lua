@@ -234,6 +234,24 @@ do
   print(string.format("%s: %.4f s CPU per submission at most", case, worst[case]))
 end
 
+-- 4b. A site with many partitions over the same nodes (300 names for the whole cluster, as
+-- `all`): they share one expanded set, so naming 60 of them keeps nothing more.
+do
+  local case = "60 partitions over one node string"
+  local wide = {}
+  for k, v in pairs(parts) do wide[k] = v end
+  for i = 1, 300 do wide[string.format("w%03d", i)] = { nodes = "node[00001-16384]", flag_default = 0 } end
+  local before = heap()
+  local p = list(60, function(i) return string.format("w%03d", i * 5) end)
+  local j
+  for _ = 1, 5 do j = tp_job("wide", { partition = p }); submit(case, entry, j, wide) end
+  cpu_ok(case)
+  eq(case .. ": the constraint", j.features, FITS)
+  local grown = heap() - before
+  check(case .. ": heap (one set for the node string)", grown < 256, string.format("%.0f KB more", grown))
+  print(string.format("%s: %.4f s CPU per submission at most, heap +%.0f KB", case, worst[case], grown))
+end
+
 -- 5. 5,000 submissions with distinct 100 KB FABRICPLACE_GENERATION values: not a
 -- generation, said as a short excerpt, nothing kept. Jobs of 3 nodes (not whole TP groups)
 -- end right after the check, so the case costs seconds, not minutes.

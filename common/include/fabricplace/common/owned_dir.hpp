@@ -35,14 +35,21 @@ class OwnedDir {
   /// What a name in the directory is (lstat: a link is a link).
   enum class Kind { kMissing, kFile, kDirectory, kLink, kOther };
 
+  /// kOwned: a directory fabricplace owns (the rule above). kAdmins: an admin's directory it
+  /// writes into by name, as the Slurm configuration directory `slurm sync --out` names: no
+  /// owner or mode check, and open() follows a link at `path` (the admin named it); sub()
+  /// never follows one, and everything inside is still reached by name from the descriptor.
+  enum class Rule : bool { kOwned, kAdmins };
+
   /// Opens `path` (its last component must not be a link; the components before it are the
   /// system's and are followed), creating it with exactly `mode` when missing and `create`.
   /// Errors (kIo) say why it is refused and what to do: a link, not a directory, owned by
   /// another user than the one running fabricplace, writable by group or others.
-  static Result<OwnedDir> open(const std::string& path, Create create, mode_t mode = 0755);
-  /// A subdirectory by one name, under the same rules.
-  [[nodiscard]] Result<OwnedDir> sub(std::string_view name, Create create,
-                                     mode_t mode = 0755) const;
+  static Result<OwnedDir> open(const std::string& path, Create create, mode_t mode = 0755,
+                               Rule rule = Rule::kOwned);
+  /// A subdirectory by one name (never through a link), under `rule`.
+  [[nodiscard]] Result<OwnedDir> sub(std::string_view name, Create create, mode_t mode = 0755,
+                                     Rule rule = Rule::kOwned) const;
 
   OwnedDir(OwnedDir&& o) noexcept;
   OwnedDir& operator=(OwnedDir&& o) noexcept;
@@ -112,6 +119,10 @@ class OwnedDir {
   int fd_ = -1;
   std::string path_;
 };
+
+/// The names in the open directory `dir_fd`, sorted, without "." and ".." (the descriptor
+/// stays open).
+std::vector<std::string> list_names(int dir_fd);
 
 /// Writes `path` atomically without following a link at its last component: the file is
 /// created beside it and renamed over the name, so a link there is replaced (in a sticky
