@@ -136,7 +136,7 @@ cat sub.* >submit.err
 # job_submit.lua's constraint notes and exact mode's "no placement now" on a busy cluster,
 # nothing about the files (cannot open, truncated, a host not in the fabric).
 out=$(only_messages submit.err '^sbatch: fabricplace: TP groups of [0-9]+ nodes? kept inside leaves: [][a-z0-9|*&-]+$' \
-        '^sbatch: fabricplace: only [0-9]+ of [0-9]+ whole TP groups .* fit in the free hosts now; Slurm places the job as it is$' \
+        '^sbatch: fabricplace: only [0-9]+ of [0-9]+ whole groups of [0-9]+ nodes? fit in the free hosts now; Slurm places the job as it is$' \
         '^sbatch: fabricplace: no placement now: .*; exact mode falls back to constrain$')
 check "sbatch said only what it says without faults${out:+: $out}" test -z "$out"
 out=$(grep '^error' "$LAB_DIR/log/fabricplace.log" | head -5)

@@ -54,7 +54,7 @@ check "50 jobs submitted at once, all accepted ($submitted)" test "$submitted" =
 deadline=$(($(date +%s) + 240))
 while [[ -n $(squeue -h -o %i 2>/dev/null) && $(date +%s) -lt $deadline ]]; do sleep 0.5; done
 echo "all 50 jobs done in $(elapsed_s "$t0") s"
-ran=0 split=0 bad=""
+ran=0 split=0 left=0 bad=""
 for i in $(seq 1 50); do
   read -r n tp mode <<<"${shape[$i]}"
   if grep -q "^step $n$" "out.$i" 2>/dev/null; then ran=$((ran + 1)); else bad+=" s$i"; fi
@@ -62,12 +62,19 @@ for i in $(seq 1 50); do
   if [[ $tp == 4 ]]; then  # groups of 2 consecutive ring hosts must share a leaf
     read -r -a r <<<"$ring"
     for ((k = 0; k + 1 < ${#r[@]}; k += 2)); do
-      [[ ${leaf_of[${r[k]}]} == "${leaf_of[${r[k+1]}]}" ]] || { split=$((split + 1)); echo "s$i ($mode) splits: ${r[*]}"; }
+      [[ ${leaf_of[${r[k]}]} == "${leaf_of[${r[k+1]}]}" ]] && continue
+      # A job job_submit.lua left to Slurm (no whole group fit the free hosts when it was
+      # submitted: on a loaded machine earlier jobs may already run) is Slurm's to place,
+      # and said so; any other split is a failure.
+      if grep -q "^[0-9T:-]* job s$i: .*; left to Slurm$" "$LAB_DIR/log/job_submit.log"; then
+        left=$((left + 1)); echo "s$i ($mode) left to Slurm at submission, split: ${r[*]}"; break
+      fi
+      split=$((split + 1)); echo "s$i ($mode) splits: ${r[*]}"
     done
   fi
 done
 check "every job ran its step on all its nodes ($ran of 50)${bad:+; not:$bad}" test "$ran" == 50
-check "every TP group of every job inside one leaf ($split split)" test "$split" == 0
+check "every TP group of every job job_submit.lua constrained inside one leaf ($split split; $left jobs left to Slurm at submission)" test "$split" == 0
 check "plugin log free of errors" bash -c "! grep -q '^error' '$LAB_DIR/log/fabricplace.log'"
 check "job_submit log free of internal errors" bash -c "! grep -q 'internal error\|cannot load' '$LAB_DIR/log/job_submit.log'"
 
