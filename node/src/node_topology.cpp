@@ -369,8 +369,118 @@ Result<std::string> read_bounded(const std::string& path, std::uint64_t max) {
   return data;
 }
 
-// Cheap checks before any process is started, for clearer messages. Nothing depends on them:
-// the reader process is what contains a file that passes them and still breaks hwloc.
+// ---- PU and NUMA node numbers (before hwloc sees them) ----
+//
+// hwloc sizes topology-wide bitmaps by the largest PU and NUMA node os_index it meets. One PU
+// or NUMA node without os_index (hwloc takes "unknown", 2^32 - 1) or with a huge one makes it
+// allocate and sweep 512 MiB bitmaps: seconds of work and most of the reader's memory for a
+// 3 KB file. Linux numbers at most 8192 CPUs and 1024 NUMA nodes, so we refuse indexes from
+// kOsIndexLimit on. The scan reads every start tag whose local name is "object" the way an XML
+// parser does (comments, CDATA sections and processing instructions skipped, attributes quoted
+// with ' or "); a tag it cannot read, or a type or os_index written with a character
+// reference, is refused: hwloc's exports never contain one, and the check must not be a
+// weaker reader than libxml2.
+constexpr unsigned long kOsIndexLimit = 1ul << 20;
+
+bool xml_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// Where a comment, CDATA section or processing instruction starting at `i` ends (npos when it
+// does not), or nothing when none starts there.
+std::optional<std::size_t> markup_end(std::string_view text, std::size_t i) {
+  for (const auto& [open, close] :
+       {std::pair{std::string_view("<!--"), std::string_view("-->")},
+        std::pair{std::string_view("<![CDATA["), std::string_view("]]>")},
+        std::pair{std::string_view("<?"), std::string_view("?>")}}) {
+    if (!text.substr(i).starts_with(open)) continue;
+    const auto end = text.find(close, i + open.size());
+    return end == std::string_view::npos ? end : end + close.size();
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> check_object_indexes(std::string_view text, const std::string& path) {
+  constexpr auto npos = std::string_view::npos;
+  const auto refuse = [&](std::size_t at, const std::string& what) {
+    const auto line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    return Error{ErrorCode::kSyntax, what, path, static_cast<int>(line) + 1};
+  };
+  std::size_t i = 0;
+  while ((i = text.find('<', i)) != npos) {
+    // Markup that holds no element is skipped whole; an unterminated one ends the scan (hwloc
+    // rejects the file).
+    if (const auto skip = markup_end(text, i)) {
+      if (*skip == npos) return std::nullopt;
+      i = *skip;
+      continue;
+    }
+    {
+      // The element name, and its local part (after a namespace prefix).
+      std::size_t p = i + 1;
+      while (p < text.size() && !xml_space(text[p]) && text[p] != '>' && text[p] != '/') ++p;
+      std::string_view name = text.substr(i + 1, p - i - 1);
+      if (const auto colon = name.rfind(':'); colon != npos) name.remove_prefix(colon + 1);
+      if (name != "object") {
+        i = p;
+        continue;
+      }
+      const std::size_t tag = i;
+      std::optional<std::string_view> type;
+      std::optional<std::string_view> os_index;
+      for (;;) {
+        while (p < text.size() && xml_space(text[p])) ++p;
+        if (p >= text.size()) return std::nullopt;  // truncated: hwloc rejects it
+        if (text[p] == '>' || text.substr(p).starts_with("/>")) break;
+        const std::size_t at = p;
+        while (p < text.size() && !xml_space(text[p]) && text[p] != '=' && text[p] != '>' &&
+               text[p] != '/')
+          ++p;
+        const std::string_view attr = text.substr(at, p - at);
+        while (p < text.size() && xml_space(text[p])) ++p;
+        if (attr.empty() || p >= text.size() || text[p] != '=')
+          return refuse(tag, "an <object> tag hwloc's XML never has (expected name=\"value\" "
+                             "attributes)");
+        ++p;
+        while (p < text.size() && xml_space(text[p])) ++p;
+        const char quote = p < text.size() ? text[p] : '\0';
+        const auto end = quote == '"' || quote == '\'' ? text.find(quote, p + 1) : npos;
+        if (end == npos)
+          return refuse(tag, "an <object> tag hwloc's XML never has (attribute '" +
+                                 std::string(attr) + "' has no quoted value)");
+        const std::string_view value = text.substr(p + 1, end - p - 1);
+        p = end + 1;
+        if (attr != "type" && attr != "os_index") continue;
+        if (value.find('&') != npos)
+          return refuse(tag, "<object> attribute '" + std::string(attr) +
+                                 "' written with a character reference; hwloc writes it plainly");
+        if ((attr == "type" ? type : os_index).has_value())
+          return refuse(tag, "<object> has attribute '" + std::string(attr) + "' twice");
+        (attr == "type" ? type : os_index) = value;
+      }
+      if (!type) return refuse(tag, "an <object> without a type attribute");
+      if (*type == "PU" || *type == "NUMANode") {
+        const std::string kind = *type == "PU" ? "a PU" : "a NUMA node";
+        if (!os_index)
+          return refuse(tag, kind + " without os_index (hwloc would size its CPU and NUMA "
+                                    "bitmaps for index 2^32-1)");
+        unsigned long n = 0;
+        const bool digits = !os_index->empty() && os_index->size() <= 10 &&
+                            os_index->find_first_not_of("0123456789") == npos;
+        if (digits) n = std::stoul(std::string(*os_index));
+        if (!digits || n >= kOsIndexLimit)
+          return refuse(tag, kind + " with os_index=\"" + std::string(os_index->substr(0, 32)) +
+                                 "\"; expected a decimal number below " +
+                                 std::to_string(kOsIndexLimit) +
+                                 " (Linux numbers at most 8192 CPUs and 1024 NUMA nodes)");
+      }
+      i = p;
+    }
+  }
+  return std::nullopt;
+}
+
+// Cheap checks before any process is started: clearer messages, and the PU and NUMA node
+// numbers hwloc would otherwise size its bitmaps by (check_object_indexes). A file that passes
+// them and still breaks hwloc is what the reader process contains.
 std::optional<Error> precheck(std::string_view text, const std::string& path) {
   if (text.find("<topology") == std::string_view::npos)
     return Error{ErrorCode::kSyntax, "not an hwloc XML topology (no <topology> element)", path};
@@ -386,7 +496,7 @@ std::optional<Error> precheck(std::string_view text, const std::string& path) {
     return Error{ErrorCode::kSyntax,
                  "not an hwloc XML topology (a NUL byte at offset " + std::to_string(nul) + ")",
                  path};
-  return std::nullopt;
+  return check_object_indexes(text, path);
 }
 
 // hwloc itself, in whatever process calls this. memory_note says what limit applies.

@@ -687,6 +687,62 @@ TEST(NodeTopologyHostileXml, CheapChecksBeforeHwlocRuns) {
   EXPECT_EQ(load_ok(bom.path.string()).cores, 8u);
 }
 
+// hwloc sizes its CPU and NUMA bitmaps by the largest PU and NUMA node os_index: a missing one
+// (2^32-1) cost 512 MiB and seconds per bitmap. Such files are refused before hwloc runs, with
+// the line of the object; indexes below the limit, comments and single quotes are fine.
+TEST(NodeTopologyHostileXml, PuOrNumaNodeWithoutASaneOsIndexIsRefusedBeforeHwloc) {
+  const std::string base = slurp(data("synthetic-2pack-4core-2pu.xml"));
+  const auto edit = [&](const std::string& from, const std::string& to) {
+    std::string s = base;
+    const auto at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  struct Case {
+    const char* name;
+    std::string xml;
+    int line;
+    std::string message;
+  };
+  const Case refused[] = {
+      {"PU without os_index", edit("type=\"PU\" os_index=\"4\"", "type=\"PU\" _noisdex=\"4\""), 22,
+       "a PU without os_index (hwloc would size its CPU and NUMA bitmaps for index 2^32-1)"},
+      {"huge NUMA node", edit("type=\"NUMANode\" os_index=\"0\"",
+                              "type=\"NUMANode\" os_index=\"4294967294\""),
+       9,
+       "a NUMA node with os_index=\"4294967294\"; expected a decimal number below 1048576 (Linux "
+       "numbers at most 8192 CPUs and 1024 NUMA nodes)"},
+      {"character reference", edit("type=\"PU\" os_index=\"4\"", "type=\"PU\" os_index=\"&#52;\""),
+       22, "<object> attribute 'os_index' written with a character reference; hwloc writes it plainly"},
+      {"unquoted",
+       edit("type=\"PU\" os_index=\"4\"", "type=\"PU\" os_index=4"), 22,
+       "an <object> tag hwloc's XML never has (attribute 'os_index' has no quoted value)"},
+      {"twice", edit("type=\"PU\" os_index=\"4\"", "type=\"PU\" os_index=\"4\" os_index=\"5\""),
+       22, "<object> has attribute 'os_index' twice"},
+  };
+  for (const auto& c : refused) {
+    SCOPED_TRACE(c.name);
+    const ScratchFile f(c.xml);
+    auto t = load_hwloc_xml(f.path.string());
+    ASSERT_FALSE(t) << "loaded: " << t->cores << " cores";
+    EXPECT_EQ(t.error().code, ErrorCode::kSyntax);
+    EXPECT_EQ(t.error().file, f.path.string());
+    EXPECT_EQ(t.error().line, c.line) << t.error().to_string();
+    EXPECT_EQ(t.error().message, c.message);
+  }
+  const std::pair<const char*, std::string> loaded[] = {
+      {"largest index", edit("type=\"PU\" os_index=\"3\"", "type=\"PU\" os_index=\"1048575\"")},
+      {"single quotes", edit("type=\"PU\" os_index=\"4\"", "type='PU' os_index='4'")},
+      {"objects in a comment",
+       edit("<topology", "<!-- <object type=\"PU\"> <object os_index=5> -->\n<topology")},
+  };
+  for (const auto& [name, xml] : loaded) {
+    SCOPED_TRACE(name);
+    const ScratchFile f(xml);
+    EXPECT_EQ(load_ok(f.path.string()).cores, 8u);
+  }
+}
+
 TEST(NodeTopologyHostileXml, LoadsFromSeveralThreadsAtOnce) {
   // Every call forks its own reader and waits for that pid only.
   const auto want = load_ok(data("dgx2-with-hcas.xml"));
