@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fabric benchmarks: ibnetdiscover dump ingest (parse + build + classify) and canonical JSON
 // round trips on generated 3-level fat-trees. Peak memory is measured per process by
 // bench/import_rss (see bench/run.sh); numbers are recorded in docs/performance.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The cost of reading an hwloc XML file in a child process (load_hwloc_xml: fork, hwloc in the
 // child, the result back over a pipe, waitpid) against hwloc in this process
 // (detail::load_hwloc_xml_in_process, what load_hwloc_xml did before). Fixtures from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Placement decisions per policy on 16,384-host 3-level fat-trees (radix 64: 16 pods x 32
 // leaves x 32 hosts): fabric 0 non-blocking and healthy; fabric 1 2:1 oversubscribed with 40
 // leaf uplinks trained at 1x (seeded), so uplink penalties differ from leaf to leaf. 50 % and

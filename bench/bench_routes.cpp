@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Route model build (docs/performance.md, "Route model build"): each table model (ftree,
 // minhop, updn) built with routes::make_model on non-blocking 3-level fat-trees of 64-port
 // switches, 2,048 and 16,384 hosts, next to its floor in the same run: Table::empty_for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The simulator: whole real traces replayed per policy and route model (jobs simulated per
 // second), each route model's build cost per fabric size, and the route-aware ring order.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Discovery wall time on ibsim fabrics of ~2k and ~8k HCAs: fabricplace (in process,
 # libibnetdisc) at max_smps 2, 16 and 64, side by side with ibnetdiscover (which uses
 # libibnetdisc's default of 2) on the same ibsim instance. Prints a markdown table.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // import_rss FILE...: loads (and merges) fabric files once in a fresh process and prints
 // wall time and peak resident memory, which Google Benchmark cannot report per case.
 #include <sys/resource.h>

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: GPL-2.0-or-later
 -- lua5.1 bench/job_submit_lua.lua etc/job_submit.lua FABRIC.lua: the cost of one --fabric-tp
 -- submission in etc/job_submit.lua (it runs under slurmctld's locks), with N running 2-node
 -- jobs and M pending ones, on the fabric table of `fabric export --format lua`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_launch.sh FABRICPLACE PLUGIN_SO [RUNS=20]: what the SPANK plugin adds to a step
 # launch with a 16,384-host fabric (docs/performance.md). On the Slurm test cluster
 # (tests/slurm/lab.sh, 16 nodes), the plugin reads a host map of a 16,384-host 3-level

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Dependencies. Optional ones are CMake options; ON with the dependency missing is a
 # configure error, never a silent OFF (DESIGN.md section 2).
 find_package(PkgConfig REQUIRED)

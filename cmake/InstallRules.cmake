@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What `cmake --install` and the Debian packages (cmake/Packaging.cmake) install, in two
 # components: `cli` (package fabricplace) and `slurm` (package fabricplace-slurm-X.Y, the
 # SPANK plugin for the Slurm major.minor it was built against, and its Slurm-side files).
@@ -6,6 +7,9 @@ install(TARGETS fabricplace RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONEN
 install(DIRECTORY etc/examples etc/fabricplace DESTINATION ${CMAKE_INSTALL_DATADIR}/fabricplace
         COMPONENT cli)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT cli)
+# The licence in Debian's machine-readable form, where Debian policy wants it: every package's
+# /usr/share/doc/PACKAGE/copyright (README.md, "Licence").
+install(FILES cmake/deb/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT cli)
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT cli)
 # fabric watch on a systemd timer (docs/operations.md); its settings in /etc/default.
 install(FILES etc/systemd/fabricplace-watch.service etc/systemd/fabricplace-watch.timer
@@ -28,4 +32,7 @@ if(FABRICPLACE_WITH_SLURM)
           DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/slurm/plugstack.conf.d COMPONENT slurm)
   install(FILES etc/job_submit.lua etc/cli_filter.lua
           DESTINATION ${CMAKE_INSTALL_DATADIR}/fabricplace/slurm COMPONENT slurm)
+  install(FILES cmake/deb/copyright
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/fabricplace-slurm-${FABRICPLACE_SLURM_SERIES}
+          COMPONENT slurm)
 endif()

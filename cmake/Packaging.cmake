@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Debian packages (docs/operations.md, "Packages"): `cpack -G DEB` in a build configured with
 # CMAKE_INSTALL_PREFIX=/usr (the presets do) writes
 #   fabricplace_<version>_<arch>.deb              the CLI, manual pages, bash completion,

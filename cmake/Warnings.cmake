@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Warning flags for our own targets only (never forced on consumers).
 add_library(fabricplace_warnings INTERFACE)
 target_compile_options(

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: GPL-2.0-or-later
 --[[
 fabricplace cli_filter.lua: on a topology/block cluster, gives a --fabric-tp job the
 --segment of its TP groups (CliFilterPlugins=lua; Slurm reads this file from the directory

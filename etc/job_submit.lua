@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: GPL-2.0-or-later
 --[[
 fabricplace job_submit.lua: the slurmctld half of fabricplace's constrain mode
 (JobSubmitPlugins=lua; Slurm 22.05 runs it with Lua 5.1 inside slurmctld, Debian 13's 24.11

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The checks every target that builds a fabric runs on it: invariants, the canonical JSON
 // round trip, and every exporter (none may fail or throw; an ibnetdiscover export reads back).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A fabric loaded once per process for the targets that parse against one (states, routes).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // LLVMFuzzerInitialize of every target (fuzz/CMakeLists.txt builds this file into each fuzzer
 // and replay driver): hostlist expansion is bounded at 64Ki names instead of the default
 // 1,000,000. At the default, one valid expression ("node[1-999999]") takes 1.6 s in an

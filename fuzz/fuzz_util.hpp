@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Shared by the fuzz targets: the input as text, property checks, where tests/data is.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_health_config: fabric::parse_health_config() over a link-health thresholds file
 // (etc/fabricplace/health.conf), then judge() against counters from the thresholds.
 #include "fabricplace/fabric/health.hpp"

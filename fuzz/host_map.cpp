@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_host_map: placement::parse_host_map() over the compact host map
 // (`fabric export --format hostmap`, read by the SPANK plugin at every launch). A map that
 // parses must round-trip: its text written by to_host_map_text() parses again and writes the

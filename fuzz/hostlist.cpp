@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_hostlist: hostlist::expand() over Slurm hostlist expressions; for every expression
 // that expands, compress() must read back: expand(compress(names)) is the same set of names
 // (compress drops duplicates and may reorder), and natural_less() is a strict weak order on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_hwloc_xml: node::load_hwloc_xml() over hwloc XML exports. It takes a path, so each
 // input is written to one temporary file per process first (removed at exit); a topology
 // that loads is bound for 1..9 local ranks (bind_local_ranks), whose cores must be in range.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_ibnetdiscover: fabric::read_ibnetdiscover() over plain `ibnetdiscover` output (a -p dump is
 // detected and read too); a fabric that builds must pass Fabric::check() and round-trip through
 // canonical JSON.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_ibnetdiscover_ports: fabric::read_ibnetdiscover_ports() over `ibnetdiscover -p` output (one
 // line per port); a fabric that builds must pass Fabric::check() and round-trip through canonical
 // JSON.

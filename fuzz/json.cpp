@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_json: fabric::read_json() over canonical JSON (docs/fabric-json.md). A fabric that
 // builds must pass Fabric::check() and its JSON must be stable: read -> write -> read ->
 // write gives byte-identical output (json_io.hpp's contract).

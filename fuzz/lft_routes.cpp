@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_lft_routes: routes::lft_routes() over opensm LFT dumps (opensm-lfts.dump) against a
 // fixed fabric: tests/data/fabrics/fat2_L8-ftree.ibnetdiscover.txt, the dump the seed
 // (tests/data/routes/fat2_L8-ftree.lfts.dump.gz) was taken on. Routes that load are walked

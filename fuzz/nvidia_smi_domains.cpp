@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_nvidia_smi_domains: fabric::read_nvidia_smi_domains() over collected nvidia-smi output,
 // then with_domains() onto a fixed 8-host fabric; a fabric that builds must pass
 // Fabric::check() and round-trip through canonical JSON (version 2 with domains).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_plugin_args: what the plugin reads of a job's command line and batch script
 // (plugin/src/launch.hpp, submit.hpp): the input is both a batch script, through
 // sbatch_directives(), and, split on white space, srun's / sbatch's argv, through

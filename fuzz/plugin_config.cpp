@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_plugin_config: the SPANK plugin's plugstack.conf arguments (plugin/src/config.hpp):
 // the input split on white space into words, as Slurm splits a plugstack.conf line, through
 // parse_plugin_args(); a config that parses gets its default host map path

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_plugin_options: the SPANK plugin's job options (plugin/src/options.hpp), one
 // "fabric-tp=VALUE" (fabric-ep=, fabric-mode=, fabric-policy=, fabric-rankfile=) per line,
 // each through set_option() as Slurm's option callback would pass it (a C string: up to a

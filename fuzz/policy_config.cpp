@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_policy_config: placement::parse_weights() over a policy config
 // (etc/fabricplace/policy.conf: "name = value" lines); weights that parse are used to
 // prepare a placement context on a small fixed fabric.

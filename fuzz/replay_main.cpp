@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Replay driver: runs LLVMFuzzerTestOneInput over files, without libFuzzer, so the regression
 // inputs of tests/data/fuzz/<target>/ replay under any compiler (ctest fuzz.<target>).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_running: placement::parse_running (`place --running`, `rankfile --running`, the
 // plugin's running jobs), and running_from_lines and running_from_json whatever the input's
 // first character, on tests/data/fabrics/fat2_L8.ibnetdiscover.txt (node001..node160).

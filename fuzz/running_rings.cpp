@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_running_rings: the `rankfile --route-aware --running FILE` file (squeue output, rings
 // one hostlist per line, or JSON), as cli/src/rankfile_cmd.cpp uses it, on a fixed fabric
 // (fat2:leaves=4,down=4,up=2,spines=2, opensm ftree routes): placement::parse_running(), then

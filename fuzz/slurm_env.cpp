@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_slurm_env: the Slurm job environment rules of placement/slurm_env.hpp (shared by
 // `rankfile --from-slurm-job` and the SPANK plugin). The input is an environment, one
 // NAME=VALUE per line (an empty value is unset, as the getter's contract says);

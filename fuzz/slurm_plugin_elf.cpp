@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_slurm_plugin_elf: fabricplace::slurm::read_elf_u32_bytes() (`fabricplace slurm check`
 // reads plugin_version from a plugin file without loading it) over arbitrary bytes: every
 // offset the ELF headers give is checked, so any input is a value or a one-line error.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_slurm_topology: fabric::read_slurm_topology() over a Slurm topology.conf; a fabric that
 // builds must pass Fabric::check() and round-trip through canonical JSON.
 #include "fabric_check.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_spec: fabric::generate() over synthetic spec strings (docs/synthetic-specs.md); a
 // fabric it generates must pass Fabric::check() and round-trip through canonical JSON.
 #include "fabricplace/fabric/spec.hpp"

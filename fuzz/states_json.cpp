@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_states_json: placement::states_from_json() over `place --state` JSON (host -> Slurm
 // state) against tests/data/fabrics/fat2_L8.ibnetdiscover.txt (node001..node160): every
 // result has one state per host of the fabric.

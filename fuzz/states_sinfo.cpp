@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_states_sinfo: placement::states_from_sinfo() over `sinfo -h -N -o '%N %t'` output
 // against tests/data/fabrics/fat2_L8.ibnetdiscover.txt; each line's state word also goes
 // through parse_slurm_state(). Every result has one state per host of the fabric.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_tiers_csv: fabric::read_tiers_csv() over a "host,leaf,spine[,core]" tiers CSV; a fabric that
 // builds must pass Fabric::check() and round-trip through canonical JSON.
 #include "fabric_check.hpp"

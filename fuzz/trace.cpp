@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fuzz_trace_philly, fuzz_trace_itp, fuzz_trace_swf: the trace readers, one format each
 // (FABRICPLACE_FUZZ_TRACE_FORMAT: kPhilly, kItp, kSwf). sim::parse_trace() reads the input
 // with the default options and with 1 GPU per node; then sim::read_traces(), what `simulate

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The main job on the bundled example fabric: install, build, then import a real
 # ibnetdiscover dump, show its classification, export Slurm topology.conf and DOT, and place
 # a TP-16 job on it with every policy side by side; rank files for Slurm's choice; an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs the libFuzzer targets (docs/fuzzing.md): scripts/fuzz.sh SECONDS [TARGET...]
 #
 # Configures and builds the `fuzz` preset (clang-16, ASan + UBSan; scripts/install-deps.sh

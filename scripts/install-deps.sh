@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs everything fabricplace needs to build and test on Debian 12 (as root, or with sudo).
 set -euo pipefail
 packages=(
@@ -24,6 +25,7 @@ packages=(
   time                                           # GNU time: peak memory of the hostile-input tests
   python3                                        # the CLI tests generate inputs and read JSON with it
   python3-yaml                                   # tests/cli/slurm_yaml.sh parses topology.yaml
+  python3-debian                                 # tests/source/spdx.sh reads cmake/deb/copyright as DEP-5
   prometheus                                     # promtool: tests/cli/metrics_promtool.sh checks `fabric metrics`
   groff-base                                     # tests/cli/man_pages.sh renders the manual pages
   dpkg-dev file                                  # cpack -G DEB: dpkg-shlibdeps finds the packages of the libraries

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Replays the real traces of docs/simulator.md ("Results") on realistic 3-level fat-trees and
 # writes one report per scenario. Not part of the test suite (minutes, and the traces live
 # outside the repository).

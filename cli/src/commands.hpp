@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // CLI plumbing shared by the subcommands.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabricplace fabric discover: live discovery through libibnetdisc, in process.
 #include <cstdio>
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // `fabric discover` in a build without libibnetdisc: say so instead of pretending.
 #include <iostream>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabricplace fabric import | generate | show | diff | metrics | export
 #include <iostream>
 #include <memory>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Shared CLI plumbing: error reports, fabric input options, atomic output.
 #include <fcntl.h>
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabricplace: command-line entry point. Subcommands live in one file each.
 #include <CLI/CLI.hpp>
 #include <exception>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // `fabricplace man --out DIR` and `fabricplace completion`: the manual pages, fabricplace(1) and
 // one per subcommand (fabricplace-fabric-export(1), ...), written from the same command definitions
 // as --help, so the two cannot disagree (tests/cli/man_pages.sh checks every option of every --help

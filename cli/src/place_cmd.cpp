@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabricplace place: dry-run placement of one job on a fabric, for any policy.
 //
 // Exit status: 0 a placement was found (with --compare: by --policy), 3 no placement is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabricplace rankfile: rank files for launchers, with hosts in the fabric's ring order.
 //
 // The hosts come from --hosts or from the Slurm job this runs in (--from-slurm-job); their

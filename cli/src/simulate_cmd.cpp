@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabricplace simulate: replays job traces on a fabric under several placement policies
 // and writes jobs.csv, summary.csv and report.html into --out (docs/simulator.md).
 //

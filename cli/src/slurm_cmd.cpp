@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // `fabricplace slurm check`: is the installed SPANK plugin built for the Slurm that will load
 // it? Slurm refuses a spank plugin of another major.minor and, for an `optional` one, says so
 // only at verbose level (docs/slurm.md, "Slurm versions"): this says it plainly.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabricplace trace generate: writes a synthetic trace (sim/synthetic.hpp) as an SWF log that
 // `simulate --trace` reads back as the same jobs (docs/simulator.md, "A synthetic LLM-heavy
 // trace").

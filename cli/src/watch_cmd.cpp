@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // `fabricplace fabric watch`: discovery (or re-import) against the accepted fabric, on a
 // timer or in a loop; every change said on its own line, Slurm's files kept in step
 // (slurm sync), metrics kept current (docs/operations.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Classification: levels, names, leaves, pods, rails, oversubscription, degraded links and
 // connected parts. Definitions are in docs/fabric-model.md; each step below says which.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Accelerator domains from collected nvidia-smi output (domains.hpp).
 #include "fabricplace/fabric/domains.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Internal: what the ibnetdiscover parsers extract, before cross-checking.
 #pragma once
 

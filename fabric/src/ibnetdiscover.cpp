@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Parsers for `ibnetdiscover` output: the plain topology file and the `-p` ports report.
 // Output formats as printed by rdma-core's infiniband-diags/ibnetdiscover.c
 // (out_switch/out_ca/out_switch_port/out_ca_port and dump_ports_report).

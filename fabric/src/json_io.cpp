@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Writing canonical JSON (reading: json_read.cpp).
 #include "fabricplace/fabric/json_io.hpp"
 

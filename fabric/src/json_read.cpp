@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Reading canonical JSON as a stream of SAX events straight into a FabricBuilder.
 //
 // Why not a DOM: building nlohmann's tree (a std::map per object) was over half the cost

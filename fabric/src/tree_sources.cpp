@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Sources that name switches and hosts but carry no InfiniBand identity: Slurm
 // topology.conf and tiers CSV. Both build a tree of links between (child, parent) pairs:
 // as many and at the rate the source states (a tiers CSV's links section, topology.conf's

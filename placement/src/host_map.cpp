@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The compact host map: hosts per leaf and pod, all a rank layout needs.
 #include <charconv>
 #include <unordered_map>

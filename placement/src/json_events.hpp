@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Runs a SAX reader (states_from_json, running_from_json) over JSON text: the reader's
 // `furthest` tracks how far the parser read (for the line of a syntax error), its `error`
 // holds a fault it found itself, its `parse_error_what` and `line_now()` the parser's.

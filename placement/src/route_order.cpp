@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "fabricplace/placement/route_order.hpp"
 
 #include <algorithm>

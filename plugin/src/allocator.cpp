@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sbatch and salloc (SPANK allocator context): check the request against the fabric, hand
 // it to job_submit.lua (constrain) or pin the engine's nodes (exact).
 #include <dlfcn.h>

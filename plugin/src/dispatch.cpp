@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The only file that implements SPANK hooks (pyxis layout): each hook dispatches on the
 // context; the logic lives in the Slurm-free core (config, options, launch). Two C++ linkage
 // traps, both checked by tests/plugin (exported symbol allow-list): spank.h must be included

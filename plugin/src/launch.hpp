@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What the plugin does once a job's nodes are known (srun's local context, slurmstepd's
 // remote context), without Slurm: the ring over the job's hosts from the compact host map,
 // the SLURM_HOSTFILE for srun, the rank files user_init writes, and each task's place in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // srun (SPANK local context) inside an allocation: the tasks in the fabric's ring order.
 #include <dlfcn.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabricplace-spank(8), from the tables the plugin registers and parses with (options.cpp,
 // config.cpp): the manual page and `sbatch --help` cannot disagree.
 #include "config.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Writes fabricplace-spank(8) (plugin/src/man.cpp) at build time: man_main OUT VERSION SERIES.
 #include <iostream>
 

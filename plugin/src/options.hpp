@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The job options the plugin adds to sbatch, salloc and srun, parsed without Slurm:
 //   --fabric-tp=N                   tensor-parallel group size in GPUs (ranks)
 //   --fabric-ep=N                   expert-parallel group size in GPUs

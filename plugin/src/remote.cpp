@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // slurmstepd (SPANK remote context): the step's ring, the job's rank files, each task's
 // place in the ring.
 #include <unistd.h>

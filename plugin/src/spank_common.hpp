@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What the SPANK hooks share (plugin/src/dispatch.cpp dispatches; one file per context:
 // local.cpp for srun, allocator.cpp for sbatch/salloc, remote.cpp for slurmstepd). The
 // logic lives in the Slurm-free core (config, options, launch, submit); these files only

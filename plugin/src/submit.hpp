@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What the plugin does at submission (sbatch, salloc: SPANK's allocator context), without
 // Slurm: the job's shape as sbatch will see it, checked against the fabric.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabric: the fabric-aware policy (docs/placement.md, "The fabric policy").
 //
 // Hard constraints: every TP group of g = group_nodes() hosts lies inside one block (a leaf,

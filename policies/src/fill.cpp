@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fill(): see fill.hpp.
 #include "fill.hpp"
 

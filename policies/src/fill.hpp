@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fill(): the fabric policy's greedy fill of a scope's blocks (policies/src/fabric.cpp,
 // docs/placement.md "The search"). Internal to the policies library; its own unit so that
 // tests/placement/test_fill_reference.cpp can hold it to a plain reference.

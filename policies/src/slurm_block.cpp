@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // slurm-block: Slurm 24.11's topology/block node selection (select/cons_tres through
 // topology_p_eval_nodes -> eval_nodes_block, src/plugins/topology/block/eval_nodes_block.c,
 // with the block tables of block_record.c), for whole-node jobs of equal node weight and

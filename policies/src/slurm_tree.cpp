@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // slurm-tree: Slurm 22.05's topology/tree node selection (select/cons_tres, job_test.c,
 // _eval_nodes_topo with _topo_choose_best_switch, _topo_compare_switches and _topo_add_dist;
 // switch tables from topology_tree.c), for whole-node jobs of equal node weight and no

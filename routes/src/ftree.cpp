@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // opensm's fat-tree routing engine (opensm/osm_ucast_ftree.c, 3.3.23; unchanged since),
 // modelled step by step for the default options: no root, compute-node or I/O GUID files,
 // LMC 0, every CA port a compute node. Only the host entries of the forwarding tables are

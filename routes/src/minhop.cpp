@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // opensm's minhop engine (`-R minhop`; osm_ucast_mgr.c, 3.3.23): least hops, then the port
 // with the fewest routes so far (docs/opensm-engines.md).
 #include "opensm_lfts.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // ecmp and adaptive (model.hpp): both route over the shortest paths, in switch hops, from
 // the source end port's switch to the destination end port's switch. A switch's equal-cost
 // next hops towards destination switch t are its switch-facing ports whose peer is one hop

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // ecmp and adaptive: the models over all shortest paths (model.hpp). Private to routes/.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // opensm's LFT builder (ucast_mgr_build_lfts, osm_switch_recommend_path; 3.3.23) for the
 // default options, modelled step by step (docs/opensm-engines.md, "The common part").
 #include "opensm_lfts.hpp"

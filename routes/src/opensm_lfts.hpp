@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The part opensm's minhop and updn engines share (opensm/osm_ucast_mgr.c, osm_switch.c,
 // 3.3.23): the switch graph in opensm's terms and the LFT builder that turns hop counts into
 // forwarding tables (docs/opensm-engines.md). Internal to routes/.

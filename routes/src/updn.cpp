@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // opensm's updn engine (`-R updn`; osm_ucast_updn.c, 3.3.23) with no root or id files:
 // roots found from the minhop hop matrix, ranks by distance from the roots, then a
 // breadth-first search per switch that never steps up after stepping down; the LFTs are

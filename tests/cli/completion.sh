@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # completion.sh FABRICPLACE: the bash completion script (`fabricplace completion`, what the
 # build installs) completes subcommands at every level, a command's options after "-", and
 # file names where a command takes no subcommand; the hidden build commands are not offered.

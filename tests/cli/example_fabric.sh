@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The bundled example dump (real ibnetdiscover output from ibsim) is exactly the fabric its
 # spec describes, and show reports its two planted faults.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Hostile and malformed inputs through the real CLI (issue #12): every one ends in exit 1 or
 # 2 with one short, printable message naming the file and line, within 10 s and under 1 GB
 # of resident memory (GNU time's %M). Each case is made here, from nothing but bash and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # llm_trace.sh FABRICPLACE: the synthetic LLM-heavy trace end to end (docs/simulator.md, "A
 # synthetic LLM-heavy trace"): `trace generate` writes the same bytes for the same spec, and
 # `simulate` gives the same jobs.csv and summary.csv from the spec as from the SWF written

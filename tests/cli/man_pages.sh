@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # man_pages.sh FABRICPLACE: the manual pages (`fabricplace man --out DIR`, what the build
 # installs) and --help agree:
 #   - every command --help lists, down to the leaves, has its page (fabricplace.1,

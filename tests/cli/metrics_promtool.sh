@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # metrics_promtool.sh FABRICPLACE DATA: `fabric metrics` on six fabrics (health problems of
 # every kind, a degraded dump, rail-optimised, 3 levels, Ethernet, a tiers CSV of assumed
 # links) is valid for Prometheus and for node_exporter's textfile collector:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Bad input never leaves a partial or clobbered output file, and good output replaces the
 # old file whole.
 set -euo pipefail

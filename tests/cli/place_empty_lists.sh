@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # place_empty_lists.sh FABRICPLACE DATA_DIR
 # An empty list is a list: `--free ''` means nothing is free (no placement, exit 3), never
 # "option not given"; `--busy ''` means nothing is busy. (Scenario files cannot pass an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run_scenario.sh FABRICPLACE SCENARIO.cmd DATA_DIR
 # Runs `fabricplace <args from SCENARIO.cmd>` in DATA_DIR and compares stdout, stderr and
 # the exit status with SCENARIO.out, SCENARIO.err and SCENARIO.rc (absent = empty / 0).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # simulate.sh FABRICPLACE DATA_DIR: `fabricplace simulate` end to end on the head of the ITP
 # trace: the three outputs, their columns, a self-contained report, progress on stderr, and
 # byte-identical outputs for the same seed (different ones for another seed).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # slurm_sync.sh FABRICPLACE: `fabricplace slurm sync` writes every Slurm-side file as one set.
 #   - the first sync writes the six files, each stamped with one generation, and links them;
 #   - a second sync of the same fabric changes nothing ("no change", exit 0, same snapshot);

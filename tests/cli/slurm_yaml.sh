@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # slurm_yaml.sh FABRICPLACE DATA: `fabric export --format slurm-yaml` (topology.yaml, Slurm
 # 25.05+) against the rules of topology.yaml(5) of Slurm 25.05. No slurmctld 25.05 exists
 # here (the test clusters are 22.05 and 24.11), so the file is parsed (PyYAML) and checked

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # watch.sh FABRICPLACE: `fabric watch` on re-imported fabrics (the ibsim test covers live
 # discovery): exit codes, what it says, the metrics file of every run (promtool), and the
 # --interval loop stopped by SIGTERM.

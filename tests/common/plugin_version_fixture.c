@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* A stand-in for a Slurm plugin file: what SPANK_PLUGIN() exports, for
  * tests/common/test_slurm_plugin.cpp (read without loading it). */
 const char plugin_name[] = "fixture";

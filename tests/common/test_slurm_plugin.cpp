@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabricplace::slurm: a plugin file's plugin_version read without loading it, and Slurm
 // version strings as srun and slurmd print them.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Bad ibnetdiscover input: every error names the file, the first bad line (1-based; for
 // cross-reference errors, the referring line) and what was expected.
 #include <gtest/gtest.h>

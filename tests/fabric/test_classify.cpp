@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Classification details: oversubscription, degraded links by tier, split hosts, rails,
 // levels beyond 3, warnings.
 #include <gtest/gtest.h>

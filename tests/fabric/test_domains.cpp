@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Accelerator (NVLink) domains: from specs (nvl=N), nvidia-smi output, a tiers CSV's domain
 // column and canonical JSON; the same domains whichever source; clear errors for bad input.
 #include "fabricplace/fabric/domains.hpp"

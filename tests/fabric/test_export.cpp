@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // DOT and ibsim net writers.
 #include "fabricplace/fabric/export.hpp"
 

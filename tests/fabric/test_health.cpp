@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Link health: counters judged against thresholds, lost links, JSON round trip, diff.
 #include "fabricplace/fabric/health.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Parsing details of ibnetdiscover output beyond the truth files: LIDs, rates, down ports,
 // -p vs plain agreement, and the dump writer read back.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Canonical JSON: lossless, byte-stable round trips; clear errors.
 #include "fabricplace/fabric/json_io.hpp"
 

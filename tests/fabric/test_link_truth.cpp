@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Link truth (issue #13): link counts and rates a tiers CSV or topology.conf states, what is
 // assumed where they do not, per-tier oversubscription, and `fabric diff` across sources.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Prometheus metrics of a fabric (fabric/metrics.hpp): the exact series for each kind of
 // problem, labels the InfiniBand exporters join on, escaping, stable bytes. promtool and the
 // textfile collector's rules: tests/cli/metrics_promtool.sh.

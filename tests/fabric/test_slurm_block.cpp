@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology/block export: base blocks pod by pod, each pod at a multiple of a power of two
 // positions, placeholders (State=FUTURE nodes) where a pod has fewer leaves, BlockSizes from
 // the largest leaf (shorter leaves filled up with State=FUTURE nodes). `scontrol show

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology.conf export: every truth host under its real leaf (rail fabrics: under its rail
 // group's virtual leaf), one parent per switch, Slurm's tie-break order kept, and the file
 // reads back into the same tree.

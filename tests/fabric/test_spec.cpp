@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Synthetic specs: shapes, naming, and equality with the ibsim-made shared dumps.
 #include "fabricplace/fabric/spec.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Sources without InfiniBand identity: Slurm topology.conf and tiers CSV.
 #include <gtest/gtest.h>
 

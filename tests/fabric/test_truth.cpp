@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Every dump in the shared fabrics (plain and -p; the 8 rail-plane dumps merged) classifies
 // exactly as its truth file says: every switch's level, every HCA's leaf, pods and rails.
 #include <gtest/gtest.h>

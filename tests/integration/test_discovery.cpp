@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Live discovery against OFA's ibsim: the real libibnetdisc/libibmad stack, through the
 // umad2sim preload, driving the real fabricplace CLI. Each test starts its own ibsim.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The minhop and updn models against opensm itself, live: each fabric (from a spec, or an
 // irregular one built here from a seed) is loaded into its own ibsim, routed by a one-shot
 // opensm (`-o -R minhop` and `-R updn`, default options), discovered with ibnetdiscover once

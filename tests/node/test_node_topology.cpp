@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // GPU <-> HCA <-> core pairing from hwloc XML (tests/data/hwloc/README.md) and the live machine.
 //
 // dgx2-with-hcas.xml, one package (the other is the same with buses b0-e7, cores 2-3):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // fabric watch's core (ops/watch.hpp): one line per change, flaps across runs within the
 // window only, each link's events capped, the state file read back and its errors, and the
 // state directory (locked, never reached through a link).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # deb.sh BUILD SRC SUITE SERIES VERSION [SPEC]: the Debian packages of BUILD (its plugin built
 # for Slurm SERIES; fabricplace VERSION), built and used as an admin would.
 #   - `cpack -G DEB` in BUILD writes fabricplace_V_ARCH.deb and fabricplace-slurm-X.Y_V_ARCH.deb

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # deb_checks.sh DEBS SRC SERIES VERSION SPEC APT_CACHE: inside the clean chroot of deb.sh.
 # Installs the packages as an admin would and checks everything from the installed files.
 set -uo pipefail
@@ -26,6 +27,13 @@ check "dpkg -i installs fabricplace and fabricplace-slurm-$series" \
 check "both are installed" \
   test "$(dpkg-query -W -f '${Status} ' fabricplace "fabricplace-slurm-$series")" == "install ok installed install ok installed "
 check "fabricplace --version: $version" test "$(fabricplace --version)" == "$version"
+for pkg in fabricplace "fabricplace-slurm-$series"; do
+  check "$pkg: /usr/share/doc/$pkg/copyright is the project's DEP-5 copyright file" \
+    cmp "/usr/share/doc/$pkg/copyright" "$src/cmake/deb/copyright"
+done
+check "the copyright file says GPL-2+ for every file the packages hold" \
+  bash -c 'head -1 /usr/share/doc/fabricplace/copyright | grep -q "^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" &&
+           grep -A2 -x "Files: \*" /usr/share/doc/fabricplace/copyright | grep -qx "License: GPL-2+"'
 check "man fabricplace" bash -c 'MANPAGER=cat MANWIDTH=200 man fabricplace 2>/dev/null | grep -q "fabricplace - topology-aware placement"'
 check "man fabricplace-slurm-sync" bash -c 'MANPAGER=cat MANWIDTH=200 man fabricplace-slurm-sync 2>/dev/null | grep -q -- "--dry-run"'
 check "man 8 fabricplace-spank" bash -c 'MANPAGER=cat MANWIDTH=200 man 8 fabricplace-spank 2>/dev/null | grep -q "loads only on Slurm '"$series"'.x"'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The bandwidth objective (issue #14): placements judged by the predicted communication
 // slowdown on the route model in force, with the running jobs' load (placement::Traffic),
 // the exact hosts each time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // NVLink domains in placement (docs/placement.md, "NVLink domains"): the EP shape; TP and EP
 // groups never leave a domain (seeded property test); small jobs go to the fullest domain that
 // fits (exact hosts); a domain across leaves holds a group across them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // detail::fill (policies/src/fill.hpp) against a reference that does each greedy step and
 // each swap the plain way: a scan over every position for the cheapest untaken block, and a
 // scan over every block, taken or not, for the best swap (the fill of stop 26, kept here on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The job's shape: JobShape::make, every rule with its exact message, what follows from a
 // shape (hosts per group, groups per host, ranks per group), and measure_ring.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Exact placements on the shared fabrics: the hosts chosen, the ring order, the TP groups,
 // the explanation, and why not when no placement exists.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Properties over seeded random fabrics, busy sets and jobs:
 //  - the fabric policy finds a placement whenever one exists that keeps every TP group under
 //    one leaf (rail group) on usable hosts, and then every TP group is under one leaf;

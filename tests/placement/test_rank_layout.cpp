@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Rank layouts and the rank-file formats, pinned byte for byte on a small 3-level fabric.
 #include <gtest/gtest.h>
 

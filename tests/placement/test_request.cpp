@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Job requests, host states and policy weights: the inputs of every placement.
 #include <gtest/gtest.h>
 

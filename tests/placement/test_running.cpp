@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Running jobs as placement reads them (placement/running.hpp): squeue output, the rings
 // format of `rankfile --running`, and JSON; exact hosts in rank order, exact messages.
 #include "fabricplace/placement/running.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // slurm-block (Slurm 24.11's eval_nodes_block) and slurm-tree's 24.11 variant, on cases a
 // live slurmctld 24.11 decided (tests/slurm, differential_block and differential_tree: the
 // same fabrics, busy nodes and jobs), node for node.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // slurm-tree against cases derived by hand from Slurm 22.05's source (select/cons_tres
 // job_test.c: _eval_nodes_topo, _topo_choose_best_switch, _topo_compare_switches,
 // _topo_add_dist; topology_tree.c for levels, parents and distances) and against what a real

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The plugin exports exactly what Slurm looks up (version script plugin/fabricplace.lds) and
 # the plugin_* symbols have C linkage (the SPANK_PLUGIN trap in C++).
 set -euo pipefail

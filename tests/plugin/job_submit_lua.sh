@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # job_submit_lua.sh FABRICPLACE LUA51: etc/job_submit.lua's functions under Lua 5.1 (the
 # interpreter Slurm 22.05's job_submit/lua embeds), on the fabric table that
 # `fabricplace fabric export --format lua` writes for the lab's 3-level fabric, and against

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: GPL-2.0-or-later
 -- Unit tests of etc/cli_filter.lua under Lua 5.1: lua5.1 tests/plugin/test_cli_filter.lua
 -- ETC_CLI_FILTER_LUA. The end-to-end behaviour inside sbatch is tests/slurm/plugin_block.sh.
 local M = dofile(arg[1])

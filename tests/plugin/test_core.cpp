@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The plugin's Slurm-free core: option values, srun/sbatch command lines and #SBATCH lines,
 // submission checks against the fabric, a task's place in the ring, and the rank files
 // written all or none (a missing or read-only directory, a full disk, a renderer that throws).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: GPL-2.0-or-later
 -- Unit tests of etc/job_submit.lua's pure functions under Lua 5.1 (the interpreter slurmctld
 -- embeds): lua5.1 tests/plugin/test_job_submit.lua ETC_JOB_SUBMIT_LUA FABRIC_LUA
 -- The end-to-end behaviour inside a real slurmctld is tests/slurm/plugin_submit.sh.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Route dumps of tests/data/routes (NAME-ENGINE.ibnetdiscover.txt.gz and .lfts.dump.gz, made
 // with opensm on ibsim: tests/data/routes/README.md) and the entry-by-entry comparison of a
 // model's table with opensm's, shared by the ftree, minhop and updn tests.

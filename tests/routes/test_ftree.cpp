@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Static routes: the ftree model against opensm's own LFT dumps (every switch entry for a
 // host, every host pair), and the LFT loader's errors.
 #include <gtest/gtest.h>

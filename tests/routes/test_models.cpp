@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The route models behind routes::Model: parsing --routes, the automatic choice, and the
 // properties ecmp and adaptive promise (docs/routes.md): every edge's load is conserved and
 // runs on shortest paths only, ecmp is deterministic for a seed and reproduces its hash

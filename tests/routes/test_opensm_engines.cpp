@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The minhop and updn models against opensm's own LFT dumps (tests/data/routes/README.md):
 // every (switch, end port) entry and every end-port pair's path agree; updn's roots are
 // opensm's. Then the rules on small fabrics built here.

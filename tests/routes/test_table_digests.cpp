@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The table models' whole tables on generated fabrics, against fingerprints (digest() in
 // dumps.hpp) recorded from the implementations before they were made fast: the ftree model
 // as it was up to commit 5ee4c61 (a full switches x destinations hop and port matrix,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // placement::route_aware_ring against a reference that does what its contract says the
 // plain way (docs/rankfiles.md, step 4): for every opening host of the first leaf, in both
 // directions, a full greedy pass over every (exit, entry) pair of every boundary, each pair

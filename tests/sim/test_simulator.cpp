@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The simulator on traces small enough to follow by hand: exact start and end times, hosts,
 // per-directed-link flows and slowdowns.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The synthetic LLM-heavy trace (sim/synthetic.hpp): exact jobs for a seed and a fingerprint
 // of a whole trace, the stated GPU-time share and offered load, the readers' TP rule, the
 // SWF round trip, the spec through read_traces, and errors that name the key.

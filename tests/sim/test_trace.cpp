@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Trace readers: the three real formats (on the heads of the real traces), the GPU -> nodes
 // and TP mapping, merging, scaling and limits, and errors that name file and line.
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # chroot.sh - a Debian 13 (trixie) chroot with Slurm 24.11, for the second Slurm version of
 # the lab tests (tests/slurm/README.md, "Two Slurm versions").
 #
@@ -41,7 +42,7 @@ skip() {  # 77 = SKIP for ctest; CI must run the 24.11 tests (tests/slurm/common
   [[ ${CI:-} == true || ${FABRICPLACE_LAB_REQUIRED:-0} == 1 ]] && exit 1
   exit 77
 }
-usage() { sed -n '4,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '/^#   chroot.sh ensure /,/^#$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2; }
 
 SUITE=trixie
 SLURM_SERIES=24.11

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # common.sh - sourced by the Slurm lab tests (tests/slurm/*.sh): bring the lab up in a
 # private directory, always bring it down again, poll with deadlines.

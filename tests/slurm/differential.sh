@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # differential.sh FABRICPLACE SPEC [--topology tree|block] [--seed S] [--cases N]
 #                 [--case FREE:N[:SEGMENT]]...
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # lab.sh - fabricplace's own throw-away Slurm test cluster on ONE machine: 22.05 on the host
 # (Debian 12), 24.11 inside tests/slurm/chroot.sh's Debian 13 (the same script, run there).
 #
@@ -42,7 +43,7 @@ set -uo pipefail
 prog=lab.sh
 die()  { echo "slurm lab: $*" >&2; exit 1; }
 skip() { echo "slurm lab: cannot run here: $*" >&2; exit 77; }
-usage() { sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '/^#   lab.sh up /,/^#$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2; }
 
 [[ $# -ge 1 ]] || usage
 cmd=$1; shift

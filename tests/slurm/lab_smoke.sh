@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # lab_smoke.sh FABRICPLACE [SPEC]: the Slurm lab comes up from a fabric spec (all nodes
 # idle, topology.conf and per-leaf features as exported), runs jobs on the lab's nodes,
 # and `lab.sh down` leaves no process behind. Exit 77 (SKIP) where Slurm cannot run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mpirun_retry.sh OUT ERR MPIRUN-ARGS...: `timeout 120 mpirun MPIRUN-ARGS` with stdout in
 # OUT and stderr in ERR; exits with mpirun's status. Open MPI 4.1's runtime on a loaded
 # 2-core VM that also runs 16 slurmd now and then loses an orted ("ORTE has lost

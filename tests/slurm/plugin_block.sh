@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_block.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA CLI_FILTER_LUA [SPEC]: --fabric-tp on
 # a topology/block cluster (Slurm 24.05+), with the plugin (plugstack.conf topology=block),
 # etc/job_submit.lua and etc/cli_filter.lua; nodes of "2 GPUs": --fabric-tp=4 is a TP group

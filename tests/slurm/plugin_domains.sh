@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_domains.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA: --fabric-tp and --fabric-ep on a
 # fabric with NVLink domains (issue #17), on the Slurm lab (nodes of "2 GPUs": --fabric-tp=4 is a TP group of 2
 # nodes). 12 hosts, 2 leaves of 6, domains of 3 (nvl01 node[001-003], nvl02 node[004-006]

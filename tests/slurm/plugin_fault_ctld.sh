@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_fault_ctld.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]: slurmctld restarted while
 # fabricplace jobs run and while steered jobs are pending.
 #   Leaves 1-2 run two --fabric-tp jobs, each with a step running across the restarts;

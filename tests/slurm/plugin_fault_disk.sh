@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_fault_disk.sh FABRICPLACE PLUGIN_SO [SPEC]: the rank-file directory is full, or
 # read-only.
 #   A 64 KiB tmpfs, filled but for one page, is where jobs' rank files go (--fabric-rankfile

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_fault_rename.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]: the fabric JSON and the
 # host map are replaced (by rename, as an admin's `fabric export -o` does) over and over
 # while 50 jobs launch.

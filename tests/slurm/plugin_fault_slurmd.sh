@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_fault_slurmd.sh FABRICPLACE PLUGIN_SO [SPEC]: one node's slurmd killed (SIGKILL)
 # while a --fabric-tp job's multi-node step runs on it.
 #   SlurmdTimeout is 10 s here. The job (--no-requeue) ends NODE_FAIL within a bounded

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_hwloc_fault.sh FABRICPLACE PLUGIN_SO HWLOC_XML [SPEC]: hwloc_xml= (plugstack.conf)
 # names a file that makes libhwloc crash (tests/data/hwloc/malformed-crash.xml: SIGSEGV in
 # hwloc 2.9). The plugin reads it in a forked child (docs/node-topology.md, "Malformed and

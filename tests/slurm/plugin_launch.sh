@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_launch.sh FABRICPLACE PLUGIN_SO [SPEC]: the SPANK plugin on the Slurm lab, at launch.
 #   - srun --fabric-tp inside an allocation runs tasks in the fabric ring order (TP-aware
 #     leaf order), and every task gets FABRICPLACE_RING_RANK / TP_GROUP / TP_RANK;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_running.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]: exact mode reads the running jobs from
 # slurmctld (slurm_load_jobs, issue #14), on the Slurm lab:
 #   - with nothing running, `sbatch -v --fabric-mode=exact` reads 0 running jobs;

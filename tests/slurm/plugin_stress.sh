@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_stress.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]: 50 jobs submitted at once
 # through the plugin and job_submit.lua (constrain and exact modes, TP groups of 1 and 2
 # nodes, 1 to 4 nodes): every one is placed and runs, every TP group of every job lies inside

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_submit.sh FABRICPLACE PLUGIN_SO JOB_SUBMIT_LUA [SPEC]: the SPANK plugin and
 # etc/job_submit.lua at submission, on the Slurm lab (nodes of "2 GPUs": --fabric-tp=4 is a
 # TP group of 2 nodes).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # plugin_version.sh FABRICPLACE PLUGIN_SO OTHER_PLUGIN_SO [SPEC]: a SPANK plugin loads only
 # on the Slurm major.minor it was built for, and `fabricplace slurm check` says so plainly
 # (docs/slurm.md, "Slurm versions"). On the lab of one Slurm version, with PLUGIN_SO built

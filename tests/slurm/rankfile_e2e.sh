@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rankfile_e2e.sh FABRICPLACE [SPEC]: rank files written by `fabricplace rankfile
 # --from-slurm-job` inside a real allocation are obeyed by the real launchers:
 #   - Open MPI: `mpirun --rankfile` runs every rank on the host the file names, bound to the

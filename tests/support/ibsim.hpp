@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A private ibsim instance for one test: OFA's InfiniBand fabric simulator with a console on
 // a FIFO, and clients (fabricplace, opensm, ibnetdiscover) run against it through the
 // umad2sim preload. Facts it relies on (DESIGN.md section 7): ibsim needs exact -N/-S/-P

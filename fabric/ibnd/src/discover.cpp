@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // libibnetdisc -> FabricBuilder. Attribute decoding follows infiniband-diags'
 // ibnetdiscover.c: active width; active speed, or extended speed when the port's
 // capability mask has IsExtendedSpeedsSupported (bit 14; for switch ports the mask lives in

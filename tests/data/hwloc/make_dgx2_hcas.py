@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Generates dgx2-with-hcas.xml: the real DGX-2H topology plus 8 synthetic InfiniBand HCAs.
 
 Input: nvidiaDGX2-v2.xml (hwloc 2.12.0's tests/hwloc/xml/nvidiaDGX2.xml, XML format 2.0, so

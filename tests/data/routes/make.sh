@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Makes the minhop and updn reference dumps of this directory (README.md): for each fabric,
 # its ibsim net file (`fabricplace fabric export --format ibsim-net`), ibsim with the exact
 # -N/-S/-P limits of the file's header, one opensm sweep under umad2sim, then ibnetdiscover

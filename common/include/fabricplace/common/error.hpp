@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Error values for every fallible operation in fabricplace.
 //
 // Contract: parsers, sources, exporters and configuration return Result<T>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // File input and atomic output.
 //
 // write_file_atomic() writes to a temporary file in the destination's directory, flushes it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Slurm hostlist expressions: "node[001-016,020]", "gpu[1-2]-ib[0-1]", "a,b,c[1-3]".
 //
 // expand() follows Slurm's syntax: comma-separated terms at the top level, each term a

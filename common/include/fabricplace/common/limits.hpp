@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Resource bounds for everything fabricplace reads (docs/sources.md, "Limits").
 //
 // Every input is bounded in memory and time: a file's size (after decompression for .gz),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // "name = value" configuration files (etc/fabricplace/health.conf, policy.conf).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What a SPANK plugin file was built for, and whether a given Slurm loads it.
 //
 // SPANK_PLUGIN() stores SLURM_VERSION_NUMBER ((major << 16) | (minor << 8) | micro) in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Small string helpers shared by the parsers.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // FabricBuilder: the one way to make a Fabric. Every source (ibnetdiscover dumps, canonical
 // JSON, Slurm topology.conf, tiers CSV, synthetic specs, libibnetdisc) feeds one.
 //

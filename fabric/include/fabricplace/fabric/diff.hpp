@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What changed between two discoveries of a fabric: links added, removed, degraded or
 // recovered; leaves whose oversubscription moved; hosts that moved between leaves; switches
 // and hosts that appeared or vanished; links that became unhealthy or healthy again; NVLink

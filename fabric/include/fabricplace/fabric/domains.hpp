@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Accelerator (NVLink) domains from nvidia-smi, collected from every node into one file
 // (docs/sources.md, "Accelerator domains").
 //

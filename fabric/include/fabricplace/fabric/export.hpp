@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Writers. All are byte-stable (same fabric -> same bytes). Canonical JSON is in
 // json_io.hpp and Slurm topology.conf in slurm_tree.hpp.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The fabric graph: an immutable value built by FabricBuilder (builder.hpp).
 //
 // Contract

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Link health beyond rates: port error counters judged against thresholds, and links lost
 // since a previous discovery. Degraded rates are part of classification (fabric.hpp).
 //

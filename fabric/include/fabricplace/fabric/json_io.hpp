@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Canonical JSON (schema "fabricplace-fabric", versions 1 and 2; docs/fabric-json.md).
 //
 // The writer is byte-stable: the same fabric always gives the same bytes (nodes by GUID,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Link rates: InfiniBand width and speed, or a plain Ethernet rate in Gb/s.
 //
 // Rates are data rates after line encoding: lanes x per-lane rate, with per-lane SDR 2,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The fabric's health as Prometheus metrics, in the text format node_exporter's textfile
 // collector reads (docs/metrics.md): links degraded (width, speed), links with error
 // counters over their thresholds, links lost since the accepted fabric, oversubscription per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What `fabricplace fabric show` prints: the classification of a fabric, for humans (text)
 // and for tools (JSON, documented in docs/fabric-json.md#show).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Slurm's topology/block view of a Fabric (Slurm 23.11+): base blocks, BlockSizes, and the
 // topology.conf that states them.
 //

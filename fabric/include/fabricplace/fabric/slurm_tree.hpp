@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The one-parent switch tree that Slurm's topology/tree plugin works on, derived from a
 // Fabric, and its topology.conf form.
 //

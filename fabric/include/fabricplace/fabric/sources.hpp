@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fabric sources. Every source feeds a FabricBuilder; load_fabric() picks one by content.
 //
 //   ibnetdiscover      plain `ibnetdiscover` output (Switch/Ca/Rt records, port lines)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Synthetic fabrics from short spec strings, in the spirit of hwloc's synthetic topologies:
 //
 //   fat2:leaves=8,down=20,up=20,speed=HDR          2-level fat-tree

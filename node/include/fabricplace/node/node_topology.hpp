@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Per-node GPU / InfiniBand HCA / CPU-core affinity, read through hwloc.
 //
 // Contract:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // `fabricplace slurm sync`: every Slurm-side file from one fabric, written as one set
 // (docs/operations.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // `fabricplace fabric watch`: one discovery against the accepted fabric (docs/operations.md).
 //
 // Each run compares the fabric now with the last accepted one (`fabric diff`), says every

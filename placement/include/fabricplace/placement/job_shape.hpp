@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The job's shape: nodes, GPUs per node, the tensor-parallel (TP) and expert-parallel (EP)
 // group sizes in GPUs, pipeline stages and ranks per node, and what follows from them (the
 // group a placement keeps together, its hosts, groups per host, ranks per TP group).

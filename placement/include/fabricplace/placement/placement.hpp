@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A placement: the hosts chosen for a job, in rank order, with its TP groups and the
 // measures every policy is judged by (docs/placement.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Rank layouts: which host runs which rank, for launchers that take an explicit order
 // (Open MPI rankfile, ordered hostfiles, SLURM_HOSTFILE, torchrun static rendezvous, JSON).
 //

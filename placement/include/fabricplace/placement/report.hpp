@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Placements for people and programs: the text of `fabricplace place`, its --explain and
 // --compare forms, and the JSON document (docs/placement.md, "Output").
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What a job asks for, and which hosts are free: the inputs of every placement policy.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Route-aware ring order: with the fabric's static routes known, choose which host of each
 // leaf opens and which closes its stretch of the ring, so the ring's inter-leaf edges leave
 // and enter leaves over distinct uplinks and avoid links other jobs already load.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Running jobs as placement reads them: each job's id and its hosts in rank (ring) order.
 // The bandwidth objective (docs/placement.md) loads their rings on the route model in force
 // (placement::Traffic) so a new job avoids the links they use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What a Slurm job's environment says about its hosts and tasks, read through a getter so
 // that the CLI (getenv) and the SPANK plugin (spank_getenv in a slurmstepd) share the rules.
 // Pure string handling: no Slurm library.

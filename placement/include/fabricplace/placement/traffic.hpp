@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Bandwidth: what the network gives a job's ring, with the running jobs' rings already on
 // it. The one ring measure of the project (docs/placement.md, "The objective"): the fabric
 // policy's objective, `place --explain`, the baselines' measures and the simulator's rates

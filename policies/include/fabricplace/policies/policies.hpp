@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The placement policies: `fabric` (ours), the baselines `slurm-tree` and `slurm-block`
 // (faithful reimplementations of Slurm 22.05's topology/tree and Slurm 24.11's topology/block
 // selection, the latter with --segment) and `first-fit` (node index order).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Route models: where a ring edge's traffic goes, as load on each directed link. The one
 // route interface of the project: the simulator, the route-aware ring order, `place
 // --routes` and `rankfile --route-aware` all go through Model (docs/routes.md).

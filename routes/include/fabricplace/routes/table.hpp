@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Static unicast forwarding tables: which port every switch forwards each destination's
 // traffic to, as a subnet manager programs them (one path per source and destination).
 //

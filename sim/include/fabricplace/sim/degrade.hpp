@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Seeded link faults for what-if runs: the same fabric with some switch-to-switch links
 // degraded (trained at 1x width), as a discovery would find them. The placement policies
 // see them through the fabric's link health, the simulator through the links' capacity.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What a simulation reports: per-policy summaries, the per-job table and a self-contained
 // HTML report with inline SVG plots (no scripts, no network).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The trace-driven cluster simulator: replays a job trace on a fabric under one placement
 // policy and measures queueing and communication (docs/simulator.md).
 //

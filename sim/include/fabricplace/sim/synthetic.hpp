@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A seeded generator of LLM-heavy job traces for the simulator (docs/simulator.md,
 // "A synthetic LLM-heavy trace"), given as a spec string wherever a trace file is accepted:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Job traces for the simulator: the Microsoft Philly trace (RFold's CSV), the Microsoft ITP
 // traces (ElasticFlow's raw CSVs) and Standard Workload Format logs (the Parallel Workloads
 // Archive), read into one list of jobs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Live fabric discovery through libibnetdisc (and libibmad for port counters), in process:
 // never by running ibnetdiscover or perfquery. Produces the same Fabric as every other source.
 //
