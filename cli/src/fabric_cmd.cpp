@@ -122,13 +122,14 @@ void add_fabric_commands(CLI::App& app, RunFn& run) {
     in->add(cmd, "fabric: JSON (from fabric discover --counters --previous), dump(s), spec, ...");
     add_output_option(cmd, *out,
                       "output file ('-' = stdout); written to a temporary file and renamed, as "
-                      "the textfile collector wants (name it *.prom)");
+                      "the textfile collector wants (name it *.prom); in a directory others may "
+                      "write, a link at that name is replaced, not followed");
     cmd->callback([&run, in, out] {
       run = [in, out] {
         auto f = in->load();
         if (!f) return report(f.error());
         print_warnings(*f);
-        return write_output(*out, to_prometheus(*f));
+        return write_metrics_file(*out, to_prometheus(*f));
       };
     });
   }

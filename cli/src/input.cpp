@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <thread>
@@ -18,6 +20,7 @@
 #include "commands.hpp"
 #include "fabricplace/common/file_io.hpp"
 #include "fabricplace/common/limits.hpp"
+#include "fabricplace/common/owned_dir.hpp"
 #include "fabricplace/common/strings.hpp"
 #include "fabricplace/fabric/sources.hpp"
 #include "fabricplace/sim/trace.hpp"
@@ -190,6 +193,35 @@ void check_numbers(CLI::App& app) {
 
 int write_output(const std::string& path, const std::string& content) {
   if (auto r = write_file_atomic(path, content); !r) return report(r.error());
+  return kExitOk;
+}
+
+Result<void> write_metrics_to(const std::string& path, const std::string& content) {
+  if (path == "-") return write_file_atomic(path, content);
+  // node_exporter reads regular *.prom files: a FIFO (which would hang the writer, and with
+  // it `fabric watch` holding its lock), a socket or a directory at the name is refused.
+  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
+                         !S_ISCHR(st.st_mode))
+    return fail(ErrorCode::kIo,
+                S_ISDIR(st.st_mode) ? "is a directory, expected a metrics file"
+                                    : "is not a regular file (a FIFO or a socket): the metrics "
+                                      "file must be one (remove it)",
+                path);
+  // In a directory only root or this user may write, a link there is theirs: followed, as
+  // for any output (/dev/stdout, /dev/null included). In one others may write (node_exporter's
+  // textfile directory may belong to its own account; /tmp), a link may be planted: the file
+  // is written by name and such a link replaced, never followed.
+  auto dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  struct stat d {};
+  const bool trusted = ::stat(dir.c_str(), &d) == 0 &&
+                       (d.st_uid == 0 || d.st_uid == ::geteuid()) &&
+                       (d.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+  return trusted ? write_file_atomic(path, content) : write_file_by_name(path, content);
+}
+
+int write_metrics_file(const std::string& path, const std::string& content) {
+  if (auto r = write_metrics_to(path, content); !r) return report(r.error());
   return kExitOk;
 }
 

@@ -61,29 +61,35 @@ Error refused_dir(const std::string& path, int err, bool is_link) {
                0};
 }
 
-// The checks every owned directory passes; `fresh`: created just now (its mode is set).
+// The checks every directory passes; `fresh`: created just now (its mode is then set). Under
+// kOwned the running user must own it; under kAdmins (Slurm's configuration directory, whose
+// files decide what slurmd loads as root) root or the running user. Under both, nobody else may
+// write it: they could plant links or files in it. A directory made just now is checked too:
+// between mkdir and open, whoever can write its parent could have put their own in its place.
 Result<void> check_dir(int fd, const std::string& path, bool fresh, mode_t mode,
                        OwnedDir::Rule rule) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return fail(ErrorCode::kIo, "cannot stat: " + errno_text(), path);
   if (!S_ISDIR(st.st_mode)) return fail(ErrorCode::kIo, "exists and is not a directory", path);
+  const auto me = ::geteuid();
+  const bool admins = rule == OwnedDir::Rule::kAdmins;
+  if (st.st_uid != me && !(admins && st.st_uid == 0))
+    return fail(ErrorCode::kIo,
+                "is owned by uid " + std::to_string(st.st_uid) + ", not by " +
+                    (admins ? "root or " : "") + "the user running fabricplace (uid " +
+                    std::to_string(me) + "): it is refused, since its owner could plant " +
+                    (admins ? "files that Slurm loads" : "links") +
+                    " in it; chown it, or run fabricplace as its owner",
+                path);
   if (fresh) {
     if (::fchmod(fd, mode) != 0) return fail(ErrorCode::kIo, "cannot set its mode: " + errno_text(), path);
     return {};
   }
-  if (rule == OwnedDir::Rule::kAdmins) return {};
-  const auto me = ::geteuid();
-  if (st.st_uid != me)
-    return fail(ErrorCode::kIo,
-                "is owned by uid " + std::to_string(st.st_uid) +
-                    ", not by the user running fabricplace (uid " + std::to_string(me) +
-                    "): it is refused, since its owner could plant links in it; chown it, or "
-                    "run fabricplace as its owner",
-                path);
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
     return fail(ErrorCode::kIo,
-                "is writable by its group or by others: it is refused, since they could plant "
-                "links in it (chmod go-w)",
+                std::string("is writable by its group or by others: it is refused, since they "
+                            "could plant ") +
+                    (admins ? "files that Slurm loads" : "links") + " in it (chmod go-w)",
                 path);
   return {};
 }

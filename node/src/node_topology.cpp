@@ -402,8 +402,7 @@ std::optional<std::size_t> markup_end(std::string_view text, std::size_t i) {
 std::optional<Error> check_object_indexes(std::string_view text, const std::string& path) {
   constexpr auto npos = std::string_view::npos;
   const auto refuse = [&](std::size_t at, const std::string& what) {
-    const auto line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-    return Error{ErrorCode::kSyntax, what, path, static_cast<int>(line) + 1};
+    return Error{ErrorCode::kSyntax, what, path, str::line_at(text, at)};
   };
   std::size_t i = 0;
   while ((i = text.find('<', i)) != npos) {
@@ -445,16 +444,16 @@ std::optional<Error> check_object_indexes(std::string_view text, const std::stri
         const char quote = p < text.size() ? text[p] : '\0';
         const auto end = quote == '"' || quote == '\'' ? text.find(quote, p + 1) : npos;
         if (end == npos)
-          return refuse(tag, "an <object> tag hwloc's XML never has (attribute '" +
-                                 std::string(attr) + "' has no quoted value)");
+          return refuse(tag, "an <object> tag hwloc's XML never has (attribute " +
+                                 str::quoted(attr) + " has no quoted value)");
         const std::string_view value = text.substr(p + 1, end - p - 1);
         p = end + 1;
         if (attr != "type" && attr != "os_index") continue;
         if (value.find('&') != npos)
-          return refuse(tag, "<object> attribute '" + std::string(attr) +
-                                 "' written with a character reference; hwloc writes it plainly");
+          return refuse(tag, "<object> attribute " + str::quoted(attr) +
+                                 " written with a character reference; hwloc writes it plainly");
         if ((attr == "type" ? type : os_index).has_value())
-          return refuse(tag, "<object> has attribute '" + std::string(attr) + "' twice");
+          return refuse(tag, "<object> has attribute " + str::quoted(attr) + " twice");
         (attr == "type" ? type : os_index) = value;
       }
       if (!type) return refuse(tag, "an <object> without a type attribute");
@@ -468,8 +467,8 @@ std::optional<Error> check_object_indexes(std::string_view text, const std::stri
                             os_index->find_first_not_of("0123456789") == npos;
         if (digits) n = std::stoul(std::string(*os_index));
         if (!digits || n >= kOsIndexLimit)
-          return refuse(tag, kind + " with os_index=\"" + std::string(os_index->substr(0, 32)) +
-                                 "\"; expected a decimal number below " +
+          return refuse(tag, kind + " with os_index=" + str::quoted(*os_index, 32) +
+                                 "; expected a decimal number below " +
                                  std::to_string(kOsIndexLimit) +
                                  " (Linux numbers at most 8192 CPUs and 1024 NUMA nodes)");
       }

@@ -114,6 +114,11 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
                                           : "a blank or a tab in the path (plugstack.conf splits "
                                             "its lines at blanks and tabs") +
                       ", so the plugin could not be given it)");
+  if (o.node_params.find('#') != std::string::npos)
+    return fail(ErrorCode::kUsage,
+                "--node-params " + str::quoted(o.node_params) +
+                    ": a '#' (slurm.conf ends a line at '#', so what follows it would be dropped "
+                    "from every node line)");
   if (o.plugin.empty())
     return fail(ErrorCode::kUsage,
                 "--plugin: empty; expected the path of fabricplace.so for the plugstack line");
@@ -240,17 +245,26 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
 
 namespace {
 
-// The store DIR/.fabricplace: a directory sync owns (common/owned_dir.hpp), never reached
-// through a link. nullopt when it does not exist yet (a directory never synced).
-Result<std::optional<OwnedDir>> open_store(const std::string& dir, OwnedDir::Create create) {
-  const std::string store = join(dir, kStore);
-  if (create == OwnedDir::Create::kNo) {
-    struct stat st {};
-    if (::lstat(store.c_str(), &st) != 0 && errno == ENOENT) return std::optional<OwnedDir>();
-  }
-  auto s = OwnedDir::open(store, create, 0755);
+// The store DIR/.fabricplace: a directory sync owns (common/owned_dir.hpp), reached by name from
+// DIR's descriptor, never through a link. nullopt when it does not exist yet (a directory never
+// synced).
+Result<std::optional<OwnedDir>> open_store(const OwnedDir& top, OwnedDir::Create create) {
+  if (create == OwnedDir::Create::kNo && top.kind(kStore) == OwnedDir::Kind::kMissing)
+    return std::optional<OwnedDir>();
+  auto s = top.sub(kStore, create, 0755);
   if (!s) return std::unexpected(s.error());
   return std::optional<OwnedDir>(std::move(*s));
+}
+
+// The same from DIR's path: DIR under the admins' rule (OwnedDir::Rule::kAdmins), then the store.
+Result<std::optional<OwnedDir>> open_store(const std::string& dir, OwnedDir::Create create) {
+  if (create == OwnedDir::Create::kNo) {
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0 && errno == ENOENT) return std::optional<OwnedDir>();
+  }
+  auto top = OwnedDir::open(dir, create, 0755, OwnedDir::Rule::kAdmins);
+  if (!top) return std::unexpected(top.error());
+  return open_store(*top, create);
 }
 
 // Whether `n` is a snapshot's name as sync makes them ("snapshot." and six digits).
@@ -451,20 +465,31 @@ namespace {
 // subdirectories must be directories; a subdirectory sync would write a link into is never a
 // link itself (the link would land where it points).
 Result<void> check_dirs(const std::string& dir, const SlurmFileSet& set) {
-  if (struct stat st{}; ::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-    return fail(ErrorCode::kUsage, "exists and is not a directory", dir);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return {};  // made by the commit (its parent: the admin's)
+  if (!S_ISDIR(st.st_mode)) return fail(ErrorCode::kUsage, "exists and is not a directory", dir);
+  // DIR and the existing subdirectories of the set under the admins' rule (owner, mode), before
+  // anything is written: SetDirs checks them again as it opens them.
+  auto top = OwnedDir::open(dir, OwnedDir::Create::kNo, 0755, OwnedDir::Rule::kAdmins);
+  if (!top) return std::unexpected(top.error());
   for (const auto& file : set.files) {
     const auto sub = parent_of(file.name);
     if (sub.empty()) continue;
-    const auto path = join(dir, sub);
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) continue;
-    if (S_ISLNK(st.st_mode))
-      return fail(ErrorCode::kUsage,
-                  "is a symbolic link: slurm sync places its links only in a real directory "
-                  "(make it one, or sync into the directory it points to)",
-                  path);
-    if (!S_ISDIR(st.st_mode)) return fail(ErrorCode::kUsage, "exists and is not a directory", path);
+    switch (top->kind(sub)) {
+      case OwnedDir::Kind::kMissing:
+        continue;
+      case OwnedDir::Kind::kLink:
+        return fail(ErrorCode::kUsage,
+                    "is a symbolic link: slurm sync places its links only in a real directory "
+                    "(make it one, or sync into the directory it points to)",
+                    top->path_of(sub));
+      case OwnedDir::Kind::kDirectory:
+        if (auto d = top->sub(sub, OwnedDir::Create::kNo, 0755, OwnedDir::Rule::kAdmins); !d)
+          return std::unexpected(d.error());
+        continue;
+      default:
+        return fail(ErrorCode::kUsage, "exists and is not a directory", top->path_of(sub));
+    }
   }
   return {};
 }
@@ -591,7 +616,9 @@ Result<std::string> write_snapshot(const OwnedDir& store, const SlurmFileSet& se
       if (auto v = str::parse_uint(std::string_view(n).substr(std::strlen(kSnapshotPrefix)), 999999))
         seq = std::max(seq, static_cast<unsigned>(*v));
   char name[32];
-  do {  // after a wrap of a million syncs, never the live or the previous snapshot's number
+  // After a wrap of a million syncs, never the live snapshot's number (it becomes the previous
+  // one, kept for rollback); any other snapshot here is pruned once this one is live anyway.
+  do {
     seq = (seq + 1) % 1000000;
     std::snprintf(name, sizeof name, "%s%06u", kSnapshotPrefix, seq);
   } while (name == live);
@@ -633,7 +660,7 @@ Result<SyncPlan> commit_sync(const std::string& dir, const SlurmFileSet& set, bo
   if (auto ok = check_dirs(dir, set); !ok) return std::unexpected(ok.error());
   auto dirs = SetDirs::open(dir);
   if (!dirs) return std::unexpected(dirs.error());
-  auto opened = open_store(dir, OwnedDir::Create::kYes);
+  auto opened = open_store(dirs->top(), OwnedDir::Create::kYes);
   if (!opened) return std::unexpected(opened.error());
   const OwnedDir& store = **opened;
   auto lock = store.lock("lock", lock_wait_s, "another slurm sync");

@@ -426,4 +426,18 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args) {
   return c;
 }
 
+bool append_log_line(const std::string& path, const char* line, std::size_t n) noexcept {
+  if (path.empty()) return false;
+  const int fd =
+      ::open(path.c_str(),
+             O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0666);
+  if (fd < 0) return false;
+  struct stat st {};
+  const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+                  (::geteuid() != 0 || st.st_uid == 0) &&
+                  ::write(fd, line, n) == static_cast<ssize_t>(n);
+  ::close(fd);
+  return ok;
+}
+
 }  // namespace fabricplace::plugin

@@ -23,19 +23,11 @@ State& state() {
 
 namespace {
 
-// Appends one line to the plugstack log= file: opened non-blocking (a FIFO without a reader
-// must not hang a launch), close-on-exec, one write() so concurrent steps do not interleave,
-// and never through a link (slurmstepd runs this as root: a link planted at the log's name,
-// in /tmp say, would append to any file; the line then goes to Slurm's log only).
+// Appends one line to the plugstack log= file (launch.hpp, append_log_line: never through a
+// link, only a regular file with one name, root's own when run as root); when it cannot, the
+// line goes to Slurm's log only.
 void append_log(const char* line, std::size_t n) noexcept {
-  const auto& log = state().config.log_path;
-  if (log.empty()) return;
-  const int fd = ::open(log.c_str(),
-                        O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW,
-                        0666);
-  if (fd < 0) return;
-  (void)!::write(fd, line, n);
-  ::close(fd);
+  (void)append_log_line(state().config.log_path, line, n);
 }
 
 }  // namespace

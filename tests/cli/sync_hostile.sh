@@ -6,11 +6,12 @@
 #   - the store DIR/.fabricplace a link to another directory: refused, nothing there changes
 #     (its tmp.* and snapshot.* entries stay);
 #   - the lock, the reconfigure record, a subdirectory of the set replaced by links: refused or
-#     replaced, never followed; the store owned by another user (as root): refused;
+#     replaced, never followed; the store owned by another user (as root): refused; DIR or a
+#     subdirectory writable by group or others, or owned by another user than root: refused;
 #   - a FIFO in the live snapshot: an error at once, not a hang;
 #   - leftovers are removed by the names sync makes, nothing else of DIR;
 #   - '#', tabs, an empty plugin, arguments the plugin refuses, a line longer than Slurm
-#     reads: each refused (exit 2), no line written.
+#     reads, a '#' in --node-params: each refused (exit 2), no line written.
 set -euo pipefail
 bin=$1
 tmp=$(mktemp -d)
@@ -86,6 +87,25 @@ if [[ $(id -u) == 0 ]]; then
   expect_refused "$rc" "is owned by uid 65534, not by the user running fabricplace (uid 0)" "store of another user"
   chown 0 "$d/.fabricplace"
 fi
+# DIR and the subdirectories of the set are the admin's, but what is in them decides what slurmd
+# loads as root: writable by group or others, or (as root) owned by a user other than root,
+# they are refused; nothing in them changes.
+before=$(fingerprint "$d")
+chmod 0777 "$d"
+rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
+expect_refused "$rc" "$d: is writable by its group or by others: it is refused, since they could plant files that Slurm loads in it (chmod go-w)" "DIR 0777"
+chmod 0755 "$d"
+chmod 0775 "$d/plugstack.conf.d"
+rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
+expect_refused "$rc" "plugstack.conf.d: is writable by its group or by others" "subdirectory 0775"
+chmod 0755 "$d/plugstack.conf.d"
+if [[ $(id -u) == 0 ]]; then
+  chown 65534 "$d/plugstack.conf.d"
+  rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
+  expect_refused "$rc" "plugstack.conf.d: is owned by uid 65534, not by root or the user running fabricplace (uid 0)" "subdirectory of another user"
+  chown 0 "$d/plugstack.conf.d"
+fi
+[[ $(fingerprint "$d") == "$before" ]] || fail "a refused sync changed DIR"
 
 # ---- a FIFO in the live snapshot: an error, not a hang -----------------------------------
 snap=$d/.fabricplace/$(readlink "$d/.fabricplace/current")
@@ -109,14 +129,16 @@ mkdir "$d/.fabricplace/tmp.4343"                                           # one
 [[ -f $out/victim ]] || fail "cleanup went through a link"
 
 # ---- the plugstack line as Slurm reads it ------------------------------------------------
-refuse_line() {  # PATTERN ARGS...: exit 2, PATTERN said, nothing written
-  local pattern=$1 e=$tmp/line-$RANDOM
+refuse_line() {  # PATTERN ARGS...: exit 2, PATTERN said, nothing written (in the --out given)
+  local pattern=$1 e=$tmp/line-$RANDOM a
   shift
+  local -a args=("$@")
+  for ((a = 0; a + 1 < ${#args[@]}; a++)); do [[ ${args[a]} == --out ]] && e=${args[a + 1]}; done
   [[ " $* " == *" --out "* ]] || set -- --out "$e" "$@"
   rc=0; "$bin" slurm sync --fabric "$tmp/a.json" "$@" >/dev/null 2>"$tmp/err.txt" || rc=$?
   [[ $rc == 2 ]] || fail "$*: exit $rc, expected 2: $(cat "$tmp/err.txt")"
   grep -qF -- "$pattern" "$tmp/err.txt" || fail "$*: expected '$pattern', got: $(cat "$tmp/err.txt")"
-  [[ ! -e $e/plugstack.conf.d ]] || fail "$*: a refused line was written"
+  [[ ! -e $e/plugstack.conf.d && ! -e $e/fabricplace-nodes.conf ]] || fail "$*: a refused set was written in $e"
 }
 refuse_line "a '#' in the path (plugstack.conf ends a line at '#'" --out "$tmp/etc#1"
 refuse_line "a blank or a tab in the path" --out "$tmp/etc	tab"
@@ -126,6 +148,7 @@ refuse_line 'the plugin would refuse its line: policy="best": expected' --plugin
 refuse_line 'the plugin would refuse its line: unknown plugstack.conf argument "colour"' --plugin-args 'colour=red'
 refuse_line "--plugin: expected a file" --plugin ''
 refuse_line 'the plugin "fabricplace": expected the path of fabricplace.so' --plugin fabricplace
+refuse_line "--node-params \"CPUs=4 #RealMemory=1000\": a '#' (slurm.conf ends a line at '#'" --node-params 'CPUs=4 #RealMemory=1000'
 refuse_line "bytes, more than the 4094 Slurm reads as one line" --plugin-args "log=/var/log/$(printf 'x%.0s' {1..4100})"
 # Tabs between good arguments are blanks to Slurm: the line is written with single blanks.
 e=$tmp/tabs

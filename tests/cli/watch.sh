@@ -7,6 +7,8 @@
 #     fabric.json; run 3 (the source gone) exits 1, keeps the accepted fabric, and its metrics
 #     say fabricplace_discovery_accepted 0 with the accepted fabric's health; run 4 (the link
 #     back) says recovered and flapping;
+#   - the metrics file: a FIFO refused, a link planted in a directory others may write
+#     replaced (its target untouched), a link in the user's own directory followed;
 #   - a bad state file is an error naming it; --interval 1 runs until SIGTERM, then exits 0,
 #     or stops at once with exit 2 on a usage error (a file sync did not write).
 set -euo pipefail
@@ -53,6 +55,29 @@ grep -qx "fabric watch: run 4: recovered node001 mlx5_0\[1\] - leaf01\[1\]: 1xHD
   fail "run 4: $(cat "$tmp/4.txt")"
 grep -qx "fabricplace_discovery_flapping_links 1" "$tmp/m.prom" || fail "run 4: flapping links not 1"
 promcheck "run 4"
+
+# The metrics file: a FIFO at its name is refused at once (no run hangs holding the lock); in
+# a directory others may write (node_exporter's may be another account's), a link planted at
+# its name is replaced, its target untouched; in the user's own directory a link is followed.
+mkfifo "$tmp/fifo.prom"
+rc=0; timeout 20 "$bin" fabric watch --state "$tmp/state" --metrics "$tmp/fifo.prom" "$tmp/now.json" >"$tmp/5.txt" 2>&1 || rc=$?
+[[ $rc == 1 ]] && grep -q "$tmp/fifo.prom: is not a regular file (a FIFO or a socket): the metrics file must be one" "$tmp/5.txt" ||
+  fail "--metrics on a FIFO: rc=$rc $(cat "$tmp/5.txt")"
+mkdir -p "$tmp/textfile" && chmod 1777 "$tmp/textfile"
+echo precious >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/textfile/fabricplace.prom"
+"$bin" fabric watch --state "$tmp/state" --metrics "$tmp/textfile/fabricplace.prom" "$tmp/now.json" >/dev/null
+[[ $(cat "$tmp/victim") == precious && -f $tmp/textfile/fabricplace.prom && ! -L $tmp/textfile/fabricplace.prom ]] ||
+  fail "--metrics through a link planted in a directory others may write"
+"$bin" fabric metrics "$tmp/now.json" -o "$tmp/textfile/fabricplace.prom"
+ln -sf "$tmp/victim" "$tmp/textfile/fabricplace.prom"
+"$bin" fabric metrics "$tmp/now.json" -o "$tmp/textfile/fabricplace.prom"
+[[ $(cat "$tmp/victim") == precious && ! -L $tmp/textfile/fabricplace.prom ]] || fail "fabric metrics -o through a planted link"
+mkdir -p "$tmp/mine" && chmod 0755 "$tmp/mine"
+ln -s "$tmp/mine-target.prom" "$tmp/mine/fabricplace.prom"
+"$bin" fabric metrics "$tmp/now.json" -o "$tmp/mine/fabricplace.prom"
+[[ -L $tmp/mine/fabricplace.prom ]] && grep -q '^fabricplace_' "$tmp/mine-target.prom" ||
+  fail "fabric metrics -o: a link in the user's own directory was not followed"
 
 echo '{"runs": "x"}' >"$tmp/state/watch.json"
 rc=0; "${w[@]}" >/dev/null 2>"$tmp/err.txt" || rc=$?

@@ -714,12 +714,12 @@ TEST(NodeTopologyHostileXml, PuOrNumaNodeWithoutASaneOsIndexIsRefusedBeforeHwloc
        "a NUMA node with os_index=\"4294967294\"; expected a decimal number below 1048576 (Linux "
        "numbers at most 8192 CPUs and 1024 NUMA nodes)"},
       {"character reference", edit("type=\"PU\" os_index=\"4\"", "type=\"PU\" os_index=\"&#52;\""),
-       22, "<object> attribute 'os_index' written with a character reference; hwloc writes it plainly"},
+       22, "<object> attribute \"os_index\" written with a character reference; hwloc writes it plainly"},
       {"unquoted",
        edit("type=\"PU\" os_index=\"4\"", "type=\"PU\" os_index=4"), 22,
-       "an <object> tag hwloc's XML never has (attribute 'os_index' has no quoted value)"},
+       "an <object> tag hwloc's XML never has (attribute \"os_index\" has no quoted value)"},
       {"twice", edit("type=\"PU\" os_index=\"4\"", "type=\"PU\" os_index=\"4\" os_index=\"5\""),
-       22, "<object> has attribute 'os_index' twice"},
+       22, "<object> has attribute \"os_index\" twice"},
   };
   for (const auto& c : refused) {
     SCOPED_TRACE(c.name);

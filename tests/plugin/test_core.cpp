@@ -675,6 +675,46 @@ TEST(PluginLaunch, FifosAreRefusedNotRead) {
   EXPECT_EQ(h.error().to_string(), fifo + ": not a regular file (expected the fabric JSON)");
 }
 
+// The plugstack log= file: appended to when it is a regular file with one name (root's, when
+// this runs as root); a link, a second name of another file, a FIFO, or (as root) a file a
+// user made in advance get nothing, and nothing hangs.
+TEST(PluginLaunch, LogLinesGoOnlyToAPlainLogFile) {
+  ScratchDir dir;
+  const auto slurp = [](const std::string& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string log = dir.path + "/fabricplace.log";
+  EXPECT_TRUE(append_log_line(log, "one\n", 4));
+  EXPECT_TRUE(append_log_line(log, "two\n", 4));
+  EXPECT_EQ(slurp(log), "one\ntwo\n");
+
+  const std::string target = dir.path + "/precious";
+  std::ofstream(target) << "keep\n";
+  const std::string sym = dir.path + "/sym.log";
+  ASSERT_EQ(::symlink(target.c_str(), sym.c_str()), 0);
+  EXPECT_FALSE(append_log_line(sym, "x\n", 2));
+  const std::string hard = dir.path + "/hard.log";
+  ASSERT_EQ(::link(target.c_str(), hard.c_str()), 0);
+  EXPECT_FALSE(append_log_line(hard, "x\n", 2));
+  EXPECT_EQ(slurp(target), "keep\n");
+
+  const std::string fifo = dir.path + "/fifo.log";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
+  EXPECT_FALSE(append_log_line(fifo, "x\n", 2));  // no reader: refused at open, not blocked
+
+  if (::geteuid() == 0) {  // a file another user made in advance collects none of root's lines
+    const std::string theirs = dir.path + "/theirs.log";
+    std::ofstream(theirs) << "";
+    ASSERT_EQ(::chown(theirs.c_str(), 65534, 65534), 0);
+    EXPECT_FALSE(append_log_line(theirs, "x\n", 2));
+    EXPECT_EQ(slurp(theirs), "");
+  }
+  EXPECT_FALSE(append_log_line("", "x\n", 2));
+}
+
 // fabric= alone: a missing, unreadable or stale host map is derived from the fabric JSON,
 // said once; one of the JSON's generation (or a JSON without one) is used as it is.
 TEST(PluginLaunch, HostMapFallsBackOnTheFabricJson) {

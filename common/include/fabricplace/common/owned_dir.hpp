@@ -36,9 +36,11 @@ class OwnedDir {
   enum class Kind { kMissing, kFile, kDirectory, kLink, kOther };
 
   /// kOwned: a directory fabricplace owns (the rule above). kAdmins: an admin's directory it
-  /// writes into by name, as the Slurm configuration directory `slurm sync --out` names: no
-  /// owner or mode check, and open() follows a link at `path` (the admin named it); sub()
-  /// never follows one, and everything inside is still reached by name from the descriptor.
+  /// writes into by name, as the Slurm configuration directory `slurm sync --out` names: owned
+  /// by root or the running user and not writable by group or others (what is in it decides
+  /// what slurmd loads as root), and open() follows a link at `path` (the admin named it);
+  /// sub() never follows one, and everything inside is still reached by name from the
+  /// descriptor.
   enum class Rule : bool { kOwned, kAdmins };
 
   /// Opens `path` (its last component must not be a link; the components before it are the
