@@ -436,13 +436,17 @@ std::optional<Error> check_object_indexes(std::string_view text, const std::stri
           ++p;
         const std::string_view attr = text.substr(at, p - at);
         while (p < text.size() && xml_space(text[p])) ++p;
-        if (attr.empty() || p >= text.size() || text[p] != '=')
+        if (p >= text.size()) return std::nullopt;  // truncated: hwloc rejects it
+        if (attr.empty() || text[p] != '=')
           return refuse(tag, "an <object> tag hwloc's XML never has (expected name=\"value\" "
                              "attributes)");
         ++p;
         while (p < text.size() && xml_space(text[p])) ++p;
-        const char quote = p < text.size() ? text[p] : '\0';
-        const auto end = quote == '"' || quote == '\'' ? text.find(quote, p + 1) : npos;
+        if (p >= text.size()) return std::nullopt;
+        const char quote = text[p];
+        const bool quoted = quote == '"' || quote == '\'';
+        const auto end = quoted ? text.find(quote, p + 1) : npos;
+        if (quoted && end == npos) return std::nullopt;  // the rest is one value: hwloc rejects it
         if (end == npos)
           return refuse(tag, "an <object> tag hwloc's XML never has (attribute " +
                                  str::quoted(attr) + " has no quoted value)");
