@@ -6,11 +6,14 @@
 // same with 8 HCAs, 52 KB), nvidiaDGX2.xml (hwloc 3's format 3.0: hwloc 2 rejects it, so this
 // is the cost of an error). BM_*Rss* runs the forked load with 512 MiB of touched heap in
 // this process, since fork() copies the page tables of everything the caller has mapped.
+// BM_HwlocXmlPrecheck is the checks load_hwloc_xml makes on the text before hwloc runs.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +67,23 @@ void run(benchmark::State& state, Load load) {
 void BM_HwlocXmlInProcess(benchmark::State& state) {
   run(state, [](const std::string& p) { return fp::node::detail::load_hwloc_xml_in_process(p); });
 }
+// The checks before hwloc runs (the PU and NUMA node numbers: one pass over the text), on the
+// same files: their share of a load.
+void BM_HwlocXmlPrecheck(benchmark::State& state) {
+  const auto path = fixture(static_cast<int>(state.range(0)));
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (auto _ : state) {
+    auto e = fp::node::detail::precheck_hwloc_xml(text, path);
+    if (e) {
+      state.SkipWithError(e->to_string().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(e);
+  }
+  state.SetLabel(path.substr(path.rfind('/') + 1));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
+}
 void BM_HwlocXmlForked(benchmark::State& state) {
   run(state, [](const std::string& p) { return fp::node::load_hwloc_xml(p); });
 }
@@ -86,6 +106,7 @@ BENCHMARK(BM_HwlocXmlInProcess)
     ->DenseRange(0, 2)
     ->Unit(benchmark::kMillisecond)
     ->ComputeStatistics("min", min_of);
+BENCHMARK(BM_HwlocXmlPrecheck)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_HwlocXmlForked)
     ->DenseRange(0, 2)
     ->Unit(benchmark::kMillisecond)

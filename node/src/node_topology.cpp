@@ -1042,6 +1042,10 @@ Result<NodeTopology> load_hwloc_xml(const std::string& path, const XmlLoadLimits
 }
 
 namespace detail {
+std::optional<Error> precheck_hwloc_xml(std::string_view text, const std::string& path) {
+  return precheck(text, path);
+}
+
 Result<NodeTopology> load_hwloc_xml_in_process(const std::string& path) {
   auto text = read_bounded(path, kMaxHwlocXmlBytes);
   if (!text) return std::unexpected(text.error());

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fabricplace/common/error.hpp"
@@ -94,6 +95,10 @@ namespace detail {
 /// malformed file can crash it. Only for benchmarks (the isolation's cost) and for tests that
 /// check both paths agree; never for a file you did not make.
 Result<NodeTopology> load_hwloc_xml_in_process(const std::string& path);
+/// The checks load_hwloc_xml makes on the text before hwloc sees it (an XML start, no NUL, the
+/// PU and NUMA node numbers: docs/node-topology.md): the first problem, or nothing. For the
+/// benchmark of what they cost beside hwloc's own parse.
+std::optional<Error> precheck_hwloc_xml(std::string_view text, const std::string& path);
 }  // namespace detail
 
 /// What one local rank should use.
