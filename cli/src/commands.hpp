@@ -122,13 +122,14 @@ void add_completion_command(CLI::App& app, RunFn& run);
 void check_numbers(CLI::App& app);
 /// Writes `content` to `path` atomically ("-" = stdout); returns the exit status.
 int write_output(const std::string& path, const std::string& content);
-/// A metrics file ("-" = stdout; docs/metrics.md): refused when a FIFO, a socket or a directory
-/// is at its name (nothing hangs); in a directory only root or the running user may write,
-/// written as any output (write_file_atomic: a link there is theirs, followed); in one others
-/// may write (node_exporter's textfile directory, /tmp), written by name (write_file_by_name:
-/// a link planted there is replaced, never followed).
-Result<void> write_metrics_to(const std::string& path, const std::string& content);
-/// The same, reported; returns the exit status.
+/// A metrics file ("-" = stdout; docs/metrics.md). In a directory only root or the running
+/// user may write, written as any output (write_file_atomic: a link there is theirs and is
+/// followed; a FIFO written into only when `fifo_ok`, else refused, so a run cannot hang on
+/// it); in one others may write (node_exporter's textfile directory, /tmp), written by name
+/// through the directory's descriptor (a link or FIFO planted there is replaced, never
+/// followed or opened).
+Result<void> write_metrics_to(const std::string& path, const std::string& content, bool fifo_ok);
+/// `fabric metrics -o`: the same, FIFOs allowed, reported; returns the exit status.
 int write_metrics_file(const std::string& path, const std::string& content);
 
 }  // namespace fabricplace::cli

@@ -196,32 +196,41 @@ int write_output(const std::string& path, const std::string& content) {
   return kExitOk;
 }
 
-Result<void> write_metrics_to(const std::string& path, const std::string& content) {
+Result<void> write_metrics_to(const std::string& path, const std::string& content,
+                              bool fifo_ok) {
   if (path == "-") return write_file_atomic(path, content);
-  // node_exporter reads regular *.prom files: a FIFO (which would hang the writer, and with
-  // it `fabric watch` holding its lock), a socket or a directory at the name is refused.
-  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
-                         !S_ISCHR(st.st_mode))
-    return fail(ErrorCode::kIo,
-                S_ISDIR(st.st_mode) ? "is a directory, expected a metrics file"
-                                    : "is not a regular file (a FIFO or a socket): the metrics "
-                                      "file must be one (remove it)",
-                path);
-  // In a directory only root or this user may write, a link there is theirs: followed, as
-  // for any output (/dev/stdout, /dev/null included). In one others may write (node_exporter's
-  // textfile directory may belong to its own account; /tmp), a link may be planted: the file
-  // is written by name and such a link replaced, never followed.
-  auto dir = std::filesystem::path(path).parent_path();
-  if (dir.empty()) dir = ".";
+  // Trusted or not is decided on the directory's descriptor, and an untrusted one is written
+  // through that descriptor: nothing is resolved twice.
+  const std::filesystem::path p(path);
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return fail(ErrorCode::kIo, std::string("cannot open its directory: ") + std::strerror(errno), path);
   struct stat d {};
-  const bool trusted = ::stat(dir.c_str(), &d) == 0 &&
-                       (d.st_uid == 0 || d.st_uid == ::geteuid()) &&
+  const bool trusted = ::fstat(dfd, &d) == 0 && (d.st_uid == 0 || d.st_uid == ::geteuid()) &&
                        (d.st_mode & (S_IWGRP | S_IWOTH)) == 0;
-  return trusted ? write_file_atomic(path, content) : write_file_by_name(path, content);
+  if (!trusted) {
+    // Others may write here (node_exporter's textfile directory may be its own account's;
+    // /tmp): written by name, so a link, a FIFO or a file planted at the name is replaced,
+    // never followed or opened.
+    auto r = write_file_by_name_at(dfd, p.filename().string(), path, content);
+    ::close(dfd);
+    return r;
+  }
+  ::close(dfd);
+  // Only root or this user may write here: a link at the name is theirs and is followed, as
+  // for any output (/dev/stdout, /dev/null). A FIFO is written into where the caller allows
+  // it; `fabric watch` does not (it would wait for a reader while holding its lock).
+  if (struct stat st {}; !fifo_ok && ::stat(path.c_str(), &st) == 0 &&
+                         (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+    return fail(ErrorCode::kIo,
+                "is a FIFO or a socket: fabric watch writes its metrics only to a regular file "
+                "(node_exporter reads *.prom files), since a FIFO would hold the run",
+                path);
+  return write_file_atomic(path, content);
 }
 
 int write_metrics_file(const std::string& path, const std::string& content) {
-  if (auto r = write_metrics_to(path, content); !r) return report(r.error());
+  if (auto r = write_metrics_to(path, content, true); !r) return report(r.error());
   return kExitOk;
 }
 

@@ -119,7 +119,7 @@ int run_once(const WatchOpts& o) {
                                .runs = run,
                                .accepted = accepted_run,
                                .flapping = flapping};
-    return write_metrics_to(o.metrics, fabric::to_prometheus(f, m));
+    return write_metrics_to(o.metrics, fabric::to_prometheus(f, m), false);
   };
   // A run that accepts nothing: the metrics show the accepted fabric's health, marked
   // rejected.

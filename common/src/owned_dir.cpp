@@ -73,7 +73,9 @@ Result<void> check_dir(int fd, const std::string& path, bool fresh, mode_t mode,
   if (!S_ISDIR(st.st_mode)) return fail(ErrorCode::kIo, "exists and is not a directory", path);
   const auto me = ::geteuid();
   const bool admins = rule == OwnedDir::Rule::kAdmins;
-  if (st.st_uid != me && !(admins && st.st_uid == 0))
+  // A directory made just now is this user's, whatever the rule: one owned by root (when sync
+  // runs as root) would be one swapped in, not the one it made.
+  if (st.st_uid != me && !(admins && !fresh && st.st_uid == 0))
     return fail(ErrorCode::kIo,
                 "is owned by uid " + std::to_string(st.st_uid) + ", not by " +
                     (admins ? "root or " : "") + "the user running fabricplace (uid " +
@@ -85,11 +87,16 @@ Result<void> check_dir(int fd, const std::string& path, bool fresh, mode_t mode,
     if (::fchmod(fd, mode) != 0) return fail(ErrorCode::kIo, "cannot set its mode: " + errno_text(), path);
     return {};
   }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+  // Group write is allowed to root's group on an admin's directory (members of gid 0 may
+  // already change what root runs); never to others.
+  const bool group_ok = admins && st.st_gid == 0;
+  if ((st.st_mode & S_IWOTH) != 0 || ((st.st_mode & S_IWGRP) != 0 && !group_ok))
     return fail(ErrorCode::kIo,
                 std::string("is writable by its group or by others: it is refused, since they "
                             "could plant ") +
-                    (admins ? "files that Slurm loads" : "links") + " in it (chmod go-w)",
+                    (admins ? "files that Slurm loads in it (chmod go-w; group write is "
+                              "allowed to group root)"
+                            : "links in it (chmod go-w)"),
                 path);
   return {};
 }
@@ -107,7 +114,9 @@ Result<int> open_dir_at(int at, const std::string& name, const std::string& show
       fresh = true;
     else if (errno != EEXIST)
       return fail(ErrorCode::kIo, "cannot create directory: " + errno_text(), shown);
-    fd = ::openat(at, name.c_str(), flags);
+    // The directory just made is opened without following a link, even where a link is
+    // allowed (kAdmins): one there now was swapped in after the mkdir.
+    fd = ::openat(at, name.c_str(), fresh ? flags | O_NOFOLLOW : flags);
   }
   if (fd < 0) {
     const int err = errno;
@@ -412,6 +421,13 @@ Result<void> write_file_by_name(const std::string& path, std::string_view conten
   auto ok = replace_in(dfd, name, path, content, mode, d);
   ::close(dfd);
   return ok;
+}
+
+Result<void> write_file_by_name_at(int dir_fd, std::string_view name, const std::string& shown,
+                                   std::string_view content, mode_t mode, Durability d) {
+  if (!OwnedDir::one_name(name))
+    return fail(ErrorCode::kUsage, "expected a file name at the end of the path", shown);
+  return replace_in(dir_fd, std::string(name), shown, content, mode, d);
 }
 
 }  // namespace fabricplace

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -37,6 +38,7 @@
 #include <new>
 #include <numeric>
 #include <optional>
+#include <regex>
 #include <string_view>
 #include <tuple>
 
@@ -404,6 +406,22 @@ std::optional<Error> check_object_indexes(std::string_view text, const std::stri
   const auto refuse = [&](std::size_t at, const std::string& what) {
     return Error{ErrorCode::kSyntax, what, path, str::line_at(text, at)};
   };
+  // The bytes are read as UTF-8 (ASCII for the markup): a file declaring another encoding
+  // (UTF-7 writes "<" as "+ADw-") would show libxml2 tags this scan cannot see.
+  if (const auto start = text.find_first_not_of(" \t\r\n");
+      start != npos && text.substr(start).starts_with("<?xml")) {
+    const auto end = text.find("?>", start);
+    if (end == npos) return std::nullopt;
+    static const std::regex kEncoding(R"(encoding[ \t\r\n]*=[ \t\r\n]*["']([^"']*)["'])");
+    const std::string decl(text.substr(start, end - start));
+    if (std::smatch m; std::regex_search(decl, m, kEncoding)) {
+      std::string enc = m[1].str();
+      std::ranges::transform(enc, enc.begin(), [](unsigned char c) { return std::toupper(c); });
+      if (enc != "UTF-8" && enc != "UTF8" && enc != "US-ASCII" && enc != "ASCII")
+        return refuse(start, "declares encoding " + str::quoted(m[1].str(), 32) +
+                                 "; hwloc's XML is UTF-8");
+    }
+  }
   std::size_t i = 0;
   while ((i = text.find('<', i)) != npos) {
     // Markup that holds no element is skipped whole; an unterminated one ends the scan (hwloc
@@ -411,6 +429,20 @@ std::optional<Error> check_object_indexes(std::string_view text, const std::stri
     if (const auto skip = markup_end(text, i)) {
       if (*skip == npos) return std::nullopt;
       i = *skip;
+      continue;
+    }
+    if (text.substr(i).starts_with("<!DOCTYPE")) {
+      // Only the one hwloc writes: an internal subset, or a literal holding "<!--" or "<?",
+      // would hide what follows from this scan and not from libxml2.
+      const auto end = text.find('>', i);
+      if (end == npos) return std::nullopt;
+      static const std::regex kDoctype(
+          R"(<!DOCTYPE[ \t\r\n]+topology([ \t\r\n]+SYSTEM[ \t\r\n]+"[A-Za-z0-9._-]+\.dtd")?[ \t\r\n]*>)");
+      if (!std::regex_match(text.begin() + static_cast<std::ptrdiff_t>(i),
+                            text.begin() + static_cast<std::ptrdiff_t>(end) + 1, kDoctype))
+        return refuse(i, "a DOCTYPE hwloc's exports never have (expected <!DOCTYPE topology "
+                         "SYSTEM \"hwloc2.dtd\">, or none)");
+      i = end + 1;
       continue;
     }
     {
@@ -452,17 +484,25 @@ std::optional<Error> check_object_indexes(std::string_view text, const std::stri
                                  str::quoted(attr) + " has no quoted value)");
         const std::string_view value = text.substr(p + 1, end - p - 1);
         p = end + 1;
-        if (attr != "type" && attr != "os_index") continue;
+        // hwloc's libxml2 importer reads an attribute by its local name ("h:os_index" is
+        // os_index), the last one winning: compare local names, and refuse two.
+        std::string_view local = attr;
+        if (const auto colon = local.rfind(':'); colon != npos && !attr.starts_with("xmlns"))
+          local.remove_prefix(colon + 1);
+        if (local != "type" && local != "os_index") continue;
         if (value.find('&') != npos)
           return refuse(tag, "<object> attribute " + str::quoted(attr) +
                                  " written with a character reference; hwloc writes it plainly");
-        if ((attr == "type" ? type : os_index).has_value())
-          return refuse(tag, "<object> has attribute " + str::quoted(attr) + " twice");
-        (attr == "type" ? type : os_index) = value;
+        if ((local == "type" ? type : os_index).has_value())
+          return refuse(tag, "<object> has attribute " + str::quoted(local) + " twice");
+        (local == "type" ? type : os_index) = value;
       }
       if (!type) return refuse(tag, "an <object> without a type attribute");
-      if (*type == "PU" || *type == "NUMANode") {
-        const std::string kind = *type == "PU" ? "a PU" : "a NUMA node";
+      // The type as hwloc reads it (case-insensitive, prefixes: "pu", "node", "numa" ...).
+      hwloc_obj_type_t t{};
+      if (hwloc_type_sscanf(std::string(*type).c_str(), &t, nullptr, 0) == 0 &&
+          (t == HWLOC_OBJ_PU || t == HWLOC_OBJ_NUMANODE)) {
+        const std::string kind = t == HWLOC_OBJ_PU ? "a PU" : "a NUMA node";
         if (!os_index)
           return refuse(tag, kind + " without os_index (hwloc would size its CPU and NUMA "
                                     "bitmaps for index 2^32-1)");

@@ -114,11 +114,14 @@ Result<SlurmFileSet> slurm_files(const fabric::Fabric& f, const SyncOptions& o) 
                                           : "a blank or a tab in the path (plugstack.conf splits "
                                             "its lines at blanks and tabs") +
                       ", so the plugin could not be given it)");
-  if (o.node_params.find('#') != std::string::npos)
+  if (const auto at = o.node_params.find_first_of("#\\"); at != std::string::npos)
     return fail(ErrorCode::kUsage,
                 "--node-params " + str::quoted(o.node_params) +
-                    ": a '#' (slurm.conf ends a line at '#', so what follows it would be dropped "
-                    "from every node line)");
+                    (o.node_params[at] == '#'
+                         ? ": a '#' (slurm.conf ends a line at '#', so what follows it would be "
+                           "dropped from every node line)"
+                         : ": a '\\' (slurm.conf escapes with it, and one at the end joins the "
+                           "next line to every node line)"));
   if (o.plugin.empty())
     return fail(ErrorCode::kUsage,
                 "--plugin: empty; expected the path of fabricplace.so for the plugstack line");

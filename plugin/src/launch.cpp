@@ -433,9 +433,16 @@ bool append_log_line(const std::string& path, const char* line, std::size_t n) n
              O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0666);
   if (fd < 0) return false;
   struct stat st {};
-  const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-                  (::geteuid() != 0 || st.st_uid == 0) &&
-                  ::write(fd, line, n) == static_cast<ssize_t>(n);
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1;
+  if (ok && ::geteuid() == 0 && st.st_uid != 0) {
+    // Another user's file collects root's lines only where only root can have put it there (a
+    // root-owned directory nobody else may write: logrotate's `create 0640 slurm slurm`).
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    struct stat d {};
+    ok = ::stat(dir.c_str(), &d) == 0 && d.st_uid == 0 && (d.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+  }
+  ok = ok && ::write(fd, line, n) == static_cast<ssize_t>(n);
   ::close(fd);
   return ok;
 }

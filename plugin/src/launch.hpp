@@ -147,10 +147,12 @@ SrunCounts parse_srun_args(const std::vector<std::string>& args);
 /// Appends `n` bytes to the plugstack `log=` file at `path` in one write() (concurrent steps do
 /// not interleave); false when nothing was written. Opened non-blocking (a FIFO without a
 /// reader fails at once instead of hanging a launch), close-on-exec, never through a link;
-/// then only a regular file with one name is written, and one root owns when this process runs
-/// as root: slurmstepd appends as root, so a hard link planted at the log's name (where
-/// fs.protected_hardlinks is off) or a file a user created there in advance must not collect
-/// root's lines. Created with mode 0666 minus the umask, as any log file. Never throws.
+/// then only a regular file with one name is written and, when this process runs as root,
+/// one root owns or one in a root-owned directory nobody else may write (logrotate's `create
+/// 0640 slurm slurm`): slurmstepd appends as root, so a hard link planted at the log's name
+/// (where fs.protected_hardlinks is off) or a file a user created in a shared directory in
+/// advance must not collect root's lines. Created with mode 0666 minus the umask, as any log
+/// file. Never throws.
 bool append_log_line(const std::string& path, const char* line, std::size_t n) noexcept;
 
 }  // namespace fabricplace::plugin

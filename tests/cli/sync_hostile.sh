@@ -93,11 +93,18 @@ fi
 before=$(fingerprint "$d")
 chmod 0777 "$d"
 rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
-expect_refused "$rc" "$d: is writable by its group or by others: it is refused, since they could plant files that Slurm loads in it (chmod go-w)" "DIR 0777"
+expect_refused "$rc" "$d: is writable by its group or by others: it is refused, since they could plant files that Slurm loads in it (chmod go-w; group write is allowed to group root)" "DIR 0777"
 chmod 0755 "$d"
 chmod 0775 "$d/plugstack.conf.d"
+if [[ $(id -u) == 0 ]]; then chgrp 65534 "$d/plugstack.conf.d"; fi
 rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
 expect_refused "$rc" "plugstack.conf.d: is writable by its group or by others" "subdirectory 0775"
+if [[ $(id -u) == 0 ]]; then
+  # Group write by group root is allowed (2775 root:root, an admins' convention).
+  chgrp 0 "$d/plugstack.conf.d" && chmod 2775 "$d/plugstack.conf.d"
+  "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" --dry-run >/dev/null 2>"$tmp/err.txt" ||
+    fail "a plugstack.conf.d group-writable by group root was refused: $(cat "$tmp/err.txt")"
+fi
 chmod 0755 "$d/plugstack.conf.d"
 if [[ $(id -u) == 0 ]]; then
   chown 65534 "$d/plugstack.conf.d"
@@ -149,6 +156,7 @@ refuse_line 'the plugin would refuse its line: unknown plugstack.conf argument "
 refuse_line "--plugin: expected a file" --plugin ''
 refuse_line 'the plugin "fabricplace": expected the path of fabricplace.so' --plugin fabricplace
 refuse_line "--node-params \"CPUs=4 #RealMemory=1000\": a '#' (slurm.conf ends a line at '#'" --node-params 'CPUs=4 #RealMemory=1000'
+refuse_line "(slurm.conf escapes with it, and one at the end joins the next line to every node line)" --node-params 'Weight=1 \'
 refuse_line "bytes, more than the 4094 Slurm reads as one line" --plugin-args "log=/var/log/$(printf 'x%.0s' {1..4100})"
 # Tabs between good arguments are blanks to Slurm: the line is written with single blanks.
 e=$tmp/tabs

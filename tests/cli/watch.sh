@@ -61,9 +61,14 @@ promcheck "run 4"
 # its name is replaced, its target untouched; in the user's own directory a link is followed.
 mkfifo "$tmp/fifo.prom"
 rc=0; timeout 20 "$bin" fabric watch --state "$tmp/state" --metrics "$tmp/fifo.prom" "$tmp/now.json" >"$tmp/5.txt" 2>&1 || rc=$?
-[[ $rc == 1 ]] && grep -q "$tmp/fifo.prom: is not a regular file (a FIFO or a socket): the metrics file must be one" "$tmp/5.txt" ||
+[[ $rc == 1 ]] && grep -q "$tmp/fifo.prom: is a FIFO or a socket: fabric watch writes its metrics only to a regular file" "$tmp/5.txt" ||
   fail "--metrics on a FIFO: rc=$rc $(cat "$tmp/5.txt")"
 mkdir -p "$tmp/textfile" && chmod 1777 "$tmp/textfile"
+mkfifo "$tmp/textfile/fabricplace.prom"  # planted where others may write: replaced, never opened
+rc=0; timeout 20 "$bin" fabric watch --state "$tmp/state" --metrics "$tmp/textfile/fabricplace.prom" "$tmp/now.json" >"$tmp/5.txt" 2>&1 || rc=$?
+[[ $rc == 0 && -f $tmp/textfile/fabricplace.prom && ! -p $tmp/textfile/fabricplace.prom ]] ||
+  fail "--metrics on a FIFO planted in a directory others may write: rc=$rc $(cat "$tmp/5.txt")"
+rm "$tmp/textfile/fabricplace.prom"
 echo precious >"$tmp/victim"
 ln -s "$tmp/victim" "$tmp/textfile/fabricplace.prom"
 "$bin" fabric watch --state "$tmp/state" --metrics "$tmp/textfile/fabricplace.prom" "$tmp/now.json" >/dev/null

@@ -3,8 +3,9 @@
 # watch_recabling.sh FABRICPLACE: every `fabric watch` run finishes, whatever the history.
 # A 16,384-host fat-tree re-cabled (every host cable moved to its leaf's next host port:
 # 16,384 links removed, 16,384 added) and undone, run after run: A B A B A B. Each run must end
-# (exit 0) within 40 s, say its progress (what it compares, what it changed, what it kept) and
-# keep at most 16 events a link in its state.
+# (exit 0) within 40 s (FABRICPLACE_WATCH_RUN_SECONDS), say its progress (what it compares,
+# what it changed, what it kept) and keep at most 16 events a link in its state (one link is
+# given 24 extra events before run 3; 16 remain).
 #
 # The bound is a liveness bound, not a performance figure (those are in docs/performance.md,
 # bench_ops): a run takes about 2 s in an optimised build. Before issue #34, counting each
@@ -40,11 +41,23 @@ d["origin"] += ", re-cabled"
 json.dump(d, open(sys.argv[2], "w"))
 PY
 
+bound=${FABRICPLACE_WATCH_RUN_SECONDS:-40}  # raise it for slow builds (sanitizers)
 for run in 1 2 3 4 5 6; do
+  if ((run == 3)); then
+    # A state run 2 left, with 24 more events for one re-cabled link (as many runs of flapping
+    # would leave): run 3 keeps 16 of them.
+    python3 - "$tmp/state/watch.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+link = s["events"][0][1]
+s["events"] = [[1, link, "removed" if k % 2 else "added"] for k in range(24)] + s["events"]
+json.dump(s, open(sys.argv[1], "w"))
+PY
+  fi
   if ((run % 2)); then cp "$tmp/a.json" "$tmp/now.json"; else cp "$tmp/b.json" "$tmp/now.json"; fi
   rc=0
-  timeout 40 "$bin" fabric watch --state "$tmp/state" "$tmp/now.json" >"$tmp/$run.txt" 2>&1 || rc=$?
-  [[ $rc != 124 ]] || fail "run $run did not finish within 40 s: $(tail -3 "$tmp/$run.txt")"
+  timeout "$bound" "$bin" fabric watch --state "$tmp/state" "$tmp/now.json" >"$tmp/$run.txt" 2>&1 || rc=$?
+  [[ $rc != 124 ]] || fail "run $run did not finish within $bound s: $(tail -3 "$tmp/$run.txt")"
   [[ $rc == 0 ]] || fail "run $run: exit $rc: $(tail -3 "$tmp/$run.txt")"
   if ((run == 1)); then
     grep -q "^fabric watch: run 1: first fabric accepted: 16384 hosts," "$tmp/1.txt" || fail "run 1: $(head -3 "$tmp/1.txt")"
@@ -64,6 +77,6 @@ s = json.load(open(sys.argv[1]))
 per = collections.Counter(e[1] for e in s["events"])
 most = max(per.values())
 print(f"watch_recabling: {len(s['events'])} events kept, at most {most} a link")
-sys.exit(0 if most <= 16 and s["runs"] == 6 else 1)
+sys.exit(0 if most == 16 and s["runs"] == 6 else 1)
 PY
 echo "ok: watch_recabling: 6 runs of a 16,384-host re-cabling, each finished"

@@ -720,6 +720,25 @@ TEST(NodeTopologyHostileXml, PuOrNumaNodeWithoutASaneOsIndexIsRefusedBeforeHwloc
        "an <object> tag hwloc's XML never has (attribute \"os_index\" has no quoted value)"},
       {"twice", edit("type=\"PU\" os_index=\"4\"", "type=\"PU\" os_index=\"4\" os_index=\"5\""),
        22, "<object> has attribute \"os_index\" twice"},
+      // The type as hwloc reads it: case-insensitive, by prefix ("pu", "PU:x", "node").
+      {"lower-case pu", edit("type=\"PU\" os_index=\"4\"", "type=\"pu\" _noisdex=\"4\""), 22,
+       "a PU without os_index (hwloc would size its CPU and NUMA bitmaps for index 2^32-1)"},
+      {"PU:x", edit("type=\"PU\" os_index=\"4\"", "type=\"PU:x\" os_index=\"5000000\""), 22,
+       "a PU with os_index=\"5000000\"; expected a decimal number below 1048576 (Linux numbers "
+       "at most 8192 CPUs and 1024 NUMA nodes)"},
+      {"node", edit("type=\"NUMANode\" os_index=\"0\"", "type=\"node\" os_index=\"3000000\""), 9,
+       "a NUMA node with os_index=\"3000000\"; expected a decimal number below 1048576 (Linux "
+       "numbers at most 8192 CPUs and 1024 NUMA nodes)"},
+      // libxml2 gives hwloc an attribute's local name.
+      {"namespaced", edit("type=\"PU\" os_index=\"4\"",
+                          "xmlns:h=\"urn:h\" type=\"PU\" os_index=\"4\" h:os_index=\"5000000\""),
+       22, "<object> has attribute \"os_index\" twice"},
+      // What would hide the rest of the file from the check and not from libxml2.
+      {"DOCTYPE literal", edit("\"hwloc2.dtd\"", "\"<!--\""), 2,
+       "a DOCTYPE hwloc's exports never have (expected <!DOCTYPE topology SYSTEM \"hwloc2.dtd\">, "
+       "or none)"},
+      {"UTF-7", edit("encoding=\"UTF-8\"", "encoding=\"UTF-7\""), 1,
+       "declares encoding \"UTF-7\"; hwloc's XML is UTF-8"},
   };
   for (const auto& c : refused) {
     SCOPED_TRACE(c.name);
@@ -734,6 +753,7 @@ TEST(NodeTopologyHostileXml, PuOrNumaNodeWithoutASaneOsIndexIsRefusedBeforeHwloc
   const std::pair<const char*, std::string> loaded[] = {
       {"largest index", edit("type=\"PU\" os_index=\"3\"", "type=\"PU\" os_index=\"1048575\"")},
       {"single quotes", edit("type=\"PU\" os_index=\"4\"", "type='PU' os_index='4'")},
+      {"no DOCTYPE", edit("<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">", "")},
       {"objects in a comment",
        edit("<topology", "<!-- <object type=\"PU\"> <object os_index=5> -->\n<topology")},
   };

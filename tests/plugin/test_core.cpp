@@ -705,12 +705,22 @@ TEST(PluginLaunch, LogLinesGoOnlyToAPlainLogFile) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
   EXPECT_FALSE(append_log_line(fifo, "x\n", 2));  // no reader: refused at open, not blocked
 
-  if (::geteuid() == 0) {  // a file another user made in advance collects none of root's lines
-    const std::string theirs = dir.path + "/theirs.log";
+  if (::geteuid() == 0) {
+    // Another user's file: in a directory others may write, it collects none of root's lines;
+    // in a root-owned one only root writes (logrotate's `create 0640 slurm slurm`), it does.
+    const std::string shared = dir.path + "/shared";
+    ASSERT_EQ(::mkdir(shared.c_str(), 01777), 0);
+    ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+    const std::string theirs = shared + "/theirs.log";
     std::ofstream(theirs) << "";
     ASSERT_EQ(::chown(theirs.c_str(), 65534, 65534), 0);
     EXPECT_FALSE(append_log_line(theirs, "x\n", 2));
     EXPECT_EQ(slurp(theirs), "");
+    const std::string rotated = dir.path + "/rotated.log";  // dir.path: root's, mode 0700
+    std::ofstream(rotated) << "";
+    ASSERT_EQ(::chown(rotated.c_str(), 65534, 65534), 0);
+    EXPECT_TRUE(append_log_line(rotated, "y\n", 2));
+    EXPECT_EQ(slurp(rotated), "y\n");
   }
   EXPECT_FALSE(append_log_line("", "x\n", 2));
 }

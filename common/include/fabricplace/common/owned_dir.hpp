@@ -133,5 +133,10 @@ std::vector<std::string> list_names(int dir_fd);
 /// file in $TMPDIR); a user's own output file keeps write_file_atomic().
 Result<void> write_file_by_name(const std::string& path, std::string_view content,
                                 mode_t mode = 0644, Durability d = Durability::kDurable);
+/// The same in the directory `dir_fd` (open, the caller's), `name` a single name; `shown` is
+/// what errors name.
+Result<void> write_file_by_name_at(int dir_fd, std::string_view name, const std::string& shown,
+                                   std::string_view content, mode_t mode = 0644,
+                                   Durability d = Durability::kDurable);
 
 }  // namespace fabricplace
