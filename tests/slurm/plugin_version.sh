@@ -52,12 +52,13 @@ check "  ... and so does sbatch (rc $rc)" grep -qE "unrecognized option '--fabri
 out=$(srun -N 1 true 2>&1); rc=$?
 if [[ $series == 22.05 ]]; then
   # 22.05 drops an optional plugin of another version with one error line; but the 24.11
-  # plugin, built on Debian 13, does not even load on Debian 12: its libstdc++ is too old
-  # (GLIBCXX_3.4.32), and that dlopen failure Slurm prints at error level.
+  # plugin, built on Debian 13, does not even load on Debian 12: its libstdc++ or glibc is too
+  # old (GLIBCXX_3.4.32, GLIBC_2.38: the loader names the first it misses), and that dlopen
+  # failure Slurm prints at error level.
   check "  ... a plain srun runs; Slurm itself says only that it cannot load it (rc $rc: $(paste -sd' ' <<<"$out"))" \
     bash -c '[[ $0 == 0 ]] && { [[ -z $1 ]] || ! grep -vE "plugin_load_from_file|spank: .*(Dlopen of plugin file failed|Incompatible plugin version)" <<<"$1" | grep -q .; }' "$rc" "$out"
   out=$(srun -v -N 1 true 2>&1)
-  check "  ... srun -v says why (Slurm's own line)" grep -qE 'Incompatible Slurm plugin|GLIBCXX_[0-9.]+. not found' <<<"$out"
+  check "  ... srun -v says why (Slurm's own line)" grep -qE 'Incompatible Slurm plugin|GLIBC(XX)?_[0-9.]+. not found' <<<"$out"
 else                             # 24.11 prints Slurm's own error lines, and runs
   check "  ... a plain srun runs; Slurm itself says why (rc $rc: $(paste -sd' ' <<<"$out"))" \
     bash -c '[[ $0 == 0 ]] && grep -q "Incompatible Slurm plugin" <<<"$1" && ! grep -qv "Incompatible" <<<"$1"' "$rc" "$out"
@@ -68,10 +69,10 @@ check "  ... names the plugin, its line, both versions and what optional means (
   grep -qE "^fabricplace: error: $OTHER \\($LAB_DIR/etc/plugstack.conf:1\\): built for Slurm $other_series \\(plugin_version 0x[0-9a-f]{6}, $other_series\\.[0-9]+\\), but Slurm here is $here \\(srun --version\\): Slurm refuses it .*as it is .optional., runs jobs without it.*: srun, salloc and sbatch reject --fabric-\\* as unrecognized options; install the plugin built against Slurm $series's headers" <<<"$out"
 out=$("$FABRICPLACE" slurm check --plugin "$OTHER" --slurm-version "$other_series" 2>&1); rc=$?
 if [[ $series == 22.05 ]]; then
-  # The version matches what is asked, but the plugin built on Debian 13 needs a libstdc++
-  # Debian 12 lacks: `slurm check` loads it (in a child) as Slurm would, and says so.
+  # The version matches what is asked, but the plugin built on Debian 13 needs a libstdc++ or
+  # glibc Debian 12 lacks: `slurm check` loads it (in a child) as Slurm would, and says so.
   check "slurm check --slurm-version $other_series: the version matches, but it does not load on Debian 12 (rc $rc: $out)" \
-    grep -qE "^1\|fabricplace: error: $OTHER \(--plugin\): built for Slurm $other_series .*; Slurm here is $other_series\.0 \(--slurm-version\), but it does not load on this machine: .*version .GLIBCXX_[0-9.]+. not found.*; build it on this distribution \(or one no newer\), against Slurm $other_series's headers$" <<<"$rc|$out"
+    grep -qE "^1\|fabricplace: error: $OTHER \(--plugin\): built for Slurm $other_series .*; Slurm here is $other_series\.0 \(--slurm-version\), but it does not load on this machine: .*version .GLIBC(XX)?_[0-9.]+. not found.*; build it on this distribution \(or one no newer\), against Slurm $other_series's headers$" <<<"$rc|$out"
 else
   check "slurm check --slurm-version $other_series: the 22.05 plugin, built on Debian 12, loads on Debian 13 (rc $rc: $out)" \
     grep -qE "^0\|fabricplace: $OTHER \(--plugin\): built for Slurm $other_series .*: it loads$" <<<"$rc|$out"
