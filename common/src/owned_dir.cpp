@@ -418,7 +418,7 @@ Result<void> write_file_by_name(const std::string& path, std::string_view conten
   // Not an OwnedDir (the directory is the system's: /tmp, a job's cwd): the same writing.
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) return fail(ErrorCode::kIo, "cannot open its directory: " + errno_text(), path);
-  auto ok = replace_in(dfd, name, path, content, mode, d);
+  auto ok = write_file_by_name_at(dfd, name, path, content, mode, d);
   ::close(dfd);
   return ok;
 }

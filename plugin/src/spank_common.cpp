@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Helpers shared by the per-context files (spank_common.hpp).
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,15 +23,11 @@ State& state() {
 namespace {
 
 // Appends one line to the plugstack log= file (launch.hpp, append_log_line: never through a
-// link, only a regular file with one name, root's own when run as root); when it cannot, the
-// line goes to Slurm's log only.
+// link, only a plain file root may trust when run as root); when it cannot, the line goes to
+// Slurm's log only.
 void append_log(const char* line, std::size_t n) noexcept {
   (void)append_log_line(state().config.log_path, line, n);
 }
-
-}  // namespace
-
-namespace {
 
 void log_line(const char* level, const std::string& msg) {
   if (state().config.log_path.empty()) return;

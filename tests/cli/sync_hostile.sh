@@ -26,6 +26,10 @@ expect_refused() {  # RC PATTERN: the last command's exit status and error
   [[ $rc != 0 ]] || fail "$3: exit 0"
   grep -q -- "$pattern" "$tmp/err.txt" || fail "$3: expected '$pattern', got: $(cat "$tmp/err.txt")"
 }
+sync_refused() {  # FABRIC PATTERN WHAT: `slurm sync --fabric FABRIC --out $d` refused with PATTERN
+  rc=0; "$bin" slurm sync --fabric "$1" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
+  expect_refused "$rc" "$2" "$3"
+}
 
 # ---- the store is a link to another directory ------------------------------------------
 out=$tmp/outside
@@ -36,8 +40,7 @@ before=$(fingerprint "$out")
 d=$tmp/etc
 mkdir -p "$d"
 ln -s "$out" "$d/.fabricplace"
-rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
-expect_refused "$rc" "$d/.fabricplace: is a symbolic link: fabricplace writes and removes files only in a real directory it owns" "store a link"
+sync_refused "$tmp/a.json" "$d/.fabricplace: is a symbolic link: fabricplace writes and removes files only in a real directory it owns" "store a link"
 rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$d" --dry-run >/dev/null 2>"$tmp/err.txt" || rc=$?
 expect_refused "$rc" "is a symbolic link" "store a link, --dry-run"
 [[ $(fingerprint "$out") == "$before" ]] || fail "a sync through a linked store changed what the link points to"
@@ -51,12 +54,10 @@ before=$(fingerprint "$out")
 # The lock: refused, never opened through the link.
 mv "$d/.fabricplace/lock" "$tmp/lock.saved"
 ln -s "$out/victim" "$d/.fabricplace/lock"
-rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
-expect_refused "$rc" "lock: the lock is a symbolic link" "lock a link"
+sync_refused "$tmp/b.json" "lock: the lock is a symbolic link" "lock a link"
 rm "$d/.fabricplace/lock"
 ln -s "$out/new-lock" "$d/.fabricplace/lock"  # a dangling link: O_CREAT must not create its target
-rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
-expect_refused "$rc" "the lock is a symbolic link" "lock a dangling link"
+sync_refused "$tmp/b.json" "the lock is a symbolic link" "lock a dangling link"
 rm "$d/.fabricplace/lock"
 # The reconfigure record: replaced by name (the link goes, its target stays).
 mkdir -p "$tmp/fakebin"
@@ -72,19 +73,16 @@ mv "$d/plugstack.conf.d" "$tmp/plugstack.saved"
 mkdir -p "$out/plugstack"
 ln -s "$out/plugstack" "$d/plugstack.conf.d"
 before=$(fingerprint "$out")
-rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
-expect_refused "$rc" "plugstack.conf.d: is a symbolic link: slurm sync places its links only in a real directory" "subdirectory a link"
+sync_refused "$tmp/a.json" "plugstack.conf.d: is a symbolic link: slurm sync places its links only in a real directory" "subdirectory a link"
 [[ $(fingerprint "$out") == "$before" ]] || fail "a sync through a linked subdirectory changed what the link points to"
 rm "$d/plugstack.conf.d" && mv "$tmp/plugstack.saved" "$d/plugstack.conf.d"
 # A store writable by others, or (as root) owned by another user: refused.
 chmod 0777 "$d/.fabricplace"
-rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
-expect_refused "$rc" "is writable by its group or by others" "store 0777"
+sync_refused "$tmp/a.json" "is writable by its group or by others" "store 0777"
 chmod 0755 "$d/.fabricplace"
 if [[ $(id -u) == 0 ]]; then
   chown 65534 "$d/.fabricplace"
-  rc=0; "$bin" slurm sync --fabric "$tmp/a.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
-  expect_refused "$rc" "is owned by uid 65534, not by the user running fabricplace (uid 0)" "store of another user"
+  sync_refused "$tmp/a.json" "is owned by uid 65534, not by the user running fabricplace (uid 0)" "store of another user"
   chown 0 "$d/.fabricplace"
 fi
 # DIR and the subdirectories of the set are the admin's, but what is in them decides what slurmd
@@ -92,13 +90,11 @@ fi
 # they are refused; nothing in them changes.
 before=$(fingerprint "$d")
 chmod 0777 "$d"
-rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
-expect_refused "$rc" "$d: is writable by its group or by others: it is refused, since they could plant files that Slurm loads in it (chmod go-w; group write is allowed to group root)" "DIR 0777"
+sync_refused "$tmp/b.json" "$d: is writable by its group or by others: it is refused, since they could plant files that Slurm loads in it (chmod go-w; group write is allowed to group root)" "DIR 0777"
 chmod 0755 "$d"
 chmod 0775 "$d/plugstack.conf.d"
 if [[ $(id -u) == 0 ]]; then chgrp 65534 "$d/plugstack.conf.d"; fi
-rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
-expect_refused "$rc" "plugstack.conf.d: is writable by its group or by others" "subdirectory 0775"
+sync_refused "$tmp/b.json" "plugstack.conf.d: is writable by its group or by others" "subdirectory 0775"
 if [[ $(id -u) == 0 ]]; then
   # Group write by group root is allowed (2775 root:root, an admins' convention).
   chgrp 0 "$d/plugstack.conf.d" && chmod 2775 "$d/plugstack.conf.d"
@@ -108,8 +104,7 @@ fi
 chmod 0755 "$d/plugstack.conf.d"
 if [[ $(id -u) == 0 ]]; then
   chown 65534 "$d/plugstack.conf.d"
-  rc=0; "$bin" slurm sync --fabric "$tmp/b.json" --out "$d" >/dev/null 2>"$tmp/err.txt" || rc=$?
-  expect_refused "$rc" "plugstack.conf.d: is owned by uid 65534, not by root or the user running fabricplace (uid 0)" "subdirectory of another user"
+  sync_refused "$tmp/b.json" "plugstack.conf.d: is owned by uid 65534, not by root or the user running fabricplace (uid 0)" "subdirectory of another user"
   chown 0 "$d/plugstack.conf.d"
 fi
 [[ $(fingerprint "$d") == "$before" ]] || fail "a refused sync changed DIR"
